@@ -1,0 +1,28 @@
+# The README's two commands are `make run` and `make test`; the rest are conveniences.
+
+# The tests need a PostgreSQL server they may create databases on. Defaults to the local one (trust auth).
+TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
+export TEST_DATABASE_URL
+
+.PHONY: run test build generate check bench
+
+run:
+	go run ./cmd/switchboard
+
+test:
+	go test -race -count=1 ./...
+
+build:
+	CGO_ENABLED=0 go build -trimpath -o bin/switchboard ./cmd/switchboard
+
+generate:
+	cd wire && go tool wire gen .
+
+# What CI checks besides the tests: formatting, vet, and a current wire_gen.go.
+check:
+	@test -z "$$(gofmt -l cmd domain ports app adapters wire test)" || (gofmt -l cmd domain ports app adapters wire test; echo "gofmt needed"; exit 1)
+	go vet ./...
+	cd wire && go tool wire diff . >/dev/null || (echo "wire_gen.go is stale: run make generate"; exit 1)
+
+bench:
+	go test -run '^$$' -bench . -benchmem ./...

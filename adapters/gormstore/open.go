@@ -1,0 +1,122 @@
+// Package gormstore is the persistence adapter: one GORM-based implementation of the store ports for two
+// dialects, PostgreSQL (production) and an embedded pure-Go SQLite file (the zero-setup default).
+package gormstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// Config selects and tunes the database.
+type Config struct {
+	// URL is postgres://... for PostgreSQL or sqlite:PATH for the embedded file.
+	URL          string
+	MaxOpenConns int
+}
+
+// Dialects this adapter speaks.
+const (
+	Postgres = "postgres"
+	SQLite   = "sqlite"
+)
+
+// Open connects to the database named by cfg.URL. The cleanup closes the pool.
+func Open(cfg Config, log *slog.Logger) (*gorm.DB, func(), error) {
+	dialector, maxConns, err := dialectorFor(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	db, err := gorm.Open(dialector, &gorm.Config{
+		TranslateError:         true,
+		SkipDefaultTransaction: true,
+		Logger:                 gormLogger{log: log},
+		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB, err := db.DB()
+	if err != nil {
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
+	sqlDB.SetMaxOpenConns(maxConns)
+	sqlDB.SetMaxIdleConns(maxConns)
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	return db, func() { _ = sqlDB.Close() }, nil
+}
+
+func dialectorFor(cfg Config) (gorm.Dialector, int, error) {
+	maxConns := cfg.MaxOpenConns
+	if maxConns <= 0 {
+		maxConns = 20
+	}
+	switch {
+	case strings.HasPrefix(cfg.URL, "postgres://"), strings.HasPrefix(cfg.URL, "postgresql://"):
+		return postgres.Open(cfg.URL), maxConns, nil
+	case strings.HasPrefix(cfg.URL, "sqlite:"):
+		path := strings.TrimPrefix(cfg.URL, "sqlite:")
+		if path == "" {
+			return nil, 0, errors.New("database.url: sqlite: needs a file path, as in sqlite:./data/switchboard.db")
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o750); err != nil {
+				return nil, 0, fmt.Errorf("database.url: create %s: %w", dir, err)
+			}
+		}
+		// One connection: SQLite has one writer, and serialising here beats SQLITE_BUSY under load.
+		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
+		return sqlite.Open(dsn), 1, nil
+	}
+	return nil, 0, errors.New("database.url: must start with postgres:// or sqlite:")
+}
+
+// gormLogger sends GORM's reports to slog without query parameters, so no stored content or key material
+// reaches a log. Slow queries are warnings; errors are left to the caller, who knows whether they matter.
+type gormLogger struct{ log *slog.Logger }
+
+const slowQuery = 500 * time.Millisecond
+
+func (l gormLogger) LogMode(logger.LogLevel) logger.Interface { return l }
+func (l gormLogger) Info(ctx context.Context, msg string, args ...any) {
+	l.log.InfoContext(ctx, fmt.Sprintf(msg, args...))
+}
+func (l gormLogger) Warn(ctx context.Context, msg string, args ...any) {
+	l.log.WarnContext(ctx, fmt.Sprintf(msg, args...))
+}
+func (l gormLogger) Error(ctx context.Context, msg string, args ...any) {
+	l.log.ErrorContext(ctx, fmt.Sprintf(msg, args...))
+}
+
+// ParamsFilter keeps values out of the SQL that Trace sees.
+func (l gormLogger) ParamsFilter(_ context.Context, sql string, _ ...any) (string, []any) {
+	return sql, nil
+}
+
+func (l gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (string, int64), err error) {
+	if elapsed := time.Since(begin); elapsed > slowQuery {
+		sql, rows := fc()
+		l.log.WarnContext(ctx, "slow query", "elapsed", elapsed, "rows", rows, "sql", sql)
+	} else if l.log.Enabled(ctx, slog.LevelDebug) {
+		sql, rows := fc()
+		l.log.DebugContext(ctx, "query", "elapsed", elapsed, "rows", rows, "sql", sql, "err", err)
+	}
+}
+
+// Dialect reports which of Postgres and SQLite db speaks.
+func Dialect(db *gorm.DB) string {
+	if db.Dialector.Name() == "postgres" {
+		return Postgres
+	}
+	return SQLite
+}

@@ -1,0 +1,74 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/domain"
+)
+
+// statusOf is the only place that maps failure kinds to HTTP statuses.
+var statusOf = map[domain.Kind]int{
+	domain.KindInvalid:         http.StatusBadRequest,
+	domain.KindUnauthenticated: http.StatusUnauthorized,
+	domain.KindPaymentRequired: http.StatusPaymentRequired,
+	domain.KindForbidden:       http.StatusForbidden,
+	domain.KindNotFound:        http.StatusNotFound,
+	domain.KindConflict:        http.StatusConflict,
+	domain.KindGone:            http.StatusGone,
+	domain.KindTooLarge:        http.StatusRequestEntityTooLarge,
+	domain.KindRateLimited:     http.StatusTooManyRequests,
+	domain.KindUpstream:        http.StatusBadGateway,
+	domain.KindUnavailable:     http.StatusServiceUnavailable,
+	domain.KindTimeout:         524, // the reference's "provider timed out at the edge"
+	domain.KindOverloaded:      529, // the reference's "provider overloaded"
+}
+
+// errorEnvelope is the spec's error body: error.code always equals the HTTP status.
+type errorEnvelope struct {
+	Error errorObject `json:"error"`
+}
+
+type errorObject struct {
+	Code     int            `json:"code"`
+	Message  string         `json:"message"`
+	Metadata map[string]any `json:"metadata"`
+}
+
+// writeError answers err in the envelope. Unclassified errors are a 500 whose cause is logged, never sent.
+func writeError(c *gin.Context, err error) {
+	de := &domain.Error{Kind: domain.KindInternal, Code: "internal_error", Msg: "internal server error"}
+	errors.As(err, &de)
+	status, ok := statusOf[de.Kind]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	ctx := c.Request.Context()
+	if status >= 500 {
+		slog.ErrorContext(ctx, "request failed", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)
+	} else {
+		slog.DebugContext(ctx, "request refused", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)
+	}
+	respond(c, status, de)
+}
+
+// respond writes de in the envelope with the given status.
+func respond(c *gin.Context, status int, de *domain.Error) {
+	if de.RetryAfter > 0 {
+		c.Header("Retry-After", strconv.FormatInt(int64((de.RetryAfter+999_999_999)/1_000_000_000), 10))
+	}
+	meta := make(map[string]any, len(de.Meta)+1)
+	for k, v := range de.Meta {
+		meta[k] = v
+	}
+	meta["reason"] = de.Code
+	if c.Writer.Written() {
+		// Headers are gone: the only honest signal left is to break the connection.
+		panic(http.ErrAbortHandler)
+	}
+	c.AbortWithStatusJSON(status, errorEnvelope{Error: errorObject{Code: status, Message: de.Msg, Metadata: meta}})
+}

@@ -1,0 +1,180 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/domain"
+)
+
+var (
+	errTooLarge = domain.E(domain.KindTooLarge, "body_too_large", "request body is larger than the server accepts")
+	errNoBody   = domain.E(domain.KindInvalid, "invalid_json", "request body: must be a JSON object")
+)
+
+// bindJSON decodes the body into dst with messages that name the problem: the byte offset of a syntax error,
+// the field of a type mismatch. Unknown fields are ignored, as clients send extras.
+func bindJSON(c *gin.Context, dst any) error {
+	dec := json.NewDecoder(c.Request.Body)
+	err := dec.Decode(dst)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			return domain.E(domain.KindInvalid, "invalid_json", "request body: unexpected data after the JSON object")
+		}
+		return nil
+	}
+	return jsonError(err)
+}
+
+func jsonError(err error) error {
+	var (
+		maxErr    *http.MaxBytesError
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &maxErr):
+		return errTooLarge.WithMsg(fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit)).Wrap(err)
+	case errors.Is(err, io.EOF):
+		return errNoBody
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return domain.E(domain.KindInvalid, "invalid_json", "malformed JSON: unexpected end of the body").Wrap(err)
+	case errors.As(err, &syntaxErr):
+		return domain.E(domain.KindInvalid, "invalid_json",
+			fmt.Sprintf("malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())).Wrap(err)
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			return errNoBody.Wrap(err)
+		}
+		return domain.Invalid(field, "must be "+jsonTypeName(typeErr.Type)+", not "+typeErr.Value).Wrap(err)
+	}
+	return domain.E(domain.KindInvalid, "invalid_json", "malformed JSON: "+err.Error()).Wrap(err)
+}
+
+func jsonTypeName(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if h, ok := reflect.New(t).Interface().(interface{ jsonType() string }); ok {
+		return h.jsonType()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	}
+	return "another type"
+}
+
+// opt is a request field that tells an absent key (keep) from an explicit null (clear) from a value (set).
+type opt[T any] struct {
+	set bool
+	val *T
+}
+
+func (o *opt[T]) UnmarshalJSON(b []byte) error {
+	o.set = true
+	if bytes.Equal(b, []byte("null")) {
+		o.val = nil
+		return nil
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	o.val = &v
+	return nil
+}
+
+func (o opt[T]) patch() domain.Patch[T] { return domain.Patch[T]{Set: o.set, Value: o.val} }
+
+// usd is money on the wire: a JSON number of dollars, exact to the micro-dollar.
+type usd domain.Micros
+
+func (u usd) MarshalJSON() ([]byte, error) { return []byte(domain.Micros(u).Decimal()), nil }
+
+func (u *usd) UnmarshalJSON(b []byte) error {
+	if len(b) == 0 || b[0] == '"' || b[0] == '{' || b[0] == '[' || b[0] == 't' || b[0] == 'f' {
+		return &json.UnmarshalTypeError{Value: "non-number", Type: reflect.TypeFor[usd]()}
+	}
+	m, err := domain.ParseUSD(string(b))
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[usd]()}
+	}
+	*u = usd(m)
+	return nil
+}
+
+func (usd) jsonType() string { return "a non-negative number of dollars with at most 6 decimals" }
+
+func usdPtr(m *domain.Micros) *usd { return (*usd)(m) }
+
+// timestamp renders times as ISO 8601 in UTC with milliseconds, like JavaScript's toISOString.
+func timestamp(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
+
+func timestampPtr(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := timestamp(*t)
+	return &s
+}
+
+// queryInt reads an optional integer query parameter within [lo, hi]; def when absent or empty.
+func queryInt(c *gin.Context, name string, def, lo, hi int) (int, error) {
+	raw, ok := c.GetQuery(name)
+	if !ok || raw == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < lo || n > hi {
+		return 0, domain.Invalid(name, fmt.Sprintf("must be an integer from %d to %d", lo, hi))
+	}
+	return n, nil
+}
+
+// queryBool reads an optional true/false query parameter.
+func queryBool(c *gin.Context, name string) (bool, error) {
+	switch raw := strings.ToLower(c.Query(name)); raw {
+	case "", "false", "0":
+		return false, nil
+	case "true", "1":
+		return true, nil
+	}
+	return false, domain.Invalid(name, "must be true or false")
+}
+
+// pageQuery reads limit (default 50, at most 100) and offset (default 0).
+func pageQuery(c *gin.Context) (limit, offset int, err error) {
+	if limit, err = queryInt(c, "limit", 50, 1, 100); err != nil {
+		return 0, 0, err
+	}
+	if offset, err = queryInt(c, "offset", 0, 0, 1<<31-1); err != nil {
+		return 0, 0, err
+	}
+	return limit, offset, nil
+}
+
+// data answers 200 {"data": v}.
+func data(c *gin.Context, status int, v any) { c.JSON(status, gin.H{"data": v}) }

@@ -1,0 +1,184 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+type ctxKey int
+
+const requestIDKey ctxKey = iota
+
+// RequestID returns the id of the request that ctx belongs to, or "".
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey).(string)
+	return id
+}
+
+// LogHandler decorates h so that every record logged with a request's context carries its request_id.
+func LogHandler(h slog.Handler) slog.Handler { return requestIDHandler{h} }
+
+type requestIDHandler struct{ slog.Handler }
+
+func (h requestIDHandler) Handle(ctx context.Context, r slog.Record) error {
+	if id := RequestID(ctx); id != "" {
+		r.AddAttrs(slog.String("request_id", id))
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h requestIDHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return requestIDHandler{h.Handler.WithAttrs(as)}
+}
+func (h requestIDHandler) WithGroup(name string) slog.Handler {
+	return requestIDHandler{h.Handler.WithGroup(name)}
+}
+
+// requestID takes X-Request-Id from the caller when it is sane, or makes one, and echoes it on the response.
+func requestID() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.GetHeader("X-Request-Id")
+		if !saneRequestID(id) {
+			var b [12]byte
+			_, _ = rand.Read(b[:])
+			id = "req-" + hex.EncodeToString(b[:])
+		}
+		c.Header("X-Request-Id", id)
+		c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey, id))
+		c.Next()
+	}
+}
+
+func saneRequestID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.' || r == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// accessLog writes one line per request. It never logs headers, so no key reaches a log.
+func accessLog(log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+			slog.String("method", c.Request.Method),
+			slog.String("path", c.Request.URL.Path),
+			slog.Int("status", c.Writer.Status()),
+			slog.Int("bytes", c.Writer.Size()),
+			slog.Duration("elapsed", time.Since(start)),
+		)
+	}
+}
+
+// recovery turns a panic into a 500 in the envelope, or, when the response has begun, an aborted connection.
+func recovery() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			p := recover()
+			if p == nil {
+				return
+			}
+			if p == http.ErrAbortHandler { //nolint:errorlint // sentinel compared as net/http does
+				panic(p)
+			}
+			slog.ErrorContext(c.Request.Context(), "panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			if c.Writer.Written() {
+				panic(http.ErrAbortHandler)
+			}
+			writeError(c, errors.New("panic"))
+		}()
+		c.Next()
+	}
+}
+
+// bodyLimit caps every request body; reading past it yields a 413 from bindJSON.
+func bodyLimit(n int64) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > n {
+			writeError(c, errTooLarge.WithMsg(fmt.Sprintf("request body is larger than %d bytes", n)))
+			return
+		}
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		c.Next()
+	}
+}
+
+const principalKey = "switchboard.principal"
+
+// principal is the caller that the auth middleware admitted.
+func principal(c *gin.Context) account.Principal {
+	p, _ := c.Get(principalKey)
+	return p.(account.Principal)
+}
+
+// guard admits a request by its bearer key, and by the kind of key the route takes.
+type guard struct{ auth ports.Authenticator }
+
+type keyKinds int
+
+const (
+	anyKey keyKinds = iota
+	managementKey
+	inferenceKey
+)
+
+func (g guard) require(kinds keyKinds) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		secret, ok := bearer(c.GetHeader("Authorization"))
+		if !ok {
+			writeError(c, account.ErrUnauthenticated)
+			return
+		}
+		p, err := g.auth.Authenticate(c.Request.Context(), secret)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		switch {
+		case kinds == managementKey && !p.Management:
+			writeError(c, account.ErrManagementOnly)
+			return
+		case kinds == inferenceKey && p.Management:
+			writeError(c, account.ErrInferenceOnly)
+			return
+		}
+		c.Set(principalKey, p)
+		c.Next()
+	}
+}
+
+func bearer(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+var (
+	errNoRoute  = domain.E(domain.KindNotFound, "route_not_found", "no such route")
+	errNoMethod = domain.E(domain.KindInvalid, "method_not_allowed", "method not allowed on this route")
+)
+
+var errNotReady = domain.E(domain.KindUnavailable, "not_ready", "not ready: the database is unreachable or not migrated")

@@ -1,0 +1,131 @@
+// Package httpapi is the Gin adapter: routes, request and response shapes, authentication and the error envelope.
+package httpapi
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Config is the HTTP server's part of the configuration.
+type Config struct {
+	Addr              string
+	BasePath          string
+	MaxBodyBytes      int64
+	ReadTimeout       time.Duration
+	ReadHeaderTimeout time.Duration
+	WriteTimeout      time.Duration
+	IdleTimeout       time.Duration
+	ShutdownTimeout   time.Duration
+}
+
+// Readiness reports whether the server can do its work (database reachable, schema current).
+type Readiness interface {
+	Ready(ctx context.Context) error
+}
+
+// Handlers are the route handlers of every module.
+type Handlers struct {
+	Keys    *KeysHandler
+	Members *MembersHandler
+}
+
+var ginMode sync.Once
+
+// Server is the gateway's HTTP server.
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	engine *gin.Engine
+}
+
+func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authenticator, h Handlers) *Server {
+	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.Use(requestID(), accessLog(log), recovery())
+	e.NoRoute(func(c *gin.Context) { writeError(c, errNoRoute) })
+	e.NoMethod(func(c *gin.Context) { respond(c, http.StatusMethodNotAllowed, errNoMethod) })
+
+	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
+	e.GET("/readyz", func(c *gin.Context) {
+		if err := ready.Ready(c.Request.Context()); err != nil {
+			writeError(c, errNotReady.Wrap(err))
+			return
+		}
+		c.JSON(http.StatusOK, gin.H{"status": "ready"})
+	})
+
+	api := e.Group(cfg.BasePath, bodyLimit(cfg.MaxBodyBytes))
+	mount(api, guard{auth: auth}, h)
+	return &Server{cfg: cfg, log: log, engine: e}
+}
+
+// mount is the whole route table, with the kind of key each route takes.
+func mount(api *gin.RouterGroup, g guard, h Handlers) {
+	anyK, mgmt := g.require(anyKey), g.require(managementKey)
+
+	api.GET("/key", anyK, h.Keys.current)
+	api.POST("/keys", mgmt, h.Keys.create)
+	api.GET("/keys", mgmt, h.Keys.list)
+	api.GET("/keys/:hash", mgmt, h.Keys.get)
+	api.PATCH("/keys/:hash", mgmt, h.Keys.update)
+	api.DELETE("/keys/:hash", mgmt, h.Keys.delete)
+
+	api.GET("/organization/members", mgmt, h.Members.list)
+	api.POST("/organization/members", mgmt, h.Members.create)
+}
+
+// Handler is the server's http.Handler, for tests and benchmarks.
+func (s *Server) Handler() http.Handler { return s.engine }
+
+// Run serves until ctx ends, then stops accepting connections and lets in-flight requests finish within the
+// shutdown timeout.
+func (s *Server) Run(ctx context.Context) error {
+	ln, err := net.Listen("tcp", s.cfg.Addr)
+	if err != nil {
+		return err
+	}
+	return s.Serve(ctx, ln)
+}
+
+// Serve is Run on a listener the caller opened.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.engine,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	s.log.Info("listening", "addr", ln.Addr().String(), "base_path", s.cfg.BasePath)
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: draining in-flight requests", "timeout", s.cfg.ShutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
+	defer cancel()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		s.log.Warn("shutdown timeout reached; closing remaining connections")
+		return srv.Close()
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}

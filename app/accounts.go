@@ -1,0 +1,196 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Accounts implements keys, members and authentication.
+type Accounts struct {
+	dir     ports.Directory
+	keys    ports.KeyStore
+	usage   ports.UsageStore
+	members ports.MemberStore
+	env     Env
+
+	orgOnce sync.Mutex
+	orgID   string
+}
+
+var (
+	_ ports.Keys          = (*Accounts)(nil)
+	_ ports.Members       = (*Accounts)(nil)
+	_ ports.Authenticator = (*Accounts)(nil)
+)
+
+func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore, env Env) *Accounts {
+	return &Accounts{dir: dir, keys: keys, usage: usage, members: members, env: env}
+}
+
+// Authenticate looks the secret up by its hash only; disabled and expired keys do not authenticate.
+func (a *Accounts) Authenticate(ctx context.Context, secret string) (account.Principal, error) {
+	if secret == "" {
+		return account.Principal{}, account.ErrUnauthenticated
+	}
+	k, err := a.keys.Key(ctx, account.HashSecret(secret))
+	if errors.Is(err, account.ErrKeyNotFound) {
+		return account.Principal{}, account.ErrUnauthenticated
+	}
+	if err != nil {
+		return account.Principal{}, fmt.Errorf("look up key: %w", err)
+	}
+	if !k.Usable(a.env.Now()) {
+		return account.Principal{}, account.ErrUnauthenticated
+	}
+	org, err := a.organizationID(ctx)
+	if err != nil {
+		return account.Principal{}, err
+	}
+	return account.Principal{
+		KeyHash: k.Hash, KeyName: k.Name, Management: k.Management, WorkspaceID: k.WorkspaceID,
+		CreatorUserID: k.CreatorUserID, OrganizationID: org, RateLimit: k.RequestsPerMinute,
+	}, nil
+}
+
+// organizationID is read once: a deployment has one organization for its whole life.
+func (a *Accounts) organizationID(ctx context.Context) (string, error) {
+	a.orgOnce.Lock()
+	defer a.orgOnce.Unlock()
+	if a.orgID == "" {
+		org, err := a.dir.Organization(ctx)
+		if err != nil {
+			return "", fmt.Errorf("read organization: %w", err)
+		}
+		a.orgID = org.ID
+	}
+	return a.orgID, nil
+}
+
+// CreateKey issues a key and returns the secret, which is never stored and never shown again.
+func (a *Accounts) CreateKey(ctx context.Context, by account.Principal, spec account.KeySpec) (ports.KeyView, string, error) {
+	ws, err := a.workspace(ctx, spec.WorkspaceID)
+	if err != nil {
+		return ports.KeyView{}, "", err
+	}
+	spec.WorkspaceID = ws.ID
+	if spec.CreatorUserID == nil {
+		spec.CreatorUserID = by.CreatorUserID
+	}
+	secret, hash, label := account.NewSecret()
+	k, err := account.NewKey(spec, hash, label, a.env.Now())
+	if err != nil {
+		return ports.KeyView{}, "", err
+	}
+	if err := a.keys.CreateKey(ctx, k); err != nil {
+		return ports.KeyView{}, "", fmt.Errorf("store key: %w", err)
+	}
+	return ports.KeyView{Key: k}, secret, nil
+}
+
+func (a *Accounts) workspace(ctx context.Context, id string) (account.Workspace, error) {
+	if id == "" {
+		return a.dir.DefaultWorkspace(ctx)
+	}
+	return a.dir.Workspace(ctx, id)
+}
+
+func (a *Accounts) ListKeys(ctx context.Context, f ports.KeyFilter) ([]ports.KeyView, error) {
+	keys, err := a.keys.ListKeys(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("list keys: %w", err)
+	}
+	return a.withUsage(ctx, keys...)
+}
+
+func (a *Accounts) GetKey(ctx context.Context, hash string) (ports.KeyView, error) {
+	k, err := a.keys.Key(ctx, hash)
+	if err != nil {
+		return ports.KeyView{}, err
+	}
+	views, err := a.withUsage(ctx, k)
+	if err != nil {
+		return ports.KeyView{}, err
+	}
+	return views[0], nil
+}
+
+func (a *Accounts) UpdateKey(ctx context.Context, hash string, change account.KeyChange) (ports.KeyView, error) {
+	now := a.env.Now()
+	k, err := a.keys.UpdateKey(ctx, hash, func(k *account.Key) error { return change.Apply(k, now) })
+	if err != nil {
+		return ports.KeyView{}, err
+	}
+	views, err := a.withUsage(ctx, k)
+	if err != nil {
+		return ports.KeyView{}, err
+	}
+	return views[0], nil
+}
+
+func (a *Accounts) DeleteKey(ctx context.Context, hash string) error {
+	return a.keys.DeleteKey(ctx, hash)
+}
+
+func (a *Accounts) withUsage(ctx context.Context, keys ...account.Key) ([]ports.KeyView, error) {
+	hashes := make([]string, len(keys))
+	for i, k := range keys {
+		hashes[i] = k.Hash
+	}
+	usage, err := a.usage.Usage(ctx, hashes, a.env.Now())
+	if err != nil {
+		return nil, fmt.Errorf("read key usage: %w", err)
+	}
+	views := make([]ports.KeyView, len(keys))
+	for i, k := range keys {
+		views[i] = ports.KeyView{Key: k, Usage: usage[k.Hash]}
+	}
+	return views, nil
+}
+
+// EnsureManagementKey creates a management key with the given secret when the deployment has none.
+// It reports whether it created one.
+func (a *Accounts) EnsureManagementKey(ctx context.Context, secret string) (bool, error) {
+	has, err := a.keys.HasManagementKey(ctx)
+	if err != nil || has {
+		return false, err
+	}
+	if len(secret) < 32 {
+		return false, domain.Invalid("SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", "must be at least 32 characters")
+	}
+	ws, err := a.dir.DefaultWorkspace(ctx)
+	if err != nil {
+		return false, err
+	}
+	k, err := account.NewKey(account.KeySpec{Name: "bootstrap", Management: true, WorkspaceID: ws.ID},
+		account.HashSecret(secret), account.Label(secret), a.env.Now())
+	if err != nil {
+		return false, err
+	}
+	return true, a.keys.CreateKey(ctx, k)
+}
+
+// HasManagementKey reports whether anyone can administer the deployment yet.
+func (a *Accounts) HasManagementKey(ctx context.Context) (bool, error) {
+	return a.keys.HasManagementKey(ctx)
+}
+
+func (a *Accounts) AddMember(ctx context.Context, email string, first, last *string, role account.Role) (account.Member, error) {
+	m, err := account.NewMember("user_"+RandomToken(15), email, first, last, role, a.env.Now())
+	if err != nil {
+		return account.Member{}, err
+	}
+	if err := a.members.CreateMember(ctx, m); err != nil {
+		return account.Member{}, err
+	}
+	return m, nil
+}
+
+func (a *Accounts) ListMembers(ctx context.Context, p ports.Page) ([]account.Member, int, error) {
+	return a.members.ListMembers(ctx, p)
+}

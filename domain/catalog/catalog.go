@@ -1,0 +1,81 @@
+// Package catalog is the set of models the gateway serves, each with its upstream endpoints in order of
+// preference and their prices.
+package catalog
+
+import (
+	"fmt"
+
+	"github.com/switchboard-ai/switchboard/domain"
+)
+
+type Modality string
+
+const (
+	TTS   Modality = "tts"
+	Video Modality = "video"
+)
+
+// Pricing is what an endpoint costs; either price may be absent.
+type Pricing struct {
+	PerMillionChars *domain.Micros
+	PerSecond       *domain.Micros
+}
+
+// Endpoint is one upstream that serves a model.
+type Endpoint struct {
+	Provider      string // slug of a configured provider
+	UpstreamModel string
+	Pricing       Pricing
+}
+
+type Model struct {
+	ID        string
+	Modality  Modality
+	Endpoints []Endpoint
+}
+
+var (
+	ErrUnknownModel = domain.E(domain.KindNotFound, "model_not_found", "model not found")
+)
+
+// Catalog looks models up by id.
+type Catalog struct {
+	byID  map[string]Model
+	order []string
+}
+
+// New indexes models; ids must be unique.
+func New(models []Model) (*Catalog, error) {
+	c := &Catalog{byID: make(map[string]Model, len(models))}
+	for _, m := range models {
+		if _, dup := c.byID[m.ID]; dup {
+			return nil, fmt.Errorf("duplicate model id %q", m.ID)
+		}
+		c.byID[m.ID] = m
+		c.order = append(c.order, m.ID)
+	}
+	return c, nil
+}
+
+// Model returns the model with id, or ErrUnknownModel (naming the model).
+func (c *Catalog) Model(id string) (Model, error) {
+	m, ok := c.byID[id]
+	if !ok {
+		return Model{}, ErrUnknownModel.WithMsg(fmt.Sprintf("model %q not found", id)).With("model", id)
+	}
+	return m, nil
+}
+
+// Len is the number of models.
+func (c *Catalog) Len() int { return len(c.order) }
+
+// List returns the models of one modality in configuration order.
+func (c *Catalog) List(mod Modality) []Model {
+	var out []Model
+	for _, id := range c.order {
+		if m := c.byID[id]; m.Modality == mod {
+			out = append(out, m)
+		}
+	}
+	return out
+}

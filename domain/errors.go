@@ -1,0 +1,99 @@
+// Package domain holds the vocabulary shared by every module: classified errors and money.
+// It imports nothing but the standard library.
+package domain
+
+import (
+	"errors"
+	"time"
+)
+
+// Kind classifies a failure by whose fault it is and what the caller can do about it.
+// Only the HTTP adapter knows which status each kind maps to.
+type Kind uint8
+
+const (
+	KindInternal        Kind = iota // a bug or an unexpected infrastructure failure
+	KindInvalid                     // the caller's input is wrong
+	KindUnauthenticated             // no credentials, or credentials that match nothing
+	KindForbidden                   // known caller, not allowed
+	KindNotFound                    // no such resource (or one the caller may not see)
+	KindConflict                    // the resource is not in a state that allows this
+	KindGone                        // the resource existed and has expired
+	KindTooLarge                    // the request body is over the limit
+	KindPaymentRequired             // no credits left, or a key's spending limit reached
+	KindRateLimited                 // the gateway's own limit or every upstream said 429
+	KindUpstream                    // every upstream attempt failed
+	KindTimeout                     // the last upstream attempt timed out
+	KindOverloaded                  // upstreams reported overload
+	KindUnavailable                 // the gateway cannot serve now (draining, database down)
+)
+
+// Error is a classified failure. Code is a stable machine-readable reason; Msg is safe to show clients.
+type Error struct {
+	Kind Kind
+	Code string
+	Msg  string
+	// Meta is client-safe detail (field names, the guardrail that refused, the provider that failed).
+	Meta map[string]any
+	// RetryAfter, when positive, tells the caller when to try again.
+	RetryAfter time.Duration
+	// Err is the cause: logged, never sent to clients.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches by Code, so copies made by Wrap or With still match their sentinel.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+// Wrap returns a copy that carries cause.
+func (e *Error) Wrap(cause error) *Error {
+	c := *e
+	c.Err = cause
+	return &c
+}
+
+// WithMsg returns a copy with another client-safe message.
+func (e *Error) WithMsg(msg string) *Error {
+	c := *e
+	c.Msg = msg
+	return &c
+}
+
+// With returns a copy whose metadata also holds key=value.
+func (e *Error) With(key string, value any) *Error {
+	c := *e
+	c.Meta = make(map[string]any, len(e.Meta)+1)
+	for k, v := range e.Meta {
+		c.Meta[k] = v
+	}
+	c.Meta[key] = value
+	return &c
+}
+
+// E builds a classified error.
+func E(k Kind, code, msg string) *Error { return &Error{Kind: k, Code: code, Msg: msg} }
+
+// Invalid is the 400 for one bad field: the message and the metadata both name it.
+func Invalid(field, msg string) *Error {
+	return E(KindInvalid, "invalid_request", field+": "+msg).With("field", field)
+}
+
+// KindOf reports the kind of err; unclassified errors are internal.
+func KindOf(err error) Kind {
+	var de *Error
+	if errors.As(err, &de) {
+		return de.Kind
+	}
+	return KindInternal
+}

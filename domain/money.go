@@ -1,0 +1,94 @@
+package domain
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strconv"
+	"strings"
+)
+
+// Micros is an amount of US dollars in millionths of a dollar. Money is never a float.
+type Micros int64
+
+// MicrosPerUSD is one dollar.
+const MicrosPerUSD Micros = 1_000_000
+
+// ParseUSD reads a decimal dollar amount such as "12", "0.6" or "1e-3" exactly to the micro-dollar.
+// More than six decimals, negative amounts and non-numbers are errors.
+func ParseUSD(s string) (Micros, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty amount")
+	}
+	if strings.ContainsAny(s, "eE") { // YAML and JSON allow exponents; resolve them through the rational form
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, fmt.Errorf("%q is not a number", s)
+		}
+		s = strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("%q is negative", s)
+	}
+	s = strings.TrimPrefix(s, "+")
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" {
+		whole = "0"
+	}
+	if len(frac) > 6 {
+		if strings.TrimRight(frac[6:], "0") != "" {
+			return 0, fmt.Errorf("%q has more than 6 decimals", s)
+		}
+		frac = frac[:6]
+	}
+	frac += strings.Repeat("0", 6-len(frac))
+	w, err := strconv.ParseUint(whole, 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	f, err := strconv.ParseUint(frac, 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a number", s)
+	}
+	if w > uint64(math.MaxInt64/int64(MicrosPerUSD))-1 {
+		return 0, fmt.Errorf("%q is too large", s)
+	}
+	return Micros(w)*MicrosPerUSD + Micros(f), nil
+}
+
+// Decimal renders the amount in dollars with no trailing zeros ("0.0015", "12", "-3.5"): a valid JSON number.
+func (m Micros) Decimal() string {
+	neg := m < 0
+	u := uint64(m)
+	if neg {
+		u = uint64(-m)
+	}
+	whole, frac := u/uint64(MicrosPerUSD), u%uint64(MicrosPerUSD)
+	s := strconv.FormatUint(whole, 10)
+	if frac != 0 {
+		s += "." + strings.TrimRight(fmt.Sprintf("%06d", frac), "0")
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// MulDiv returns m*num/den rounded half away from zero. It is exact for any sizes a gateway sees.
+func (m Micros) MulDiv(num, den int64) Micros {
+	if den == 0 {
+		return 0
+	}
+	p := new(big.Int).Mul(big.NewInt(int64(m)), big.NewInt(num))
+	d := big.NewInt(den)
+	q, r := new(big.Int).QuoRem(p, d, new(big.Int))
+	if r.Sign() != 0 && new(big.Int).Abs(new(big.Int).Lsh(r, 1)).Cmp(new(big.Int).Abs(d)) >= 0 {
+		if (p.Sign() < 0) != (d.Sign() < 0) {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return Micros(q.Int64())
+}

@@ -1,0 +1,72 @@
+package domain_test
+
+import (
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain"
+)
+
+func TestParseUSD(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    domain.Micros
+		wantErr bool
+	}{
+		{"0", 0, false},
+		{"12", 12_000_000, false},
+		{"0.6", 600_000, false},
+		{".5", 500_000, false},
+		{"1.000001", 1_000_001, false},
+		{"1.0000010", 1_000_001, false},
+		{"1e-3", 1_000, false},
+		{"1.0000001", 0, true},
+		{"-1", 0, true},
+		{"abc", 0, true},
+		{"", 0, true},
+		{"99999999999999999999", 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, err := domain.ParseUSD(tt.in)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("ParseUSD(%q) err = %v, wantErr %v", tt.in, err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Fatalf("ParseUSD(%q) = %d, want %d", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestMicrosDecimal(t *testing.T) {
+	t.Parallel()
+	tests := map[domain.Micros]string{0: "0", 1: "0.000001", 1500: "0.0015", 12_000_000: "12", -3_500_000: "-3.5", 1_234_567: "1.234567"}
+	for in, want := range tests {
+		if got := in.Decimal(); got != want {
+			t.Errorf("%d.Decimal() = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestMicrosMulDiv(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		m        domain.Micros
+		num, den int64
+		want     domain.Micros
+	}{
+		{15_000_000, 11, 1_000_000, 165},       // $15 per 1M chars × 11 chars
+		{600_000, 1, 1_000_000, 1},             // 0.6 µ$ rounds half up to 1
+		{600_000, 4, 1_000_000, 2},             // 2.4 → 2
+		{100_000, 48_000 * 3, 48_000, 300_000}, // $0.10/s × 3 s of 24 kHz s16 audio
+		{1 << 62, 4, 8, 1 << 61},               // no overflow in the product
+		{-5, 1, 2, -3},                         // half away from zero
+		{7, 1, 0, 0},
+	}
+	for _, tt := range tests {
+		if got := tt.m.MulDiv(tt.num, tt.den); got != tt.want {
+			t.Errorf("%d.MulDiv(%d,%d) = %d, want %d", tt.m, tt.num, tt.den, got, tt.want)
+		}
+	}
+}

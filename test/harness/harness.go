@@ -1,0 +1,222 @@
+// Package harness runs the real gateway, assembled by wire exactly as `switchboard serve` does, on a fresh
+// PostgreSQL database behind an httptest server, and gives tests a client for it.
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/test/testdb"
+	sbwire "github.com/switchboard-ai/switchboard/wire"
+)
+
+// Gateway is a running gateway.
+type Gateway struct {
+	// URL is the API root, ending in /api/v1; Root is the server root.
+	URL, Root string
+	// Admin is a management key.
+	Admin string
+	// DatabaseURL is the gateway's database.
+	DatabaseURL string
+	Clock       *Clock
+	App         *sbwire.Gateway
+	client      *http.Client
+}
+
+type options struct {
+	yaml   string
+	sqlite bool
+	env    map[string]string
+	clock  *Clock
+	log    io.Writer
+}
+
+type Option func(*options)
+
+// WithConfig starts the gateway with this YAML configuration file.
+func WithConfig(yaml string) Option { return func(o *options) { o.yaml = yaml } }
+
+// WithSQLite uses the embedded database instead of PostgreSQL.
+func WithSQLite() Option { return func(o *options) { o.sqlite = true } }
+
+// WithEnv sets an environment variable as the gateway sees it.
+func WithEnv(k, v string) Option { return func(o *options) { o.env[k] = v } }
+
+// WithClock drives the gateway's clock from the test.
+func WithClock(c *Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithLog sends the gateway's debug-level logs to w.
+func WithLog(w io.Writer) Option { return func(o *options) { o.log = w } }
+
+// Start runs a gateway for the test and stops it (draining background work) when the test ends.
+func Start(t testing.TB, opts ...Option) *Gateway {
+	t.Helper()
+	o := options{env: map[string]string{}}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	dbURL := o.env["DATABASE_URL"]
+	if dbURL == "" {
+		if o.sqlite {
+			dbURL = testdb.SQLiteURL(t)
+		} else {
+			dbURL = testdb.PostgresURL(t)
+		}
+		o.env["DATABASE_URL"] = dbURL
+	}
+	path := ""
+	if o.yaml != "" {
+		path = filepath.Join(t.TempDir(), "switchboard.yaml")
+		if err := os.WriteFile(path, []byte(o.yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg, err := sbwire.LoadConfig(path, func(k string) string { return o.env[k] })
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	env := app.SystemEnv()
+	if o.clock != nil {
+		env.Now = o.clock.Now
+	}
+	ctx := context.Background()
+	log := Logger()
+	if o.log != nil {
+		log = slog.New(httpapi.LogHandler(slog.NewJSONHandler(o.log, &slog.HandlerOptions{Level: slog.LevelDebug})))
+	}
+	gw, cleanup, err := sbwire.InitializeGateway(ctx, cfg, log, env)
+	if err != nil {
+		t.Fatalf("start gateway: %v", err)
+	}
+	srv := httptest.NewServer(gw.Server.Handler())
+	t.Cleanup(cleanup)   // runs second: drains background work
+	t.Cleanup(srv.Close) // runs first: no request in flight
+	_, admin, err := gw.Accounts.CreateKey(ctx, account.Principal{}, account.KeySpec{Name: "admin", Management: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Gateway{URL: srv.URL + cfg.Server.BasePath, Root: srv.URL, Admin: admin, DatabaseURL: dbURL,
+		Clock: o.clock, App: gw, client: srv.Client()}
+}
+
+// Logger is where gateways under test log: nowhere, unless SWITCHBOARD_TEST_LOG is set.
+func Logger() *slog.Logger {
+	if os.Getenv("SWITCHBOARD_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
+}
+
+// Response is a finished response.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body, keeping numbers exact.
+func (r Response) JSON(t testing.TB) map[string]any {
+	t.Helper()
+	var v map[string]any
+	dec := json.NewDecoder(bytes.NewReader(r.Body))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("response is not a JSON object (status %d): %v: %s", r.Status, err, r.Body)
+	}
+	return v
+}
+
+// Do sends a request with the key (none when empty). A string body is sent as is; anything else as JSON.
+func (g *Gateway) Do(t testing.TB, method, path, key string, body any, headers ...string) Response {
+	t.Helper()
+	var rd io.Reader
+	switch b := body.(type) {
+	case nil:
+	case string:
+		rd = strings.NewReader(b)
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(raw)
+	}
+	url := g.URL + path
+	if strings.HasPrefix(path, "/healthz") || strings.HasPrefix(path, "/readyz") {
+		url = g.Root + path
+	}
+	req, err := http.NewRequest(method, url, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rd != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := g.client.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read body: %v", method, path, err)
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+}
+
+// Key creates an inference key through the API with extra fields in the body, and returns the secret and hash.
+func (g *Gateway) Key(t testing.TB, fields map[string]any) (secret, hash string) {
+	t.Helper()
+	body := map[string]any{"name": "test"}
+	for k, v := range fields {
+		body[k] = v
+	}
+	r := g.Do(t, "POST", "/keys", g.Admin, body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create key: %d %s", r.Status, r.Body)
+	}
+	v := r.JSON(t)
+	return v["key"].(string), v["data"].(map[string]any)["hash"].(string)
+}
+
+// Clock is a settable clock.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func NewClock(t time.Time) *Clock { return &Clock{now: t} }
+
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *Clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}

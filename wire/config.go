@@ -1,0 +1,448 @@
+// Package wire is the composition root: it loads the configuration and assembles the object graph with
+// google/wire (wire.go, generated into wire_gen.go).
+package wire
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/switchboard-ai/switchboard/adapters/gormstore"
+	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+)
+
+// Config is the whole configuration, after defaults, the file and the environment.
+type Config struct {
+	Log         LogConfig
+	Server      httpapi.Config
+	Database    gormstore.Config
+	Providers   []ProviderConfig
+	Catalog     *catalog.Catalog
+	Limits      LimitsConfig
+	Credits     CreditsConfig
+	Generations GenerationsConfig
+	// Bootstrap is SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY: a management key serve creates when none exists.
+	Bootstrap string
+}
+
+type LogConfig struct {
+	Level  slog.Level
+	Format string
+}
+
+// ProviderConfig is one upstream account.
+type ProviderConfig struct {
+	Slug    string
+	Kind    string
+	BaseURL string
+	APIKey  string
+	Timeout time.Duration
+}
+
+type LimitsConfig struct{ RequestsPerMinute int }
+
+type CreditsConfig struct{ Enabled bool }
+
+type GenerationsConfig struct {
+	StoreContent  bool
+	RetentionDays int
+}
+
+// The file's shape. Every field has a default, so no file is needed.
+type fileConfig struct {
+	Log struct {
+		Level  string `yaml:"level"`
+		Format string `yaml:"format"`
+	} `yaml:"log"`
+	Server struct {
+		Addr              string        `yaml:"addr"`
+		BasePath          string        `yaml:"base_path"`
+		MaxBodyBytes      int64         `yaml:"max_body_bytes"`
+		ReadTimeout       time.Duration `yaml:"read_timeout"`
+		ReadHeaderTimeout time.Duration `yaml:"read_header_timeout"`
+		WriteTimeout      time.Duration `yaml:"write_timeout"`
+		IdleTimeout       time.Duration `yaml:"idle_timeout"`
+		ShutdownTimeout   time.Duration `yaml:"shutdown_timeout"`
+	} `yaml:"server"`
+	Database struct {
+		URL          string `yaml:"url"`
+		MaxOpenConns int    `yaml:"max_open_conns"`
+	} `yaml:"database"`
+	Providers []struct {
+		Slug    string        `yaml:"slug"`
+		Kind    string        `yaml:"kind"`
+		BaseURL string        `yaml:"base_url"`
+		APIKey  string        `yaml:"api_key"`
+		Timeout time.Duration `yaml:"timeout"`
+	} `yaml:"providers"`
+	Models []struct {
+		ID        string `yaml:"id"`
+		Modality  string `yaml:"modality"`
+		Endpoints []struct {
+			Provider      string `yaml:"provider"`
+			UpstreamModel string `yaml:"upstream_model"`
+			Pricing       struct {
+				PerMillionCharacters *price `yaml:"per_million_characters"`
+				PerSecond            *price `yaml:"per_second"`
+			} `yaml:"pricing"`
+		} `yaml:"endpoints"`
+	} `yaml:"models"`
+	Generations struct {
+		StoreContent  *bool `yaml:"store_content"`
+		RetentionDays int   `yaml:"retention_days"`
+	} `yaml:"generations"`
+	Limits struct {
+		RequestsPerMinute int `yaml:"requests_per_minute"`
+	} `yaml:"limits"`
+	Credits struct {
+		Enabled bool `yaml:"enabled"`
+	} `yaml:"credits"`
+}
+
+// price is a dollar amount in the file, read exactly.
+type price domain.Micros
+
+func (p *price) UnmarshalYAML(n *yaml.Node) error {
+	m, err := domain.ParseUSD(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: price %v", n.Line, err)
+	}
+	*p = price(m)
+	return nil
+}
+
+func defaults() fileConfig {
+	var f fileConfig
+	f.Log.Level, f.Log.Format = "info", "text"
+	f.Server.Addr, f.Server.BasePath = ":8080", "/api/v1"
+	f.Server.MaxBodyBytes = 10 << 20
+	f.Server.ReadTimeout = 60 * time.Second
+	f.Server.ReadHeaderTimeout = 10 * time.Second
+	f.Server.IdleTimeout = 120 * time.Second
+	f.Server.ShutdownTimeout = 30 * time.Second
+	f.Database.URL = "sqlite:./data/switchboard.db"
+	f.Database.MaxOpenConns = 20
+	return f
+}
+
+// ProviderKinds are the upstream protocols the gateway speaks, with the modalities each serves.
+var ProviderKinds = map[string][]catalog.Modality{
+	"openai":           {catalog.TTS, catalog.Video},
+	"elevenlabs":       {catalog.TTS},
+	"google-ai-studio": {catalog.TTS, catalog.Video},
+	"deepgram":         {catalog.TTS},
+	"espeak":           {catalog.TTS},
+}
+
+// ConfigError names the file, line and field of a bad setting.
+type ConfigError struct {
+	File  string
+	Line  int
+	Field string
+	Msg   string
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	b.WriteString("config")
+	if e.File != "" {
+		b.WriteString(" " + e.File)
+	}
+	if e.Line > 0 {
+		b.WriteString(":" + strconv.Itoa(e.Line))
+	}
+	if e.Field != "" {
+		b.WriteString(": " + e.Field)
+	}
+	return b.String() + ": " + e.Msg
+}
+
+// LoadConfig reads the YAML file at path (none when path is empty), expands ${VAR} from getenv inside values,
+// applies the environment overrides and validates everything, naming the field and line of the first problem.
+func LoadConfig(path string, getenv func(string) string) (Config, error) {
+	f := defaults()
+	root := &yaml.Node{}
+	if path != "" {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, &ConfigError{File: path, Msg: err.Error()}
+		}
+		if err := yaml.Unmarshal(raw, root); err != nil {
+			return Config{}, &ConfigError{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		}
+		if len(root.Content) > 0 {
+			expandEnv(root, getenv)
+			if err := checkKeys(root.Content[0], reflect.TypeOf(f), ""); err != nil {
+				err.File = path
+				return Config{}, err
+			}
+			if err := root.Content[0].Decode(&f); err != nil {
+				return Config{}, &ConfigError{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+			}
+		}
+	}
+	for env, dst := range map[string]*string{
+		"SWITCHBOARD_LOG_LEVEL": &f.Log.Level, "SWITCHBOARD_ADDR": &f.Server.Addr, "DATABASE_URL": &f.Database.URL,
+	} {
+		if v := getenv(env); v != "" {
+			*dst = v
+		}
+	}
+	cfg, err := f.build(locator{root: root})
+	if err != nil {
+		var ce *ConfigError
+		if errors.As(err, &ce) {
+			ce.File = path
+		}
+		return Config{}, err
+	}
+	cfg.Bootstrap = getenv("SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY")
+	return cfg, nil
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// expandEnv replaces ${VAR} in every scalar value (not in keys), keeping line numbers intact.
+func expandEnv(n *yaml.Node, getenv func(string) string) {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if strings.Contains(n.Value, "${") {
+			n.Value = envRef.ReplaceAllStringFunc(n.Value, func(ref string) string { return getenv(ref[2 : len(ref)-1]) })
+			if n.Tag != "!!str" { // let the expanded text be typed again (a number, a bool)
+				n.Tag = ""
+			}
+		}
+	case yaml.MappingNode:
+		for i := 1; i < len(n.Content); i += 2 {
+			expandEnv(n.Content[i], getenv)
+		}
+	default:
+		for _, c := range n.Content {
+			expandEnv(c, getenv)
+		}
+	}
+}
+
+// checkKeys rejects keys the configuration does not know, so a typo is an error and not a silent default.
+func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Struct && t != reflect.TypeFor[price]():
+		fields := map[string]reflect.Type{}
+		for i := range t.NumField() {
+			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			fields[name] = t.Field(i).Type
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i]
+			ft, ok := fields[k.Value]
+			if !ok {
+				return &ConfigError{Line: k.Line, Field: join(path, k.Value), Msg: "unknown setting"}
+			}
+			if err := checkKeys(n.Content[i+1], ft, join(path, k.Value)); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.SequenceNode && t.Kind() == reflect.Slice:
+		for i, c := range n.Content {
+			if err := checkKeys(c, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// locator finds the line of a setting by its path, for errors found after decoding.
+type locator struct{ root *yaml.Node }
+
+func (l locator) line(path ...any) int {
+	if len(l.root.Content) == 0 {
+		return 0
+	}
+	n, line := l.root.Content[0], 0
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			if n.Kind != yaml.MappingNode {
+				return line
+			}
+			var next *yaml.Node
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				if n.Content[i].Value == p {
+					line, next = n.Content[i].Line, n.Content[i+1]
+				}
+			}
+			if next == nil {
+				return line
+			}
+			n = next
+		case int:
+			if n.Kind != yaml.SequenceNode || p >= len(n.Content) {
+				return line
+			}
+			n = n.Content[p]
+			line = n.Line
+		}
+	}
+	return line
+}
+
+func (l locator) err(msg string, path ...any) *ConfigError {
+	var field strings.Builder
+	for _, p := range path {
+		switch p := p.(type) {
+		case string:
+			if field.Len() > 0 {
+				field.WriteByte('.')
+			}
+			field.WriteString(p)
+		case int:
+			fmt.Fprintf(&field, "[%d]", p)
+		}
+	}
+	return &ConfigError{Line: l.line(path...), Field: field.String(), Msg: msg}
+}
+
+var slugPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*(/[a-z0-9-]+)?$`)
+
+func (f fileConfig) build(loc locator) (Config, error) {
+	var cfg Config
+	switch strings.ToLower(f.Log.Level) {
+	case "debug":
+		cfg.Log.Level = slog.LevelDebug
+	case "info":
+		cfg.Log.Level = slog.LevelInfo
+	case "warn":
+		cfg.Log.Level = slog.LevelWarn
+	case "error":
+		cfg.Log.Level = slog.LevelError
+	default:
+		return Config{}, loc.err(fmt.Sprintf("%q: must be debug, info, warn or error", f.Log.Level), "log", "level")
+	}
+	if f.Log.Format != "text" && f.Log.Format != "json" {
+		return Config{}, loc.err(fmt.Sprintf("%q: must be text or json", f.Log.Format), "log", "format")
+	}
+	cfg.Log.Format = f.Log.Format
+
+	s := f.Server
+	if !strings.HasPrefix(s.BasePath, "/") || strings.HasSuffix(s.BasePath, "/") && s.BasePath != "/" {
+		return Config{}, loc.err("must start with / and not end with /", "server", "base_path")
+	}
+	if s.MaxBodyBytes <= 0 {
+		return Config{}, loc.err("must be positive", "server", "max_body_bytes")
+	}
+	for name, d := range map[string]time.Duration{"read_timeout": s.ReadTimeout, "read_header_timeout": s.ReadHeaderTimeout,
+		"write_timeout": s.WriteTimeout, "idle_timeout": s.IdleTimeout, "shutdown_timeout": s.ShutdownTimeout} {
+		if d < 0 {
+			return Config{}, loc.err("must not be negative", "server", name)
+		}
+	}
+	cfg.Server = httpapi.Config{Addr: s.Addr, BasePath: strings.TrimSuffix(s.BasePath, "/"), MaxBodyBytes: s.MaxBodyBytes,
+		ReadTimeout: s.ReadTimeout, ReadHeaderTimeout: s.ReadHeaderTimeout, WriteTimeout: s.WriteTimeout,
+		IdleTimeout: s.IdleTimeout, ShutdownTimeout: s.ShutdownTimeout}
+
+	if !strings.HasPrefix(f.Database.URL, "postgres://") && !strings.HasPrefix(f.Database.URL, "postgresql://") &&
+		!strings.HasPrefix(f.Database.URL, "sqlite:") {
+		return Config{}, loc.err("must start with postgres:// or sqlite:", "database", "url")
+	}
+	cfg.Database = gormstore.Config{URL: f.Database.URL, MaxOpenConns: f.Database.MaxOpenConns}
+
+	kinds := map[string]string{}
+	for i, p := range f.Providers {
+		switch {
+		case !slugPattern.MatchString(p.Slug):
+			return Config{}, loc.err("must be a lowercase slug (letters, digits, hyphens)", "providers", i, "slug")
+		case kinds[p.Slug] != "":
+			return Config{}, loc.err(fmt.Sprintf("duplicate provider slug %q", p.Slug), "providers", i, "slug")
+		case ProviderKinds[p.Kind] == nil:
+			return Config{}, loc.err(fmt.Sprintf("unknown kind %q; known: %s", p.Kind, knownKinds()), "providers", i, "kind")
+		case p.Kind != "espeak" && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://"):
+			return Config{}, loc.err("must be an http:// or https:// URL (the provider's API root)", "providers", i, "base_url")
+		case p.Timeout < 0:
+			return Config{}, loc.err("must not be negative", "providers", i, "timeout")
+		}
+		kinds[p.Slug] = p.Kind
+		timeout := p.Timeout
+		if timeout == 0 {
+			timeout = 60 * time.Second
+		}
+		cfg.Providers = append(cfg.Providers, ProviderConfig{Slug: p.Slug, Kind: p.Kind,
+			BaseURL: strings.TrimSuffix(p.BaseURL, "/"), APIKey: p.APIKey, Timeout: timeout})
+	}
+
+	seen := map[string]bool{}
+	var models []catalog.Model
+	for i, m := range f.Models {
+		mod := catalog.Modality(m.Modality)
+		switch {
+		case m.ID == "":
+			return Config{}, loc.err("is required", "models", i, "id")
+		case seen[m.ID]:
+			return Config{}, loc.err(fmt.Sprintf("duplicate model id %q", m.ID), "models", i, "id")
+		case mod != catalog.TTS && mod != catalog.Video:
+			return Config{}, loc.err(fmt.Sprintf("unknown modality %q; must be tts or video", m.Modality), "models", i, "modality")
+		case len(m.Endpoints) == 0:
+			return Config{}, loc.err("needs at least one endpoint", "models", i, "endpoints")
+		}
+		seen[m.ID] = true
+		model := catalog.Model{ID: m.ID, Modality: mod}
+		for j, e := range m.Endpoints {
+			kind, ok := kinds[e.Provider]
+			switch {
+			case !ok:
+				return Config{}, loc.err(fmt.Sprintf("unknown provider %q", e.Provider), "models", i, "endpoints", j, "provider")
+			case !serves(kind, mod):
+				return Config{}, loc.err(fmt.Sprintf("provider %q (kind %s) cannot serve %s models", e.Provider, kind, mod),
+					"models", i, "endpoints", j, "provider")
+			case e.UpstreamModel == "" && kind != "espeak":
+				return Config{}, loc.err("is required", "models", i, "endpoints", j, "upstream_model")
+			}
+			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel,
+				Pricing: catalog.Pricing{PerMillionChars: (*domain.Micros)(e.Pricing.PerMillionCharacters),
+					PerSecond: (*domain.Micros)(e.Pricing.PerSecond)}})
+		}
+		models = append(models, model)
+	}
+	var err error
+	if cfg.Catalog, err = catalog.New(models); err != nil {
+		return Config{}, err
+	}
+
+	if f.Generations.RetentionDays < 0 {
+		return Config{}, loc.err("must not be negative", "generations", "retention_days")
+	}
+	cfg.Generations = GenerationsConfig{StoreContent: f.Generations.StoreContent == nil || *f.Generations.StoreContent,
+		RetentionDays: f.Generations.RetentionDays}
+	if f.Limits.RequestsPerMinute < 0 {
+		return Config{}, loc.err("must not be negative", "limits", "requests_per_minute")
+	}
+	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute}
+	cfg.Credits = CreditsConfig{Enabled: f.Credits.Enabled}
+	return cfg, nil
+}
+
+func serves(kind string, mod catalog.Modality) bool { return slices.Contains(ProviderKinds[kind], mod) }
+
+func knownKinds() string { return strings.Join(slices.Sorted(maps.Keys(ProviderKinds)), ", ") }

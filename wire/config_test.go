@@ -1,0 +1,134 @@
+package wire_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+	sbwire "github.com/switchboard-ai/switchboard/wire"
+)
+
+func env(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
+}
+
+func write(t *testing.T, yaml string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaultsNeedNoFile(t *testing.T) {
+	t.Parallel()
+	cfg, err := sbwire.LoadConfig("", env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr != ":8080" || cfg.Server.BasePath != "/api/v1" || cfg.Database.URL != "sqlite:./data/switchboard.db" ||
+		cfg.Log.Format != "text" || !cfg.Generations.StoreContent || cfg.Server.ShutdownTimeout != 30*time.Second {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+}
+
+func TestEnvironment(t *testing.T) {
+	t.Parallel()
+	path := write(t, `
+server:
+  addr: ":9000"
+providers:
+  - slug: openai
+    kind: openai
+    base_url: https://api.openai.com/v1
+    api_key: ${OPENAI_KEY}
+    timeout: ${TIMEOUT}
+models:
+  - id: openai/tts-1
+    modality: tts
+    endpoints:
+      - provider: openai
+        upstream_model: tts-1
+        pricing: {per_million_characters: 15, per_second: 0.000125}
+`)
+	cfg, err := sbwire.LoadConfig(path, env("OPENAI_KEY", "sk-secret", "TIMEOUT", "7s", "SWITCHBOARD_ADDR", ":7000",
+		"DATABASE_URL", "postgres://x@y/z", "SWITCHBOARD_LOG_LEVEL", "debug", "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", "boot"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := cfg.Providers[0]
+	if p.APIKey != "sk-secret" || p.Timeout != 7*time.Second || cfg.Server.Addr != ":7000" ||
+		cfg.Database.URL != "postgres://x@y/z" || cfg.Log.Level.String() != "DEBUG" || cfg.Bootstrap != "boot" {
+		t.Fatalf("environment not applied: %+v", cfg)
+	}
+	m, err := cfg.Catalog.Model("openai/tts-1")
+	if err != nil || *m.Endpoints[0].Pricing.PerMillionChars != 15_000_000 || *m.Endpoints[0].Pricing.PerSecond != 125 {
+		t.Fatalf("model: %+v %v", m, err)
+	}
+	if got := cfg.Catalog.List(catalog.TTS); len(got) != 1 {
+		t.Fatalf("List(tts) = %v", got)
+	}
+}
+
+func TestConfigErrorsNameFieldAndLine(t *testing.T) {
+	t.Parallel()
+	const provider = "providers:\n  - slug: openai\n    kind: openai\n    base_url: https://api.openai.com/v1\n"
+	tests := []struct {
+		name string
+		yaml string
+		want string
+	}{
+		{"yaml syntax", "server: [", "line 1"},
+		{"unknown setting", "server:\n  adress: x\n", ":2: server.adress: unknown setting"},
+		{"unknown nested setting", provider + "    apikey: x\n", ":5: providers[0].apikey: unknown setting"},
+		{"wrong type", "server:\n  max_body_bytes: lots\n", "line 2"},
+		{"bad duration", "server:\n  read_timeout: soon\n", "line 2"},
+		{"bad log level", "log:\n  level: loud\n", ":2: log.level:"},
+		{"bad log format", "log:\n  format: xml\n", ":2: log.format:"},
+		{"bad database url", "database:\n  url: mysql://x\n", ":2: database.url:"},
+		{"bad base path", "server:\n  base_path: api\n", ":2: server.base_path:"},
+		{"duplicate slug", provider + "  - slug: openai\n    kind: openai\n    base_url: https://x\n", `:5: providers[1].slug: duplicate provider slug "openai"`},
+		{"unknown kind", "providers:\n  - slug: x\n    kind: carrier-pigeon\n    base_url: https://x\n", ":3: providers[0].kind: unknown kind"},
+		{"missing base_url", "providers:\n  - slug: x\n    kind: openai\n", "providers[0].base_url"},
+		{"unknown provider", provider + "models:\n  - id: m\n    modality: tts\n    endpoints:\n      - provider: nope\n        upstream_model: x\n",
+			`:9: models[0].endpoints[0].provider: unknown provider "nope"`},
+		{"unknown modality", provider + "models:\n  - id: m\n    modality: image\n    endpoints:\n      - provider: openai\n        upstream_model: x\n",
+			`:7: models[0].modality: unknown modality "image"`},
+		{"kind cannot serve modality", "providers:\n  - slug: el\n    kind: elevenlabs\n    base_url: https://x\nmodels:\n  - id: m\n    modality: video\n    endpoints:\n      - provider: el\n        upstream_model: x\n",
+			"models[0].endpoints[0].provider: provider \"el\" (kind elevenlabs) cannot serve video models"},
+		{"duplicate model", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: x}]\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: x}]\n",
+			`:9: models[1].id: duplicate model id "m"`},
+		{"negative price", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: x, pricing: {per_second: -1}}]\n",
+			"line 8: price"},
+		{"no endpoints", provider + "models:\n  - id: m\n    modality: tts\n", "models[0].endpoints: needs at least one endpoint"},
+		{"negative retention", "generations:\n  retention_days: -1\n", ":2: generations.retention_days:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			path := write(t, tt.yaml)
+			_, err := sbwire.LoadConfig(path, env())
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %q does not name %q in %s", err, tt.want, path)
+			}
+		})
+	}
+}
+
+func TestMissingFile(t *testing.T) {
+	t.Parallel()
+	if _, err := sbwire.LoadConfig("/does/not/exist.yaml", env()); err == nil || !strings.Contains(err.Error(), "/does/not/exist.yaml") {
+		t.Fatalf("err = %v", err)
+	}
+}

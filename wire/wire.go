@@ -1,0 +1,23 @@
+//go:build wireinject
+
+package wire
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/google/wire"
+
+	"github.com/switchboard-ai/switchboard/app"
+)
+
+// InitializeGateway assembles the HTTP server with every module. env is the clock and id source (app.SystemEnv
+// in production).
+func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Gateway, func(), error) {
+	panic(wire.Build(configSet, storeSet, accountSet, httpSet, wire.Struct(new(Gateway), "*")))
+}
+
+// InitializeAdmin assembles what the administrative subcommands need: a migrated database and the use cases.
+func InitializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Admin, func(), error) {
+	panic(wire.Build(configSet, openDB, accountSet, wire.Struct(new(Admin), "*")))
+}
