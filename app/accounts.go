@@ -27,6 +27,7 @@ var (
 	_ ports.Keys          = (*Accounts)(nil)
 	_ ports.Members       = (*Accounts)(nil)
 	_ ports.Authenticator = (*Accounts)(nil)
+	_ ports.Workspaces    = (*Accounts)(nil)
 )
 
 func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore, env Env) *Accounts {
@@ -193,4 +194,19 @@ func (a *Accounts) AddMember(ctx context.Context, email string, first, last *str
 
 func (a *Accounts) ListMembers(ctx context.Context, p ports.Page) ([]account.Member, int, error) {
 	return a.members.ListMembers(ctx, p)
+}
+
+func (a *Accounts) CreateWorkspace(ctx context.Context, name, slug string) (account.Workspace, error) {
+	ws, err := account.NewWorkspace(a.env.NewID(), name, slug, a.env.Now())
+	if err != nil {
+		return account.Workspace{}, err
+	}
+	if err := a.dir.CreateWorkspace(ctx, ws); err != nil {
+		return account.Workspace{}, err
+	}
+	return ws, nil
+}
+
+func (a *Accounts) ListWorkspaces(ctx context.Context, p ports.Page) ([]account.Workspace, int, error) {
+	return a.dir.ListWorkspaces(ctx, p)
 }

@@ -97,3 +97,17 @@ func KindOf(err error) Kind {
 	}
 	return KindInternal
 }
+
+// ValidateSlug checks a URL-safe slug: 1 to 64 lowercase letters, digits and hyphens, not starting or ending
+// with a hyphen.
+func ValidateSlug(field, s string) error {
+	ok := len(s) >= 1 && len(s) <= 64 && s[0] != '-' && s[len(s)-1] != '-'
+	for i := 0; ok && i < len(s); i++ {
+		c := s[i]
+		ok = c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-'
+	}
+	if !ok {
+		return Invalid(field, "must be 1 to 64 lowercase letters, digits and hyphens, not starting or ending with a hyphen")
+	}
+	return nil
+}

@@ -14,6 +14,9 @@ type Directory interface {
 	DefaultWorkspace(ctx context.Context) (account.Workspace, error)
 	// Workspace returns account.ErrWorkspaceNotFound for an unknown id.
 	Workspace(ctx context.Context, id string) (account.Workspace, error)
+	// CreateWorkspace returns account.ErrWorkspaceExists for a taken slug.
+	CreateWorkspace(ctx context.Context, ws account.Workspace) error
+	ListWorkspaces(ctx context.Context, p Page) ([]account.Workspace, int, error)
 }
 
 // KeyFilter narrows a key listing.
@@ -66,6 +69,12 @@ type Keys interface {
 // Authenticator turns a bearer secret into the calling principal, or account.ErrUnauthenticated.
 type Authenticator interface {
 	Authenticate(ctx context.Context, secret string) (account.Principal, error)
+}
+
+// Workspaces is the workspace use case.
+type Workspaces interface {
+	CreateWorkspace(ctx context.Context, name, slug string) (account.Workspace, error)
+	ListWorkspaces(ctx context.Context, p Page) ([]account.Workspace, int, error)
 }
 
 // Members is the organization-member use case.

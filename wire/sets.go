@@ -3,6 +3,7 @@ package wire
 import (
 	"context"
 	"log/slog"
+	"time"
 
 	"github.com/google/wire"
 	"gorm.io/gorm"
@@ -14,7 +15,7 @@ import (
 )
 
 var configSet = wire.NewSet(
-	wire.FieldsOf(new(Config), "Server", "Database", "Limits"),
+	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations"),
 )
 
 // openDB connects and migrates: every command works on a current schema.
@@ -45,13 +46,38 @@ var accountSet = wire.NewSet(
 	wire.Bind(new(ports.Keys), new(*app.Accounts)),
 	wire.Bind(new(ports.Members), new(*app.Accounts)),
 	wire.Bind(new(ports.Authenticator), new(*app.Accounts)),
+	wire.Bind(new(ports.Workspaces), new(*app.Accounts)),
 	defaultRateLimit,
 	httpapi.NewKeysHandler,
 	httpapi.NewMembersHandler,
+	httpapi.NewWorkspacesHandler,
 )
 
 func defaultRateLimit(l LimitsConfig) httpapi.DefaultRateLimit {
 	return httpapi.DefaultRateLimit(l.RequestsPerMinute)
+}
+
+var generationSet = wire.NewSet(
+	gormstore.NewGenerations, wire.Bind(new(ports.GenerationStore), new(*gormstore.Generations)),
+	newRecorder, wire.Bind(new(ports.GenerationRecorder), new(*app.Recorder)),
+	newRetention,
+	app.NewGenerations, wire.Bind(new(ports.Generations), new(*app.Generations)),
+	httpapi.NewGenerationsHandler,
+)
+
+// newRecorder starts the background writer of generation records; its cleanup drains the queue.
+func newRecorder(store ports.GenerationStore, log *slog.Logger, cfg GenerationsConfig) (*app.Recorder, func()) {
+	rc := app.DefaultRecorderConfig()
+	rc.StoreContent = cfg.StoreContent
+	r := app.NewRecorder(store, log, rc)
+	return r, r.Close
+}
+
+// newRetention starts the hourly purge of old generations (none when retention_days is 0).
+func newRetention(store ports.GenerationStore, log *slog.Logger, cfg GenerationsConfig, env app.Env) (*app.Retention, func()) {
+	r := app.NewRetention(store, log, cfg.RetentionDays, env)
+	r.Start(time.Hour)
+	return r, r.Close
 }
 
 var httpSet = wire.NewSet(
@@ -61,8 +87,10 @@ var httpSet = wire.NewSet(
 
 // Gateway is the running service: the HTTP server and what serve needs beside it.
 type Gateway struct {
-	Server   *httpapi.Server
-	Accounts *app.Accounts
+	Server    *httpapi.Server
+	Accounts  *app.Accounts
+	Recorder  *app.Recorder
+	Retention *app.Retention
 }
 
 // Admin is what the administrative subcommands use.

@@ -36,16 +36,29 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	httpapiDefaultRateLimit := defaultRateLimit(limitsConfig)
 	keysHandler := httpapi.NewKeysHandler(appAccounts, httpapiDefaultRateLimit)
 	membersHandler := httpapi.NewMembersHandler(appAccounts)
+	workspacesHandler := httpapi.NewWorkspacesHandler(appAccounts)
+	generations := gormstore.NewGenerations(db)
+	appGenerations := app.NewGenerations(generations)
+	generationsHandler := httpapi.NewGenerationsHandler(appGenerations)
 	handlers := httpapi.Handlers{
-		Keys:    keysHandler,
-		Members: membersHandler,
+		Keys:        keysHandler,
+		Members:     membersHandler,
+		Workspaces:  workspacesHandler,
+		Generations: generationsHandler,
 	}
 	server := httpapi.NewServer(config, log, health, appAccounts, handlers)
+	generationsConfig := cfg.Generations
+	recorder, cleanup2 := newRecorder(generations, log, generationsConfig)
+	retention, cleanup3 := newRetention(generations, log, generationsConfig, env)
 	gateway := &Gateway{
-		Server:   server,
-		Accounts: appAccounts,
+		Server:    server,
+		Accounts:  appAccounts,
+		Recorder:  recorder,
+		Retention: retention,
 	}
 	return gateway, func() {
+		cleanup3()
+		cleanup2()
 		cleanup()
 	}, nil
 }

@@ -75,6 +75,44 @@ func (s *Accounts) Workspace(ctx context.Context, id string) (account.Workspace,
 	return r.domain(), nil
 }
 
+func (s *Accounts) CreateWorkspace(ctx context.Context, ws account.Workspace) error {
+	r := workspaceRow{ID: ws.ID, Name: ws.Name, Slug: ws.Slug, CreatedAt: ws.CreatedAt.UTC()}
+	err := s.db.WithContext(ctx).Create(&r).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return account.ErrWorkspaceExists.Wrap(err)
+	}
+	if err != nil {
+		return fmt.Errorf("insert workspace: %w", err)
+	}
+	return nil
+}
+
+func (s *Accounts) ListWorkspaces(ctx context.Context, p ports.Page) ([]account.Workspace, int, error) {
+	var rows []workspaceRow
+	total, err := page(s.db.WithContext(ctx).Order("created_at, id"), p, &rows)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list workspaces: %w", err)
+	}
+	out := make([]account.Workspace, len(rows))
+	for i, r := range rows {
+		out[i] = r.domain()
+	}
+	return out, total, nil
+}
+
+// page counts what q selects and loads the page p of it into dst.
+func page[T any](q *gorm.DB, p ports.Page, dst *[]T) (int, error) {
+	q = q.Session(&gorm.Session{}) // each use below starts from q, not from the other's changes
+	var total int64
+	if err := q.Model(new(T)).Count(&total).Error; err != nil {
+		return 0, err
+	}
+	if err := q.Limit(p.Limit).Offset(p.Offset).Find(dst).Error; err != nil {
+		return 0, err
+	}
+	return int(total), nil
+}
+
 type keyRow struct {
 	Hash               string `gorm:"primaryKey"`
 	Name               string
@@ -276,12 +314,9 @@ func (s *Accounts) CreateMember(ctx context.Context, m account.Member) error {
 }
 
 func (s *Accounts) ListMembers(ctx context.Context, p ports.Page) ([]account.Member, int, error) {
-	var total int64
-	if err := s.db.WithContext(ctx).Model(&memberRow{}).Count(&total).Error; err != nil {
-		return nil, 0, fmt.Errorf("count members: %w", err)
-	}
 	var rows []memberRow
-	if err := s.db.WithContext(ctx).Order("created_at, id").Limit(p.Limit).Offset(p.Offset).Find(&rows).Error; err != nil {
+	total, err := page(s.db.WithContext(ctx).Order("created_at, id"), p, &rows)
+	if err != nil {
 		return nil, 0, fmt.Errorf("list members: %w", err)
 	}
 	out := make([]account.Member, len(rows))
@@ -289,7 +324,7 @@ func (s *Accounts) ListMembers(ctx context.Context, p ports.Page) ([]account.Mem
 		out[i] = account.Member{ID: r.ID, Email: r.Email, FirstName: r.FirstName, LastName: r.LastName,
 			Role: account.Role(r.Role), CreatedAt: r.CreatedAt.UTC()}
 	}
-	return out, int(total), nil
+	return out, total, nil
 }
 
 func (s *Accounts) UnknownMembers(ctx context.Context, ids []string) ([]string, error) {

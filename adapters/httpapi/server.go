@@ -34,8 +34,10 @@ type Readiness interface {
 
 // Handlers are the route handlers of every module.
 type Handlers struct {
-	Keys    *KeysHandler
-	Members *MembersHandler
+	Keys        *KeysHandler
+	Members     *MembersHandler
+	Workspaces  *WorkspacesHandler
+	Generations *GenerationsHandler
 }
 
 var ginMode sync.Once
@@ -83,6 +85,12 @@ func mount(api *gin.RouterGroup, g guard, h Handlers) {
 
 	api.GET("/organization/members", mgmt, h.Members.list)
 	api.POST("/organization/members", mgmt, h.Members.create)
+
+	api.GET("/workspaces", mgmt, h.Workspaces.list)
+	api.POST("/workspaces", mgmt, h.Workspaces.create)
+
+	api.GET("/generation", anyK, h.Generations.get)
+	api.GET("/generation/content", anyK, h.Generations.content) // management only: the use case answers 403
 }
 
 // Handler is the server's http.Handler, for tests and benchmarks.

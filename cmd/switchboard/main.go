@@ -31,6 +31,8 @@ commands:
                             create an API key; prints only the key
   members add --email EMAIL [--first-name F] [--last-name L] [--role org:admin|org:member]
                             add an organization member; prints the member id
+  workspaces create --name NAME [--slug SLUG]
+                            create a workspace; prints its id
 `
 
 func main() {
@@ -87,6 +89,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = keysCommand(ctx, cfg, log, args, stdout)
 	case "members":
 		err = membersCommand(ctx, cfg, log, args, stdout)
+	case "workspaces":
+		err = workspacesCommand(ctx, cfg, log, args, stdout)
 	default:
 		err = errUsage
 	}
@@ -233,4 +237,25 @@ func nonEmpty(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+func workspacesCommand(ctx context.Context, cfg sbwire.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != "create" {
+		return errUsage
+	}
+	fs := flag.NewFlagSet("workspaces create", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	name := fs.String("name", "", "")
+	slug := fs.String("slug", "", "")
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
+		return errUsage
+	}
+	return withAdmin(ctx, cfg, log, func(a *sbwire.Admin) error {
+		ws, err := a.Accounts.CreateWorkspace(ctx, *name, *slug)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, ws.ID)
+		return nil
+	})
 }

@@ -50,7 +50,39 @@ var (
 	ErrInferenceOnly     = domain.E(domain.KindForbidden, "inference_key_required", "management keys cannot run inference; use an inference key")
 	ErrMemberExists      = domain.E(domain.KindConflict, "member_exists", "a member with this email already exists")
 	ErrWorkspaceNotFound = domain.E(domain.KindInvalid, "workspace_not_found", "workspace_id: no such workspace").With("field", "workspace_id")
+	ErrWorkspaceExists   = domain.E(domain.KindConflict, "workspace_exists", "a workspace with this slug already exists")
 )
+
+// NewWorkspace validates a workspace to create; an empty slug is derived from the name.
+func NewWorkspace(id, name, slug string, now time.Time) (Workspace, error) {
+	name = strings.TrimSpace(name)
+	if name == "" || utf8.RuneCountInString(name) > 100 {
+		return Workspace{}, domain.Invalid("name", "must be 1 to 100 characters")
+	}
+	if slug == "" {
+		slug = slugify(name)
+	}
+	if err := domain.ValidateSlug("slug", slug); err != nil {
+		return Workspace{}, err
+	}
+	return Workspace{ID: id, Name: name, Slug: slug, CreatedAt: now.UTC()}, nil
+}
+
+func slugify(name string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z' || r >= '0' && r <= '9':
+			b.WriteRune(r)
+			dash = false
+		case !dash && b.Len() > 0:
+			b.WriteByte('-')
+			dash = true
+		}
+	}
+	return strings.TrimRight(b.String(), "-")
+}
 
 // NewMember validates a member to add to the organization.
 func NewMember(id, email string, first, last *string, role Role, now time.Time) (Member, error) {

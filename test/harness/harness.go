@@ -220,3 +220,26 @@ func (c *Clock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.now = c.now.Add(d)
 }
+
+// Workspace creates a workspace through the API and returns its id.
+func (g *Gateway) Workspace(t testing.TB, slug string) string {
+	t.Helper()
+	r := g.Do(t, "POST", "/workspaces", g.Admin, map[string]any{"name": slug, "slug": slug})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create workspace: %d %s", r.Status, r.Body)
+	}
+	return r.JSON(t)["data"].(map[string]any)["id"].(string)
+}
+
+// Eventually polls cond until it holds or within passes; it reports how long it took.
+func Eventually(t testing.TB, within time.Duration, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > within {
+			t.Fatalf("condition not met within %v", within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return time.Since(start)
+}

@@ -1,0 +1,306 @@
+package gormstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Generations stores generation records and their content.
+type Generations struct{ db *gorm.DB }
+
+var _ ports.GenerationStore = (*Generations)(nil)
+
+func NewGenerations(db *gorm.DB) *Generations { return &Generations{db: db} }
+
+type generationRow struct {
+	ID                           string `gorm:"primaryKey"`
+	RequestID                    string
+	UpstreamID                   string
+	APIType                      string `gorm:"column:api_type"`
+	WorkspaceID                  string
+	KeyHash                      string
+	UserID                       *string
+	Model                        string
+	ProviderName                 string
+	PresetID                     *string
+	Router                       *string
+	Origin                       string
+	HTTPReferer                  string `gorm:"column:http_referer"`
+	UserAgent                    string
+	ExternalUser                 string
+	SessionID                    *string
+	Status                       int
+	Streamed                     bool
+	Cancelled                    bool
+	IsBYOK                       bool `gorm:"column:is_byok"`
+	FinishReason                 string
+	NativeFinishReason           string
+	LatencyUS                    int64 `gorm:"column:latency_us"`
+	GenerationTimeUS             int64 `gorm:"column:generation_time_us"`
+	ModerationLatencyUS          int64 `gorm:"column:moderation_latency_us"`
+	TokensPrompt                 int64
+	TokensCompletion             int64
+	NativeTokensPrompt           int64
+	NativeTokensCompletion       int64
+	NativeTokensCompletionImages int64
+	NativeTokensReasoning        int64
+	NativeTokensCached           int64
+	NumInputAudioPrompt          int64
+	NumMediaPrompt               int64
+	NumMediaCompletion           int64
+	NumSearchResults             int64
+	NumFetches                   int64
+	TotalCostMicros              int64
+	UpstreamCostMicros           int64
+	CacheDiscountMicros          *int64
+	DataRegion                   string
+	ServiceTier                  *string
+	WebSearchEngine              *string
+	Attempts                     string
+	Flags                        string
+	CreatedAt                    time.Time `gorm:"autoCreateTime:false"`
+}
+
+func (generationRow) TableName() string { return "generations" }
+
+type contentRow struct {
+	ID      string `gorm:"primaryKey"`
+	Input   string
+	Output  string
+	Failure *string
+}
+
+func (contentRow) TableName() string { return "generation_contents" }
+
+// Stored JSON shapes: private to this adapter, free to differ from the API's.
+type attemptJSON struct {
+	ProviderName  string `json:"provider_name"`
+	EndpointID    string `json:"endpoint_id,omitempty"`
+	UpstreamModel string `json:"upstream_model,omitempty"`
+	UpstreamID    string `json:"upstream_id,omitempty"`
+	Status        int    `json:"status"`
+	LatencyUS     int64  `json:"latency_us"`
+	BYOK          bool   `json:"byok,omitempty"`
+	Error         string `json:"error,omitempty"`
+	Raw           string `json:"raw,omitempty"`
+}
+
+type inputJSON struct {
+	Messages []messageJSON `json:"messages,omitempty"`
+	Prompt   *string       `json:"prompt,omitempty"`
+}
+
+type messageJSON struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+type outputJSON struct {
+	Completion string  `json:"completion"`
+	Reasoning  *string `json:"reasoning"`
+}
+
+type failureJSON struct {
+	Message      string        `json:"message"`
+	Status       int           `json:"status"`
+	ProviderName *string       `json:"provider_name"`
+	Raw          *string       `json:"raw"`
+	Previous     []attemptJSON `json:"previous"`
+}
+
+// toAttempts maps attempts for storage; withRaw keeps error bodies, which belong with the content only.
+func toAttempts(as []generation.Attempt, withRaw bool) []attemptJSON {
+	out := make([]attemptJSON, len(as))
+	for i, a := range as {
+		out[i] = attemptJSON{ProviderName: a.ProviderName, EndpointID: a.EndpointID, UpstreamModel: a.UpstreamModel,
+			UpstreamID: a.UpstreamID, Status: a.Status, LatencyUS: a.Latency.Microseconds(), BYOK: a.BYOK, Error: a.Error}
+		if withRaw {
+			out[i].Raw = a.Raw
+		}
+	}
+	return out
+}
+
+func fromAttempts(as []attemptJSON) []generation.Attempt {
+	out := make([]generation.Attempt, len(as))
+	for i, a := range as {
+		out[i] = generation.Attempt{ProviderName: a.ProviderName, EndpointID: a.EndpointID, UpstreamModel: a.UpstreamModel,
+			UpstreamID: a.UpstreamID, Status: a.Status, Latency: time.Duration(a.LatencyUS) * time.Microsecond, BYOK: a.BYOK,
+			Error: a.Error, Raw: a.Raw}
+	}
+	return out
+}
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only plain structs of strings and numbers are marshalled here
+	}
+	return string(b)
+}
+
+func toGenerationRow(r generation.Record) generationRow {
+	flags := r.Flags
+	if flags == nil {
+		flags = []string{}
+	}
+	c := r.Counts
+	return generationRow{
+		ID: r.ID, RequestID: r.RequestID, UpstreamID: r.UpstreamID, APIType: string(r.APIType), WorkspaceID: r.WorkspaceID,
+		KeyHash: r.KeyHash, UserID: r.UserID, Model: r.Model, ProviderName: r.ProviderName, PresetID: r.PresetID,
+		Router: r.Router, Origin: r.Origin, HTTPReferer: r.Referer, UserAgent: r.UserAgent, ExternalUser: r.ExternalUser,
+		SessionID: r.SessionID, Status: r.Status, Streamed: r.Streamed, Cancelled: r.Cancelled, IsBYOK: r.BYOK,
+		FinishReason: r.FinishReason, NativeFinishReason: r.NativeFinishReason,
+		LatencyUS: r.Latency.Microseconds(), GenerationTimeUS: r.GenerationTime.Microseconds(),
+		ModerationLatencyUS: r.ModerationLatency.Microseconds(),
+		TokensPrompt:        c.TokensPrompt, TokensCompletion: c.TokensCompletion, NativeTokensPrompt: c.NativeTokensPrompt,
+		NativeTokensCompletion: c.NativeTokensCompletion, NativeTokensCompletionImages: c.NativeTokensCompletionImages,
+		NativeTokensReasoning: c.NativeTokensReasoning, NativeTokensCached: c.NativeTokensCached,
+		NumInputAudioPrompt: c.NumInputAudioPrompt, NumMediaPrompt: c.NumMediaPrompt, NumMediaCompletion: c.NumMediaCompletion,
+		NumSearchResults: c.NumSearchResults, NumFetches: c.NumFetches,
+		TotalCostMicros: int64(r.TotalCost), UpstreamCostMicros: int64(r.UpstreamCost),
+		CacheDiscountMicros: (*int64)(r.CacheDiscount), DataRegion: r.DataRegion, ServiceTier: r.ServiceTier,
+		WebSearchEngine: r.WebSearchEngine, Attempts: mustJSON(toAttempts(r.Attempts, false)), Flags: mustJSON(flags),
+		CreatedAt: r.CreatedAt.UTC(),
+	}
+}
+
+func (g generationRow) domain() (generation.Record, error) {
+	var attempts []attemptJSON
+	var flags []string
+	if err := json.Unmarshal([]byte(g.Attempts), &attempts); err != nil {
+		return generation.Record{}, fmt.Errorf("generation %s attempts: %w", g.ID, err)
+	}
+	if err := json.Unmarshal([]byte(g.Flags), &flags); err != nil {
+		return generation.Record{}, fmt.Errorf("generation %s flags: %w", g.ID, err)
+	}
+	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
+	return generation.Record{
+		ID: g.ID, RequestID: g.RequestID, UpstreamID: g.UpstreamID, APIType: generation.APIType(g.APIType),
+		WorkspaceID: g.WorkspaceID, KeyHash: g.KeyHash, UserID: g.UserID, Model: g.Model, ProviderName: g.ProviderName,
+		PresetID: g.PresetID, Router: g.Router, Origin: g.Origin, Referer: g.HTTPReferer, UserAgent: g.UserAgent,
+		ExternalUser: g.ExternalUser, SessionID: g.SessionID, Status: g.Status, Streamed: g.Streamed,
+		Cancelled: g.Cancelled, BYOK: g.IsBYOK, FinishReason: g.FinishReason, NativeFinishReason: g.NativeFinishReason,
+		Latency: us(g.LatencyUS), GenerationTime: us(g.GenerationTimeUS), ModerationLatency: us(g.ModerationLatencyUS),
+		Counts: generation.Counts{TokensPrompt: g.TokensPrompt, TokensCompletion: g.TokensCompletion,
+			NativeTokensPrompt: g.NativeTokensPrompt, NativeTokensCompletion: g.NativeTokensCompletion,
+			NativeTokensCompletionImages: g.NativeTokensCompletionImages, NativeTokensReasoning: g.NativeTokensReasoning,
+			NativeTokensCached: g.NativeTokensCached, NumInputAudioPrompt: g.NumInputAudioPrompt,
+			NumMediaPrompt: g.NumMediaPrompt, NumMediaCompletion: g.NumMediaCompletion,
+			NumSearchResults: g.NumSearchResults, NumFetches: g.NumFetches},
+		TotalCost: domain.Micros(g.TotalCostMicros), UpstreamCost: domain.Micros(g.UpstreamCostMicros),
+		CacheDiscount: (*domain.Micros)(g.CacheDiscountMicros), DataRegion: g.DataRegion, ServiceTier: g.ServiceTier,
+		WebSearchEngine: g.WebSearchEngine, Attempts: fromAttempts(attempts), Flags: flags, CreatedAt: g.CreatedAt.UTC(),
+	}, nil
+}
+
+func toContentRow(id string, c generation.Content) contentRow {
+	in := inputJSON{Prompt: c.Input.Prompt}
+	for _, m := range c.Input.Messages {
+		in.Messages = append(in.Messages, messageJSON(m))
+	}
+	row := contentRow{ID: id, Input: mustJSON(in), Output: mustJSON(outputJSON(c.Output))}
+	if f := c.Failure; f != nil {
+		s := mustJSON(failureJSON{Message: f.Message, Status: f.Status, ProviderName: f.ProviderName, Raw: f.Raw,
+			Previous: toAttempts(f.Previous, true)})
+		row.Failure = &s
+	}
+	return row
+}
+
+func (c contentRow) domain() (generation.Content, error) {
+	var in inputJSON
+	var out outputJSON
+	if err := json.Unmarshal([]byte(c.Input), &in); err != nil {
+		return generation.Content{}, fmt.Errorf("generation %s input: %w", c.ID, err)
+	}
+	if err := json.Unmarshal([]byte(c.Output), &out); err != nil {
+		return generation.Content{}, fmt.Errorf("generation %s output: %w", c.ID, err)
+	}
+	content := generation.Content{Input: generation.Input{Prompt: in.Prompt}, Output: generation.Output(out)}
+	for _, m := range in.Messages {
+		content.Input.Messages = append(content.Input.Messages, generation.Message(m))
+	}
+	if c.Failure != nil {
+		var f failureJSON
+		if err := json.Unmarshal([]byte(*c.Failure), &f); err != nil {
+			return generation.Content{}, fmt.Errorf("generation %s failure: %w", c.ID, err)
+		}
+		content.Failure = &generation.Failure{Message: f.Message, Status: f.Status, ProviderName: f.ProviderName,
+			Raw: f.Raw, Previous: fromAttempts(f.Previous)}
+	}
+	return content, nil
+}
+
+func (s *Generations) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
+	rows := make([]generationRow, len(batch))
+	contents := make([]contentRow, 0, len(batch))
+	for i, e := range batch {
+		rows[i] = toGenerationRow(e.Record)
+		if e.Content != nil {
+			contents = append(contents, toContentRow(e.Record.ID, *e.Content))
+		}
+	}
+	if Dialect(s.db) == Postgres {
+		err := copyInto(ctx, s.db, copyTable{"generations", rows}, copyTable{"generation_contents", contents})
+		if !errors.Is(err, errCopyConflict) {
+			return err
+		}
+		// Some of these were stored before (a retried batch whose commit did go through): skip them row by row.
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		skip := tx.Clauses(clause.OnConflict{DoNothing: true})
+		if err := skip.CreateInBatches(rows, 400).Error; err != nil {
+			return fmt.Errorf("insert generations: %w", err)
+		}
+		if len(contents) > 0 {
+			if err := skip.CreateInBatches(contents, 1000).Error; err != nil {
+				return fmt.Errorf("insert generation contents: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func (s *Generations) Generation(ctx context.Context, id string) (generation.Record, error) {
+	var r generationRow
+	err := s.db.WithContext(ctx).Take(&r, "id = ?", id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return generation.Record{}, generation.ErrNotFound
+	}
+	if err != nil {
+		return generation.Record{}, fmt.Errorf("select generation: %w", err)
+	}
+	return r.domain()
+}
+
+func (s *Generations) GenerationContent(ctx context.Context, id string) (generation.Content, error) {
+	var c contentRow
+	err := s.db.WithContext(ctx).Take(&c, "id = ?", id).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return generation.Content{}, generation.ErrNotFound
+	}
+	if err != nil {
+		return generation.Content{}, fmt.Errorf("select generation content: %w", err)
+	}
+	return c.domain()
+}
+
+func (s *Generations) PurgeGenerations(ctx context.Context, before time.Time, limit int) (int64, error) {
+	res := s.db.WithContext(ctx).Exec(`DELETE FROM generations WHERE id IN
+		(SELECT id FROM generations WHERE created_at < ? ORDER BY created_at LIMIT ?)`, before.UTC(), limit)
+	if res.Error != nil {
+		return 0, fmt.Errorf("purge generations: %w", res.Error)
+	}
+	return res.RowsAffected, nil
+}
