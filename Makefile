@@ -4,13 +4,19 @@
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_DATABASE_URL
 
+# The end-to-end tests run the reference API's real clients (@openrouter/sdk, openai) from npm.
+E2E_JS := test/e2e/js
+
 .PHONY: run test build generate check bench
 
 run:
 	go run ./cmd/switchboard
 
-test:
+test: $(E2E_JS)/node_modules/.package-lock.json
 	go test -race -count=1 ./...
+
+$(E2E_JS)/node_modules/.package-lock.json: $(E2E_JS)/package-lock.json
+	cd $(E2E_JS) && npm ci --no-audit --no-fund --ignore-scripts
 
 build:
 	CGO_ENABLED=0 go build -trimpath -o bin/switchboard ./cmd/switchboard

@@ -80,6 +80,12 @@ func newRetention(store ports.GenerationStore, log *slog.Logger, cfg Generations
 	return r, r.Close
 }
 
+var presetSet = wire.NewSet(
+	gormstore.NewPresets, wire.Bind(new(ports.PresetStore), new(*gormstore.Presets)),
+	app.NewPresets, wire.Bind(new(ports.Presets), new(*app.Presets)),
+	httpapi.NewPresetsHandler,
+)
+
 var httpSet = wire.NewSet(
 	wire.Struct(new(httpapi.Handlers), "*"),
 	httpapi.NewServer,

@@ -40,11 +40,15 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	generations := gormstore.NewGenerations(db)
 	appGenerations := app.NewGenerations(generations)
 	generationsHandler := httpapi.NewGenerationsHandler(appGenerations)
+	presets := gormstore.NewPresets(db)
+	appPresets := app.NewPresets(presets, accounts, env)
+	presetsHandler := httpapi.NewPresetsHandler(appPresets)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,
 		Workspaces:  workspacesHandler,
 		Generations: generationsHandler,
+		Presets:     presetsHandler,
 	}
 	server := httpapi.NewServer(config, log, health, appAccounts, handlers)
 	generationsConfig := cfg.Generations

@@ -26,6 +26,7 @@ var (
 // the field of a type mismatch. Unknown fields are ignored, as clients send extras.
 func bindJSON(c *gin.Context, dst any) error {
 	dec := json.NewDecoder(c.Request.Body)
+	dec.UseNumber() // free-form values keep their numbers exactly
 	err := dec.Decode(dst)
 	if err == nil {
 		if _, terr := dec.Token(); terr != io.EOF {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -38,6 +39,7 @@ type Handlers struct {
 	Members     *MembersHandler
 	Workspaces  *WorkspacesHandler
 	Generations *GenerationsHandler
+	Presets     *PresetsHandler
 }
 
 var ginMode sync.Once
@@ -91,6 +93,16 @@ func mount(api *gin.RouterGroup, g guard, h Handlers) {
 
 	api.GET("/generation", anyK, h.Generations.get)
 	api.GET("/generation/content", anyK, h.Generations.content) // management only: the use case answers 403
+
+	// Presets: any key of the workspace reads and writes; a management key may name workspace_id.
+	api.GET("/presets", anyK, h.Presets.list)
+	api.GET("/presets/:slug", anyK, h.Presets.get)
+	api.PATCH("/presets/:slug", anyK, h.Presets.update)
+	api.GET("/presets/:slug/versions", anyK, h.Presets.versions)
+	api.GET("/presets/:slug/versions/:version", anyK, h.Presets.version)
+	api.POST("/presets/:slug/chat/completions", anyK, h.Presets.createFrom(preset.ChatCompletions))
+	api.POST("/presets/:slug/messages", anyK, h.Presets.createFrom(preset.Messages))
+	api.POST("/presets/:slug/responses", anyK, h.Presets.createFrom(preset.Responses))
 }
 
 // Handler is the server's http.Handler, for tests and benchmarks.

@@ -23,31 +23,6 @@ const generationShape = `{data:{api_type:string,app_id:number,cache_discount:nul
 	tokens_completion:number,tokens_prompt:number,total_cost:number,upstream_id:string,upstream_inference_cost:number,
 	usage:number,user_agent:string,web_search_engine:null,workspace_id:string}}`
 
-func sampleEntry(id, workspace string, at time.Time) generation.Entry {
-	session := "sess-1"
-	return generation.Entry{
-		Record: generation.Record{
-			ID: id, RequestID: "req-1", UpstreamID: "up-1", APIType: generation.TTS, WorkspaceID: workspace, KeyHash: "h",
-			Model: "openai/tts-1", ProviderName: "openai", Origin: "https://app.example", Referer: "https://app.example/x",
-			UserAgent: "sdk/1", ExternalUser: "end-user-7", SessionID: &session, Status: 200, Streamed: true,
-			FinishReason: "stop", NativeFinishReason: "stop", Latency: 12345 * time.Microsecond,
-			GenerationTime: 2*time.Second + 500*time.Microsecond,
-			Counts:         generation.Counts{TokensPrompt: 11, NativeTokensPrompt: 11},
-			TotalCost:      165, UpstreamCost: 165, DataRegion: "global",
-			Attempts: []generation.Attempt{
-				{ProviderName: "elevenlabs", Status: 503, Latency: time.Millisecond, Error: "overloaded", Raw: `{"detail":"busy"}`},
-				{ProviderName: "openai", EndpointID: "openai/tts-1", UpstreamModel: "tts-1", UpstreamID: "up-1", Status: 200, Latency: 12 * time.Millisecond},
-			},
-			Flags:     []string{"email"},
-			CreatedAt: at,
-		},
-		Content: &generation.Content{
-			Input:  generation.Input{Messages: []generation.Message{{Role: "user", Content: "Hello there"}}},
-			Output: generation.Output{Completion: ""},
-		},
-	}
-}
-
 func TestGenerationRead(t *testing.T) {
 	t.Parallel()
 	g := harness.Start(t)
@@ -57,7 +32,7 @@ func TestGenerationRead(t *testing.T) {
 	defaultWS := g.Do(t, "GET", "/key", mine, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
 
 	id := generation.NewID(time.Now(), "3f2a9c")
-	g.App.Recorder.Record(context.Background(), sampleEntry(id, defaultWS, time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)))
+	g.App.Recorder.Record(context.Background(), harness.GenerationEntry(id, defaultWS, time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)))
 	took := harness.Eventually(t, time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+id, mine, nil).Status == 200 })
 	t.Logf("readable %v after Record", took)
 
@@ -124,12 +99,12 @@ func TestGenerationContentFailureAndPrompt(t *testing.T) {
 	t.Parallel()
 	g := harness.Start(t)
 	ws := g.Do(t, "GET", "/key", g.Admin, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
-	e := sampleEntry(generation.NewID(time.Now(), "fail1"), ws, time.Now())
+	e := harness.GenerationEntry(generation.NewID(time.Now(), "fail1"), ws, time.Now())
 	prompt, provider, raw := "A cat on a skateboard", "openai", `{"error":{"message":"boom"}}`
 	e.Content.Input = generation.Input{Prompt: &prompt}
 	e.Content.Failure = &generation.Failure{Message: "every provider failed", Status: 502, ProviderName: &provider, Raw: &raw,
 		Previous: e.Record.Attempts[:1]}
-	noContent := sampleEntry(generation.NewID(time.Now(), "nocontent"), ws, time.Now())
+	noContent := harness.GenerationEntry(generation.NewID(time.Now(), "nocontent"), ws, time.Now())
 	noContent.Content = nil
 	g.App.Recorder.Record(context.Background(), e)
 	g.App.Recorder.Record(context.Background(), noContent)
@@ -148,7 +123,7 @@ func TestGenerationStoreContentOff(t *testing.T) {
 	t.Parallel()
 	g := harness.Start(t, harness.WithConfig("generations:\n  store_content: false\n"))
 	ws := g.Do(t, "GET", "/key", g.Admin, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
-	e := sampleEntry(generation.NewID(time.Now(), "off"), ws, time.Now())
+	e := harness.GenerationEntry(generation.NewID(time.Now(), "off"), ws, time.Now())
 	g.App.Recorder.Record(context.Background(), e)
 	harness.Eventually(t, time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+e.Record.ID, g.Admin, nil).Status == 200 })
 	harness.AssertError(t, g.Do(t, "GET", "/generation/content?id="+e.Record.ID, g.Admin, nil), 404)

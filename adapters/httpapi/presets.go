@@ -1,0 +1,174 @@
+package httpapi
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/domain/preset"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// PresetsHandler serves /presets.
+type PresetsHandler struct{ presets ports.Presets }
+
+func NewPresetsHandler(p ports.Presets) *PresetsHandler { return &PresetsHandler{presets: p} }
+
+type presetResp struct {
+	ID                  string  `json:"id"`
+	Name                string  `json:"name"`
+	Slug                string  `json:"slug"`
+	Description         *string `json:"description"`
+	Status              string  `json:"status"`
+	StatusUpdatedAt     *string `json:"status_updated_at"`
+	CreatedAt           string  `json:"created_at"`
+	UpdatedAt           string  `json:"updated_at"`
+	CreatorUserID       *string `json:"creator_user_id"`
+	WorkspaceID         *string `json:"workspace_id"`
+	DesignatedVersionID *string `json:"designated_version_id"`
+}
+
+type presetWithVersion struct {
+	presetResp
+	DesignatedVersion *versionResp `json:"designated_version"`
+}
+
+type versionResp struct {
+	ID           string         `json:"id"`
+	PresetID     string         `json:"preset_id"`
+	Version      int            `json:"version"`
+	Config       map[string]any `json:"config"`
+	SystemPrompt *string        `json:"system_prompt"`
+	CreatorID    string         `json:"creator_id"`
+	CreatedAt    string         `json:"created_at"`
+	UpdatedAt    string         `json:"updated_at"`
+}
+
+func toPreset(p preset.Preset) presetResp {
+	return presetResp{ID: p.ID, Name: p.Name, Slug: p.Slug, Description: p.Description, Status: string(p.Status),
+		StatusUpdatedAt: timestampPtr(p.StatusUpdatedAt), CreatedAt: timestamp(p.CreatedAt), UpdatedAt: timestamp(p.UpdatedAt),
+		CreatorUserID: p.CreatorUserID, WorkspaceID: &p.WorkspaceID, DesignatedVersionID: p.DesignatedVersionID}
+}
+
+func toVersion(v preset.Version) versionResp {
+	created := timestamp(v.CreatedAt)
+	return versionResp{ID: v.ID, PresetID: v.PresetID, Version: v.Number, Config: v.Config, SystemPrompt: v.SystemPrompt,
+		CreatorID: v.CreatorID, CreatedAt: created, UpdatedAt: created} // versions never change
+}
+
+func toPresetWithVersion(p preset.Preset, v *preset.Version) presetWithVersion {
+	out := presetWithVersion{presetResp: toPreset(p)}
+	if v != nil {
+		vr := toVersion(*v)
+		out.DesignatedVersion = &vr
+	}
+	return out
+}
+
+func scope(c *gin.Context) ports.PresetScope {
+	return ports.PresetScope{By: principal(c), WorkspaceID: c.Query("workspace_id"), Slug: c.Param("slug")}
+}
+
+func (h *PresetsHandler) list(c *gin.Context) {
+	limit, offset, err := pageQuery(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	ps, total, err := h.presets.List(c.Request.Context(), scope(c), ports.Page{Limit: limit, Offset: offset})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := make([]presetResp, len(ps))
+	for i, p := range ps {
+		out[i] = toPreset(p)
+	}
+	c.JSON(http.StatusOK, gin.H{"data": out, "total_count": total})
+}
+
+func (h *PresetsHandler) get(c *gin.Context) {
+	p, v, err := h.presets.Get(c.Request.Context(), scope(c))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	data(c, http.StatusOK, toPresetWithVersion(p, v))
+}
+
+func (h *PresetsHandler) versions(c *gin.Context) {
+	limit, offset, err := pageQuery(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	vs, total, err := h.presets.Versions(c.Request.Context(), scope(c), ports.Page{Limit: limit, Offset: offset})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := make([]versionResp, len(vs))
+	for i, v := range vs {
+		out[i] = toVersion(v)
+	}
+	c.JSON(http.StatusOK, gin.H{"data": out, "total_count": total})
+}
+
+func (h *PresetsHandler) version(c *gin.Context) {
+	v, err := h.presets.Version(c.Request.Context(), scope(c), c.Param("version"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	data(c, http.StatusOK, toVersion(v))
+}
+
+// createFrom answers POST /presets/{slug}/<src>: the request body's configuration becomes the next version.
+func (h *PresetsHandler) createFrom(src preset.Source) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		var body map[string]any
+		if err := bindJSON(c, &body); err != nil {
+			writeError(c, err)
+			return
+		}
+		if body == nil {
+			writeError(c, errNoBody)
+			return
+		}
+		p, v, err := h.presets.CreateVersion(c.Request.Context(), scope(c), src, body)
+		if err != nil {
+			writeError(c, err)
+			return
+		}
+		data(c, http.StatusOK, toPresetWithVersion(p, &v))
+	}
+}
+
+type updatePresetReq struct {
+	Name              *string     `json:"name"`
+	Description       opt[string] `json:"description"`
+	Status            *string     `json:"status"`
+	DesignatedVersion *int        `json:"designated_version"`
+}
+
+func (h *PresetsHandler) update(c *gin.Context) {
+	var req updatePresetReq
+	if err := bindJSON(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	change := ports.PresetVersionChange{
+		Change:            preset.Change{Name: req.Name, Description: req.Description.patch()},
+		DesignatedVersion: req.DesignatedVersion,
+	}
+	if req.Status != nil {
+		st := preset.Status(*req.Status)
+		change.Status = &st
+	}
+	p, v, err := h.presets.Update(c.Request.Context(), scope(c), change)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	data(c, http.StatusOK, toPresetWithVersion(p, v))
+}

@@ -1,0 +1,54 @@
+// Package e2e runs real clients of the reference API, unchanged, against the gateway: the official TypeScript
+// SDK @openrouter/sdk (and the openai package) under Node from js/, and the Go openai client.
+package e2e_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// runNode runs the js/*.test.mjs suites with env and fails the test with their output when any fails.
+func runNode(t *testing.T, env map[string]string) {
+	t.Helper()
+	if _, err := os.Stat("js/node_modules/@openrouter/sdk"); err != nil {
+		t.Fatalf("the SDK is not installed: run `make test` (it runs npm ci in test/e2e/js) or `npm ci` there: %v", err)
+	}
+	files, _ := filepath.Glob("js/*.test.mjs")
+	for i := range files {
+		files[i] = filepath.Base(files[i])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", append([]string{"--test", "--test-reporter=spec"}, files...)...)
+	cmd.Dir = "js"
+	cmd.Env = os.Environ()
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("SDK suite failed: %v\n%s", err, out)
+	}
+	t.Logf("SDK suite:\n%s", out)
+}
+
+func TestOpenRouterSDK(t *testing.T) {
+	t.Parallel()
+	g := harness.Start(t)
+	key, _ := g.Key(t, nil)
+	ws := g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
+	g.Do(t, "POST", "/organization/members", g.Admin, map[string]any{"email": "sdk@example.com"})
+
+	genID := generation.NewID(time.Now(), "sdkfixture")
+	g.App.Recorder.Record(context.Background(), harness.GenerationEntry(genID, ws, time.Now()))
+	harness.Eventually(t, time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+genID, key, nil).Status == 200 })
+
+	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ADMIN": g.Admin, "SB_KEY": key, "SB_GENERATION_ID": genID})
+}
