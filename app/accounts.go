@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -182,7 +183,7 @@ func (a *Accounts) HasManagementKey(ctx context.Context) (bool, error) {
 }
 
 func (a *Accounts) AddMember(ctx context.Context, email string, first, last *string, role account.Role) (account.Member, error) {
-	m, err := account.NewMember("user_"+RandomToken(15), email, first, last, role, a.env.Now())
+	m, err := account.NewMember("user_"+strings.ReplaceAll(a.env.NewID(), "-", ""), email, first, last, role, a.env.Now())
 	if err != nil {
 		return account.Member{}, err
 	}

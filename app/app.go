@@ -3,9 +3,6 @@
 package app
 
 import (
-	"crypto/rand"
-	"encoding/base32"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,13 +21,4 @@ func SystemEnv() Env {
 		Now:   func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }, // what databases keep
 		NewID: uuid.NewString,
 	}
-}
-
-// RandomToken returns n bytes of crypto randomness as lowercase base32 (no padding): unguessable id suffixes.
-func RandomToken(n int) string {
-	b := make([]byte, n)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand never fails on supported platforms
-	}
-	return strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
 }

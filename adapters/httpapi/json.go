@@ -15,6 +15,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 var (
@@ -177,5 +178,24 @@ func pageQuery(c *gin.Context) (limit, offset int, err error) {
 	return limit, offset, nil
 }
 
-// data answers 200 {"data": v}.
+// listPage answers a paged list: limit and offset from the query, {"data": [...], "total_count": n} in the body.
+func listPage[T, R any](c *gin.Context, fetch func(ports.Page) ([]T, int, error), conv func(T) R) {
+	limit, offset, err := pageQuery(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	items, total, err := fetch(ports.Page{Limit: limit, Offset: offset})
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := make([]R, len(items))
+	for i, it := range items {
+		out[i] = conv(it)
+	}
+	c.JSON(http.StatusOK, gin.H{"data": out, "total_count": total})
+}
+
+// data answers {"data": v} with status.
 func data(c *gin.Context, status int, v any) { c.JSON(status, gin.H{"data": v}) }

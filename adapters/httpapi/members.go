@@ -30,21 +30,9 @@ func toMember(m account.Member) memberResp {
 }
 
 func (h *MembersHandler) list(c *gin.Context) {
-	limit, offset, err := pageQuery(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	ms, total, err := h.members.ListMembers(c.Request.Context(), ports.Page{Limit: limit, Offset: offset})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	out := make([]memberResp, len(ms))
-	for i, m := range ms {
-		out[i] = toMember(m)
-	}
-	c.JSON(http.StatusOK, gin.H{"data": out, "total_count": total})
+	listPage(c, func(p ports.Page) ([]account.Member, int, error) {
+		return h.members.ListMembers(c.Request.Context(), p)
+	}, toMember)
 }
 
 type createMemberReq struct {

@@ -70,21 +70,9 @@ func scope(c *gin.Context) ports.PresetScope {
 }
 
 func (h *PresetsHandler) list(c *gin.Context) {
-	limit, offset, err := pageQuery(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	ps, total, err := h.presets.List(c.Request.Context(), scope(c), ports.Page{Limit: limit, Offset: offset})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	out := make([]presetResp, len(ps))
-	for i, p := range ps {
-		out[i] = toPreset(p)
-	}
-	c.JSON(http.StatusOK, gin.H{"data": out, "total_count": total})
+	listPage(c, func(p ports.Page) ([]preset.Preset, int, error) {
+		return h.presets.List(c.Request.Context(), scope(c), p)
+	}, toPreset)
 }
 
 func (h *PresetsHandler) get(c *gin.Context) {
@@ -97,21 +85,9 @@ func (h *PresetsHandler) get(c *gin.Context) {
 }
 
 func (h *PresetsHandler) versions(c *gin.Context) {
-	limit, offset, err := pageQuery(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	vs, total, err := h.presets.Versions(c.Request.Context(), scope(c), ports.Page{Limit: limit, Offset: offset})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	out := make([]versionResp, len(vs))
-	for i, v := range vs {
-		out[i] = toVersion(v)
-	}
-	c.JSON(http.StatusOK, gin.H{"data": out, "total_count": total})
+	listPage(c, func(p ports.Page) ([]preset.Version, int, error) {
+		return h.presets.Versions(c.Request.Context(), scope(c), p)
+	}, toVersion)
 }
 
 func (h *PresetsHandler) version(c *gin.Context) {

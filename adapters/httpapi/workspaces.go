@@ -67,19 +67,7 @@ func (h *WorkspacesHandler) create(c *gin.Context) {
 }
 
 func (h *WorkspacesHandler) list(c *gin.Context) {
-	limit, offset, err := pageQuery(c)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	wss, total, err := h.ws.ListWorkspaces(c.Request.Context(), ports.Page{Limit: limit, Offset: offset})
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	out := make([]workspaceResp, len(wss))
-	for i, w := range wss {
-		out[i] = toWorkspace(w)
-	}
-	c.JSON(http.StatusOK, gin.H{"data": out, "total_count": total})
+	listPage(c, func(p ports.Page) ([]account.Workspace, int, error) {
+		return h.ws.ListWorkspaces(c.Request.Context(), p)
+	}, toWorkspace)
 }

@@ -85,14 +85,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		fmt.Fprintf(stdout, "configuration OK: %d providers, %d models, database %s\n",
 			len(cfg.Providers), cfg.Catalog.Len(), dialectOf(cfg.Database.URL))
-	case "keys":
-		err = keysCommand(ctx, cfg, log, args, stdout)
-	case "members":
-		err = membersCommand(ctx, cfg, log, args, stdout)
-	case "workspaces":
-		err = workspacesCommand(ctx, cfg, log, args, stdout)
 	default:
-		err = errUsage
+		sub, ok := subcommands[cmd]
+		if !ok {
+			err = errUsage
+			break
+		}
+		err = sub.run(ctx, cfg, log, args, stdout)
 	}
 	switch {
 	case errors.Is(err, errUsage):
@@ -178,58 +177,71 @@ func withAdmin(ctx context.Context, cfg sbwire.Config, log *slog.Logger, f func(
 	return f(admin)
 }
 
-func keysCommand(ctx context.Context, cfg sbwire.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
+// subcommand is an administrative "<group> <verb> [flags]" command that prints one line.
+type subcommand struct {
+	verb string
+	// define declares the flags and returns what runs once they are parsed.
+	define func(fs *flag.FlagSet) func(ctx context.Context, a *sbwire.Admin) (string, error)
+}
+
+func (s subcommand) run(ctx context.Context, cfg sbwire.Config, log *slog.Logger, args []string, stdout io.Writer) error {
+	if len(args) == 0 || args[0] != s.verb {
 		return errUsage
 	}
-	fs := flag.NewFlagSet("keys create", flag.ContinueOnError)
+	fs := flag.NewFlagSet(s.verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	name := fs.String("name", "", "")
-	management := fs.Bool("management", false, "")
-	workspace := fs.String("workspace", "", "")
-	limit := fs.String("limit", "", "")
+	do := s.define(fs)
 	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
 		return errUsage
 	}
-	spec := account.KeySpec{Name: *name, Management: *management, WorkspaceID: *workspace}
-	if *limit != "" {
-		m, err := domain.ParseUSD(*limit)
-		if err != nil {
-			return fmt.Errorf("--limit: %w", err)
-		}
-		spec.Limit = &m
-	}
 	return withAdmin(ctx, cfg, log, func(a *sbwire.Admin) error {
-		_, secret, err := a.Accounts.CreateKey(ctx, account.Principal{}, spec)
+		out, err := do(ctx, a)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, secret)
+		fmt.Fprintln(stdout, out)
 		return nil
 	})
 }
 
-func membersCommand(ctx context.Context, cfg sbwire.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "add" {
-		return errUsage
-	}
-	fs := flag.NewFlagSet("members add", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	email := fs.String("email", "", "")
-	first := fs.String("first-name", "", "")
-	last := fs.String("last-name", "", "")
-	role := fs.String("role", string(account.RoleMember), "")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-		return errUsage
-	}
-	return withAdmin(ctx, cfg, log, func(a *sbwire.Admin) error {
-		m, err := a.Accounts.AddMember(ctx, *email, nonEmpty(*first), nonEmpty(*last), account.Role(*role))
-		if err != nil {
-			return err
+// subcommands are the administrative commands, by group.
+var subcommands = map[string]subcommand{
+	"keys": {verb: "create", define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {
+		name := fs.String("name", "", "")
+		management := fs.Bool("management", false, "")
+		workspace := fs.String("workspace", "", "")
+		limit := fs.String("limit", "", "")
+		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
+			spec := account.KeySpec{Name: *name, Management: *management, WorkspaceID: *workspace}
+			if *limit != "" {
+				m, err := domain.ParseUSD(*limit)
+				if err != nil {
+					return "", fmt.Errorf("--limit: %w", err)
+				}
+				spec.Limit = &m
+			}
+			_, secret, err := a.Accounts.CreateKey(ctx, account.Principal{}, spec)
+			return secret, err
 		}
-		fmt.Fprintln(stdout, m.ID)
-		return nil
-	})
+	}},
+	"members": {verb: "add", define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {
+		email := fs.String("email", "", "")
+		first := fs.String("first-name", "", "")
+		last := fs.String("last-name", "", "")
+		role := fs.String("role", string(account.RoleMember), "")
+		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
+			m, err := a.Accounts.AddMember(ctx, *email, nonEmpty(*first), nonEmpty(*last), account.Role(*role))
+			return m.ID, err
+		}
+	}},
+	"workspaces": {verb: "create", define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {
+		name := fs.String("name", "", "")
+		slug := fs.String("slug", "", "")
+		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
+			ws, err := a.Accounts.CreateWorkspace(ctx, *name, *slug)
+			return ws.ID, err
+		}
+	}},
 }
 
 func nonEmpty(s string) *string {
@@ -237,25 +249,4 @@ func nonEmpty(s string) *string {
 		return nil
 	}
 	return &s
-}
-
-func workspacesCommand(ctx context.Context, cfg sbwire.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != "create" {
-		return errUsage
-	}
-	fs := flag.NewFlagSet("workspaces create", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	name := fs.String("name", "", "")
-	slug := fs.String("slug", "", "")
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
-		return errUsage
-	}
-	return withAdmin(ctx, cfg, log, func(a *sbwire.Admin) error {
-		ws, err := a.Accounts.CreateWorkspace(ctx, *name, *slug)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, ws.ID)
-		return nil
-	})
 }
