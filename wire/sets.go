@@ -86,6 +86,17 @@ var presetSet = wire.NewSet(
 	httpapi.NewPresetsHandler,
 )
 
+var guardrailSet = wire.NewSet(
+	gormstore.NewGuardrails,
+	wire.Bind(new(ports.GuardrailStore), new(*gormstore.Guardrails)),
+	wire.Bind(new(ports.AssignmentStore), new(*gormstore.Guardrails)),
+	wire.Bind(new(ports.BudgetStore), new(*gormstore.Guardrails)),
+	app.NewGuardrails,
+	wire.Bind(new(ports.Guardrails), new(*app.Guardrails)),
+	wire.Bind(new(ports.GuardrailEnforcer), new(*app.Guardrails)),
+	httpapi.NewGuardrailsHandler,
+)
+
 var httpSet = wire.NewSet(
 	wire.Struct(new(httpapi.Handlers), "*"),
 	httpapi.NewServer,

@@ -43,12 +43,16 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	presets := gormstore.NewPresets(db)
 	appPresets := app.NewPresets(presets, accounts, env)
 	presetsHandler := httpapi.NewPresetsHandler(appPresets)
+	guardrails := gormstore.NewGuardrails(db)
+	appGuardrails := app.NewGuardrails(guardrails, guardrails, guardrails, accounts, accounts, env, log)
+	guardrailsHandler := httpapi.NewGuardrailsHandler(appGuardrails)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,
 		Workspaces:  workspacesHandler,
 		Generations: generationsHandler,
 		Presets:     presetsHandler,
+		Guardrails:  guardrailsHandler,
 	}
 	server := httpapi.NewServer(config, log, health, appAccounts, handlers)
 	generationsConfig := cfg.Generations

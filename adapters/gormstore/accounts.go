@@ -335,15 +335,5 @@ func (s *Accounts) UnknownMembers(ctx context.Context, ids []string) ([]string, 
 	if err := s.db.WithContext(ctx).Model(&memberRow{}).Where("id IN ?", ids).Pluck("id", &found).Error; err != nil {
 		return nil, fmt.Errorf("select members: %w", err)
 	}
-	known := make(map[string]bool, len(found))
-	for _, id := range found {
-		known[id] = true
-	}
-	var unknown []string
-	for _, id := range ids {
-		if !known[id] {
-			unknown = append(unknown, id)
-		}
-	}
-	return unknown, nil
+	return missing(ids, found), nil
 }

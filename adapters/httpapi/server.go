@@ -40,6 +40,7 @@ type Handlers struct {
 	Workspaces  *WorkspacesHandler
 	Generations *GenerationsHandler
 	Presets     *PresetsHandler
+	Guardrails  *GuardrailsHandler
 }
 
 var ginMode sync.Once
@@ -103,6 +104,21 @@ func mount(api *gin.RouterGroup, g guard, h Handlers) {
 	api.POST("/presets/:slug/chat/completions", anyK, h.Presets.createFrom(preset.ChatCompletions))
 	api.POST("/presets/:slug/messages", anyK, h.Presets.createFrom(preset.Messages))
 	api.POST("/presets/:slug/responses", anyK, h.Presets.createFrom(preset.Responses))
+
+	gr := h.Guardrails
+	api.POST("/guardrails", mgmt, gr.create)
+	api.GET("/guardrails", mgmt, gr.list)
+	api.GET("/guardrails/assignments/members", mgmt, gr.memberAssignments)
+	api.GET("/guardrails/assignments/keys", mgmt, gr.keyAssignments)
+	api.GET("/guardrails/:id", mgmt, gr.get)
+	api.PATCH("/guardrails/:id", mgmt, gr.update)
+	api.DELETE("/guardrails/:id", mgmt, gr.delete)
+	api.GET("/guardrails/:id/assignments/members", mgmt, gr.memberAssignments)
+	api.POST("/guardrails/:id/assignments/members", mgmt, gr.bulk("member_user_ids", "assigned_count", gr.assignMembers))
+	api.POST("/guardrails/:id/assignments/members/remove", mgmt, gr.bulk("member_user_ids", "unassigned_count", gr.unassignMembers))
+	api.GET("/guardrails/:id/assignments/keys", mgmt, gr.keyAssignments)
+	api.POST("/guardrails/:id/assignments/keys", mgmt, gr.bulk("key_hashes", "assigned_count", gr.assignKeys))
+	api.POST("/guardrails/:id/assignments/keys/remove", mgmt, gr.bulk("key_hashes", "unassigned_count", gr.unassignKeys))
 }
 
 // Handler is the server's http.Handler, for tests and benchmarks.

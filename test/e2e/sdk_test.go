@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,13 +43,18 @@ func runNode(t *testing.T, env map[string]string) {
 func TestOpenRouterSDK(t *testing.T) {
 	t.Parallel()
 	g := harness.Start(t)
-	key, _ := g.Key(t, nil)
+	key, keyHash := g.Key(t, nil)
 	ws := g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
-	g.Do(t, "POST", "/organization/members", g.Admin, map[string]any{"email": "sdk@example.com"})
+	var memberIDs []string
+	for _, email := range []string{"sdk-a@example.com", "sdk-b@example.com"} {
+		r := g.Do(t, "POST", "/organization/members", g.Admin, map[string]any{"email": email})
+		memberIDs = append(memberIDs, r.JSON(t)["data"].(map[string]any)["id"].(string))
+	}
 
 	genID := generation.NewID(time.Now(), "sdkfixture")
 	g.App.Recorder.Record(context.Background(), harness.GenerationEntry(genID, ws, time.Now()))
 	harness.Eventually(t, time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+genID, key, nil).Status == 200 })
 
-	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ADMIN": g.Admin, "SB_KEY": key, "SB_GENERATION_ID": genID})
+	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ADMIN": g.Admin, "SB_KEY": key, "SB_KEY_HASH": keyHash,
+		"SB_GENERATION_ID": genID, "SB_MEMBER_IDS": strings.Join(memberIDs, ",")})
 }

@@ -1,0 +1,113 @@
+package ports
+
+import (
+	"context"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
+)
+
+type GuardrailStore interface {
+	CreateGuardrail(ctx context.Context, g guardrail.Guardrail) error
+	// Guardrail returns guardrail.ErrNotFound for an unknown id.
+	Guardrail(ctx context.Context, id string) (guardrail.Guardrail, error)
+	// ListGuardrails lists guardrails, of one workspace when workspaceID is not empty, newest first.
+	ListGuardrails(ctx context.Context, workspaceID string, p Page) ([]guardrail.Guardrail, int, error)
+	UpdateGuardrail(ctx context.Context, id string, change func(*guardrail.Guardrail) error) (guardrail.Guardrail, error)
+	// DeleteGuardrail removes the guardrail and its assignments.
+	DeleteGuardrail(ctx context.Context, id string) error
+	// Applicable returns the guardrails assigned to the key and to the member who owns it.
+	Applicable(ctx context.Context, keyHash string, userID *string) ([]guardrail.Guardrail, error)
+}
+
+// MemberAssignment and KeyAssignment tie a member or a key to its one guardrail.
+type MemberAssignment struct {
+	ID, UserID, GuardrailID string
+	AssignedBy              *string
+	CreatedAt               time.Time
+}
+
+type KeyAssignment struct {
+	ID, KeyHash, KeyName, KeyLabel, GuardrailID string
+	AssignedBy                                  *string
+	CreatedAt                                   time.Time
+}
+
+// AssignmentStore keeps who holds which guardrail: a member or a key holds at most one (a unique constraint).
+type AssignmentStore interface {
+	// AssignMembers assigns each user (sorted, distinct) to the guardrail, moving it from another; it returns how
+	// many assignments were created or moved. Returns guardrail.ErrNotFound when the guardrail is gone.
+	AssignMembers(ctx context.Context, guardrailID string, userIDs []string, by *string, now time.Time) (int, error)
+	UnassignMembers(ctx context.Context, guardrailID string, userIDs []string) (int, error)
+	AssignKeys(ctx context.Context, guardrailID string, keyHashes []string, by *string, now time.Time) (int, error)
+	UnassignKeys(ctx context.Context, guardrailID string, keyHashes []string) (int, error)
+	// MemberAssignments and KeyAssignments list one guardrail's (or every guardrail's, for "") assignments.
+	MemberAssignments(ctx context.Context, guardrailID string, p Page) ([]MemberAssignment, int, error)
+	KeyAssignments(ctx context.Context, guardrailID string, p Page) ([]KeyAssignment, int, error)
+	// UnknownKeys returns the hashes in hashes that name no key, in the order given.
+	UnknownKeys(ctx context.Context, hashes []string) ([]string, error)
+}
+
+// BudgetStore holds each guardrail's spend per window, and the reservations of calls in flight.
+type BudgetStore interface {
+	// Reserve atomically records a hold of amount when spent plus live holds plus amount stays within limit;
+	// it reports whether it did. Holds past expires no longer count (a crashed gateway's calls).
+	Reserve(ctx context.Context, h BudgetHold, limit domain.Micros, now, expires time.Time) (bool, error)
+	// Settle releases the hold and adds actual to the window's spend.
+	Settle(ctx context.Context, h BudgetHold, actual domain.Micros) error
+	// Spent is the settled spend of a guardrail in a window.
+	Spent(ctx context.Context, guardrailID string, window time.Time) (domain.Micros, error)
+}
+
+// BudgetHold is one reservation on one guardrail's window.
+type BudgetHold struct {
+	ID          string
+	GuardrailID string
+	Window      time.Time
+	Amount      domain.Micros
+}
+
+// Admission is an inference call about to be routed.
+type Admission struct {
+	Model     string
+	Endpoints []catalog.Endpoint
+	// Text is what will be sent upstream (speech input, video prompt).
+	Text string
+	// Estimate is the cost of the call on an endpoint, reserved against budgets before the call.
+	Estimate func(catalog.Endpoint, string) domain.Micros
+	// Hold is how long a reservation may stay unsettled.
+	Hold time.Duration
+}
+
+// Admitted is what the guardrails let through.
+type Admitted struct {
+	Endpoints []catalog.Endpoint
+	Text      string
+	Flags     []string
+	Holds     []BudgetHold
+}
+
+// GuardrailEnforcer is what inference use cases call before routing, and after the call to settle its cost.
+type GuardrailEnforcer interface {
+	Admit(ctx context.Context, by account.Principal, a Admission) (Admitted, error)
+	Settle(ctx context.Context, holds []BudgetHold, actual domain.Micros)
+}
+
+// Guardrails is the guardrail management use case.
+type Guardrails interface {
+	Create(ctx context.Context, by account.Principal, workspaceID string, spec guardrail.Spec) (guardrail.Guardrail, error)
+	Get(ctx context.Context, id string) (guardrail.Guardrail, error)
+	List(ctx context.Context, workspaceID string, p Page) ([]guardrail.Guardrail, int, error)
+	// Update merges patch into the guardrail's fields and validates the result.
+	Update(ctx context.Context, id string, patch func(*guardrail.Spec)) (guardrail.Guardrail, error)
+	Delete(ctx context.Context, id string) error
+	AssignMembers(ctx context.Context, by account.Principal, id string, userIDs []string) (int, error)
+	UnassignMembers(ctx context.Context, id string, userIDs []string) (int, error)
+	AssignKeys(ctx context.Context, by account.Principal, id string, keyHashes []string) (int, error)
+	UnassignKeys(ctx context.Context, id string, keyHashes []string) (int, error)
+	MemberAssignments(ctx context.Context, id string, p Page) ([]MemberAssignment, int, error)
+	KeyAssignments(ctx context.Context, id string, p Page) ([]KeyAssignment, int, error)
+}
