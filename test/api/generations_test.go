@@ -108,8 +108,9 @@ func TestGenerationContentFailureAndPrompt(t *testing.T) {
 	noContent.Content = nil
 	g.App.Recorder.Record(context.Background(), e)
 	g.App.Recorder.Record(context.Background(), noContent)
-	harness.Eventually(t, time.Second, func() bool {
-		return g.Do(t, "GET", "/generation?id="+noContent.Record.ID, g.Admin, nil).Status == 200
+	harness.Eventually(t, 5*time.Second, func() bool { // two workers: either record may land first
+		return g.Do(t, "GET", "/generation?id="+noContent.Record.ID, g.Admin, nil).Status == 200 &&
+			g.Do(t, "GET", "/generation?id="+e.Record.ID, g.Admin, nil).Status == 200
 	})
 
 	r := g.Do(t, "GET", "/generation/content?id="+e.Record.ID, g.Admin, nil)
@@ -125,7 +126,7 @@ func TestGenerationStoreContentOff(t *testing.T) {
 	ws := g.Do(t, "GET", "/key", g.Admin, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
 	e := harness.GenerationEntry(generation.NewID(time.Now(), "off"), ws, time.Now())
 	g.App.Recorder.Record(context.Background(), e)
-	harness.Eventually(t, time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+e.Record.ID, g.Admin, nil).Status == 200 })
+	harness.Eventually(t, 5*time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+e.Record.ID, g.Admin, nil).Status == 200 })
 	harness.AssertError(t, g.Do(t, "GET", "/generation/content?id="+e.Record.ID, g.Admin, nil), 404)
 }
 

@@ -53,7 +53,7 @@ func TestOpenRouterSDK(t *testing.T) {
 
 	genID := generation.NewID(time.Now(), "sdkfixture")
 	g.App.Recorder.Record(context.Background(), harness.GenerationEntry(genID, ws, time.Now()))
-	harness.Eventually(t, time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+genID, key, nil).Status == 200 })
+	harness.Eventually(t, 5*time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+genID, key, nil).Status == 200 })
 
 	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ADMIN": g.Admin, "SB_KEY": key, "SB_KEY_HASH": keyHash,
 		"SB_GENERATION_ID": genID, "SB_MEMBER_IDS": strings.Join(memberIDs, ",")})
