@@ -7,13 +7,23 @@ export TEST_DATABASE_URL
 # The end-to-end tests run the reference API's real clients (@openrouter/sdk, openai) from npm.
 E2E_JS := test/e2e/js
 
-.PHONY: run test build generate check bench
+.PHONY: run test test-deps build generate check bench
 
 run:
 	go run ./cmd/switchboard
 
-test: $(E2E_JS)/node_modules/.package-lock.json
+test: test-deps $(E2E_JS)/node_modules/.package-lock.json
 	go test -race -count=1 ./...
+
+# A real speech engine for the end-to-end tests: espeak-ng, and lame for mp3, from the distribution's packages.
+# Without them (no apt, or not root) the tests that need them fail and say how to install them.
+test-deps:
+	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null; then \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    apt-get install -y -qq espeak-ng lame >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq espeak-ng lame >/dev/null 2>&1; } || true; \
+	  fi; \
+	fi
 
 $(E2E_JS)/node_modules/.package-lock.json: $(E2E_JS)/package-lock.json
 	cd $(E2E_JS) && npm ci --no-audit --no-fund --ignore-scripts

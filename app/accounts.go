@@ -57,6 +57,7 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (account.Pri
 	return account.Principal{
 		KeyHash: k.Hash, KeyName: k.Name, Management: k.Management, WorkspaceID: k.WorkspaceID,
 		CreatorUserID: k.CreatorUserID, OrganizationID: org, RateLimit: k.RequestsPerMinute,
+		Limit: k.Limit, LimitReset: k.LimitReset,
 	}, nil
 }
 

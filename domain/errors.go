@@ -28,6 +28,37 @@ const (
 	KindUnavailable                 // the gateway cannot serve now (draining, database down)
 )
 
+// statuses maps kinds to the HTTP statuses of the spec's error table. The status is part of the interface
+// (error.code equals it, and generation records keep what the caller got), so it lives with the kinds; the HTTP
+// adapter is the only one that writes it on the wire.
+var statuses = map[Kind]int{
+	KindInvalid:         400,
+	KindUnauthenticated: 401,
+	KindPaymentRequired: 402,
+	KindForbidden:       403,
+	KindNotFound:        404,
+	KindConflict:        409,
+	KindGone:            410,
+	KindTooLarge:        413,
+	KindRateLimited:     429,
+	KindInternal:        500,
+	KindUpstream:        502,
+	KindUnavailable:     503,
+	KindTimeout:         524, // the reference's "provider timed out at the edge"
+	KindOverloaded:      529, // the reference's "provider overloaded"
+}
+
+// Status is the HTTP status of a kind.
+func (k Kind) Status() int {
+	if s, ok := statuses[k]; ok {
+		return s
+	}
+	return 500
+}
+
+// StatusOf is the HTTP status of an error: its kind's, or 500 when it is unclassified.
+func StatusOf(err error) int { return KindOf(err).Status() }
+
 // Error is a classified failure. Code is a stable machine-readable reason; Msg is safe to show clients.
 type Error struct {
 	Kind Kind

@@ -44,11 +44,12 @@ type LogConfig struct {
 
 // ProviderConfig is one upstream account.
 type ProviderConfig struct {
-	Slug    string
-	Kind    string
-	BaseURL string
-	APIKey  string
-	Timeout time.Duration
+	Slug        string
+	Kind        string
+	BaseURL     string
+	APIKey      string
+	Timeout     time.Duration
+	IdleTimeout time.Duration
 }
 
 type LimitsConfig struct{ RequestsPerMinute int }
@@ -81,11 +82,12 @@ type fileConfig struct {
 		MaxOpenConns int    `yaml:"max_open_conns"`
 	} `yaml:"database"`
 	Providers []struct {
-		Slug    string        `yaml:"slug"`
-		Kind    string        `yaml:"kind"`
-		BaseURL string        `yaml:"base_url"`
-		APIKey  string        `yaml:"api_key"`
-		Timeout time.Duration `yaml:"timeout"`
+		Slug        string        `yaml:"slug"`
+		Kind        string        `yaml:"kind"`
+		BaseURL     string        `yaml:"base_url"`
+		APIKey      string        `yaml:"api_key"`
+		Timeout     time.Duration `yaml:"timeout"`
+		IdleTimeout time.Duration `yaml:"idle_timeout"`
 	} `yaml:"providers"`
 	Models []struct {
 		ID        string `yaml:"id"`
@@ -382,14 +384,19 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err("must be an http:// or https:// URL (the provider's API root)", "providers", i, "base_url")
 		case p.Timeout < 0:
 			return Config{}, loc.err("must not be negative", "providers", i, "timeout")
+		case p.IdleTimeout < 0:
+			return Config{}, loc.err("must not be negative", "providers", i, "idle_timeout")
 		}
 		kinds[p.Slug] = p.Kind
-		timeout := p.Timeout
-		if timeout == 0 {
-			timeout = 60 * time.Second
+		pc := ProviderConfig{Slug: p.Slug, Kind: p.Kind, BaseURL: strings.TrimSuffix(p.BaseURL, "/"), APIKey: p.APIKey,
+			Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}
+		if pc.Timeout == 0 {
+			pc.Timeout = 30 * time.Second
 		}
-		cfg.Providers = append(cfg.Providers, ProviderConfig{Slug: p.Slug, Kind: p.Kind,
-			BaseURL: strings.TrimSuffix(p.BaseURL, "/"), APIKey: p.APIKey, Timeout: timeout})
+		if pc.IdleTimeout == 0 {
+			pc.IdleTimeout = 60 * time.Second
+		}
+		cfg.Providers = append(cfg.Providers, pc)
 	}
 
 	seen := map[string]bool{}

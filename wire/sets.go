@@ -15,7 +15,7 @@ import (
 )
 
 var configSet = wire.NewSet(
-	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations"),
+	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits"),
 )
 
 // openDB connects and migrates: every command works on a current schema.
@@ -97,6 +97,28 @@ var guardrailSet = wire.NewSet(
 	httpapi.NewGuardrailsHandler,
 )
 
+var creditSet = wire.NewSet(
+	gormstore.NewCredits, wire.Bind(new(ports.CreditStore), new(*gormstore.Credits)),
+	app.NewCredits, wire.Bind(new(ports.Credits), new(*app.Credits)),
+)
+
+var speechSet = wire.NewSet(
+	newSpeechProviders,
+	creditSet,
+	newBilling,
+	app.NewRateLimiter, wire.Bind(new(ports.RateLimiter), new(*app.RateLimiter)),
+	app.NewSpeech, wire.Bind(new(ports.Speech), new(*app.Speech)),
+	httpapi.NewSpeechHandler,
+	httpapi.NewCreditsHandler,
+)
+
+// newBilling starts the background charging of calls; its cleanup waits for the charges in flight.
+func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.GuardrailEnforcer, cfg CreditsConfig,
+	env app.Env, log *slog.Logger) (*app.Billing, func()) {
+	b := app.NewBilling(usage, credits, guard, app.CreditsEnabled(cfg.Enabled), env, log)
+	return b, b.Close
+}
+
 var httpSet = wire.NewSet(
 	wire.Struct(new(httpapi.Handlers), "*"),
 	httpapi.NewServer,
@@ -108,9 +130,12 @@ type Gateway struct {
 	Accounts  *app.Accounts
 	Recorder  *app.Recorder
 	Retention *app.Retention
+	Billing   *app.Billing
+	Credits   *app.Credits
 }
 
 // Admin is what the administrative subcommands use.
 type Admin struct {
 	Accounts *app.Accounts
+	Credits  *app.Credits
 }

@@ -32,6 +32,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	accounts := gormstore.NewAccounts(db)
 	appAccounts := app.NewAccounts(accounts, accounts, accounts, accounts, env)
+	rateLimiter := app.NewRateLimiter(env)
 	limitsConfig := cfg.Limits
 	httpapiDefaultRateLimit := defaultRateLimit(limitsConfig)
 	keysHandler := httpapi.NewKeysHandler(appAccounts, httpapiDefaultRateLimit)
@@ -46,6 +47,18 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	guardrails := gormstore.NewGuardrails(db)
 	appGuardrails := app.NewGuardrails(guardrails, guardrails, guardrails, accounts, accounts, env, log)
 	guardrailsHandler := httpapi.NewGuardrailsHandler(appGuardrails)
+	catalog := cfg.Catalog
+	v := cfg.Providers
+	speechProviders := newSpeechProviders(v, log)
+	credits := gormstore.NewCredits(db)
+	creditsConfig := cfg.Credits
+	billing, cleanup2 := newBilling(accounts, credits, appGuardrails, creditsConfig, env, log)
+	generationsConfig := cfg.Generations
+	recorder, cleanup3 := newRecorder(generations, log, generationsConfig)
+	speech := app.NewSpeech(catalog, speechProviders, appGuardrails, billing, recorder, env, log)
+	speechHandler := httpapi.NewSpeechHandler(speech)
+	appCredits := app.NewCredits(credits)
+	creditsHandler := httpapi.NewCreditsHandler(appCredits)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,
@@ -53,18 +66,21 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Generations: generationsHandler,
 		Presets:     presetsHandler,
 		Guardrails:  guardrailsHandler,
+		Speech:      speechHandler,
+		Credits:     creditsHandler,
 	}
-	server := httpapi.NewServer(config, log, health, appAccounts, handlers)
-	generationsConfig := cfg.Generations
-	recorder, cleanup2 := newRecorder(generations, log, generationsConfig)
-	retention, cleanup3 := newRetention(generations, log, generationsConfig, env)
+	server := httpapi.NewServer(config, log, health, appAccounts, rateLimiter, httpapiDefaultRateLimit, handlers)
+	retention, cleanup4 := newRetention(generations, log, generationsConfig, env)
 	gateway := &Gateway{
 		Server:    server,
 		Accounts:  appAccounts,
 		Recorder:  recorder,
 		Retention: retention,
+		Billing:   billing,
+		Credits:   appCredits,
 	}
 	return gateway, func() {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -80,8 +96,11 @@ func InitializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 	}
 	accounts := gormstore.NewAccounts(db)
 	appAccounts := app.NewAccounts(accounts, accounts, accounts, accounts, env)
+	credits := gormstore.NewCredits(db)
+	appCredits := app.NewCredits(credits)
 	admin := &Admin{
 		Accounts: appAccounts,
+		Credits:  appCredits,
 	}
 	return admin, func() {
 		cleanup()

@@ -11,23 +11,6 @@ import (
 	"github.com/switchboard-ai/switchboard/domain"
 )
 
-// statusOf is the only place that maps failure kinds to HTTP statuses.
-var statusOf = map[domain.Kind]int{
-	domain.KindInvalid:         http.StatusBadRequest,
-	domain.KindUnauthenticated: http.StatusUnauthorized,
-	domain.KindPaymentRequired: http.StatusPaymentRequired,
-	domain.KindForbidden:       http.StatusForbidden,
-	domain.KindNotFound:        http.StatusNotFound,
-	domain.KindConflict:        http.StatusConflict,
-	domain.KindGone:            http.StatusGone,
-	domain.KindTooLarge:        http.StatusRequestEntityTooLarge,
-	domain.KindRateLimited:     http.StatusTooManyRequests,
-	domain.KindUpstream:        http.StatusBadGateway,
-	domain.KindUnavailable:     http.StatusServiceUnavailable,
-	domain.KindTimeout:         524, // the reference's "provider timed out at the edge"
-	domain.KindOverloaded:      529, // the reference's "provider overloaded"
-}
-
 // errorEnvelope is the spec's error body: error.code always equals the HTTP status.
 type errorEnvelope struct {
 	Error errorObject `json:"error"`
@@ -43,10 +26,7 @@ type errorObject struct {
 func writeError(c *gin.Context, err error) {
 	de := &domain.Error{Kind: domain.KindInternal, Code: "internal_error", Msg: "internal server error"}
 	errors.As(err, &de)
-	status, ok := statusOf[de.Kind]
-	if !ok {
-		status = http.StatusInternalServerError
-	}
+	status := de.Kind.Status()
 	ctx := c.Request.Context()
 	if status >= 500 {
 		slog.ErrorContext(ctx, "request failed", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"time"
 
@@ -163,6 +164,32 @@ func (g guard) require(kinds keyKinds) gin.HandlerFunc {
 			return
 		}
 		c.Set(principalKey, p)
+		c.Next()
+	}
+}
+
+// rateLimit admits inference calls per key: the key's own limit, or the configured default. Its state goes out in
+// X-RateLimit-* headers; a refusal is a 429 with Retry-After.
+func rateLimit(rl ports.RateLimiter, def DefaultRateLimit) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := principal(c)
+		rpm := p.RateLimit
+		if rpm == 0 {
+			rpm = int(def)
+		}
+		d := rl.Allow(p.KeyHash, rpm)
+		if d.Limit > 0 {
+			h := c.Writer.Header()
+			h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+			h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
+			h.Set("X-RateLimit-Reset", strconv.FormatInt(d.Reset.Unix(), 10))
+		}
+		if !d.Allowed {
+			e := *errRateLimited
+			e.RetryAfter = d.RetryAfter
+			writeError(c, &e)
+			return
+		}
 		c.Next()
 	}
 }

@@ -41,6 +41,8 @@ type Handlers struct {
 	Generations *GenerationsHandler
 	Presets     *PresetsHandler
 	Guardrails  *GuardrailsHandler
+	Speech      *SpeechHandler
+	Credits     *CreditsHandler
 }
 
 var ginMode sync.Once
@@ -52,7 +54,8 @@ type Server struct {
 	engine *gin.Engine
 }
 
-func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authenticator, h Handlers) *Server {
+func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authenticator, rl ports.RateLimiter,
+	rpm DefaultRateLimit, h Handlers) *Server {
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -71,13 +74,14 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 	})
 
 	api := e.Group(cfg.BasePath, bodyLimit(cfg.MaxBodyBytes))
-	mount(api, guard{auth: auth}, h)
+	mount(api, guard{auth: auth}, rateLimit(rl, rpm), h)
 	return &Server{cfg: cfg, log: log, engine: e}
 }
 
 // mount is the whole route table, with the kind of key each route takes.
-func mount(api *gin.RouterGroup, g guard, h Handlers) {
+func mount(api *gin.RouterGroup, g guard, limited gin.HandlerFunc, h Handlers) {
 	anyK, mgmt := g.require(anyKey), g.require(managementKey)
+	infer := []gin.HandlerFunc{g.require(inferenceKey), limited} // inference: inference keys, rate limited
 
 	api.GET("/key", anyK, h.Keys.current)
 	api.POST("/keys", mgmt, h.Keys.create)
@@ -85,6 +89,9 @@ func mount(api *gin.RouterGroup, g guard, h Handlers) {
 	api.GET("/keys/:hash", mgmt, h.Keys.get)
 	api.PATCH("/keys/:hash", mgmt, h.Keys.update)
 	api.DELETE("/keys/:hash", mgmt, h.Keys.delete)
+
+	api.POST("/audio/speech", append(infer, h.Speech.create)...)
+	api.GET("/credits", mgmt, h.Credits.get)
 
 	api.GET("/organization/members", mgmt, h.Members.list)
 	api.POST("/organization/members", mgmt, h.Members.create)

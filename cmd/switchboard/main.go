@@ -33,6 +33,7 @@ commands:
                             add an organization member; prints the member id
   workspaces create --name NAME [--slug SLUG]
                             create a workspace; prints its id
+  credits add USD           top up the organization's credits (credits.enabled); prints the balance
 `
 
 func main() {
@@ -180,6 +181,8 @@ func withAdmin(ctx context.Context, cfg sbwire.Config, log *slog.Logger, f func(
 // subcommand is an administrative "<group> <verb> [flags]" command that prints one line.
 type subcommand struct {
 	verb string
+	// args is how many positional arguments follow the flags.
+	args int
 	// define declares the flags and returns what runs once they are parsed.
 	define func(fs *flag.FlagSet) func(ctx context.Context, a *sbwire.Admin) (string, error)
 }
@@ -191,7 +194,7 @@ func (s subcommand) run(ctx context.Context, cfg sbwire.Config, log *slog.Logger
 	fs := flag.NewFlagSet(s.verb, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	do := s.define(fs)
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() > 0 {
+	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != s.args {
 		return errUsage
 	}
 	return withAdmin(ctx, cfg, log, func(a *sbwire.Admin) error {
@@ -232,6 +235,19 @@ var subcommands = map[string]subcommand{
 		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
 			m, err := a.Accounts.AddMember(ctx, *email, nonEmpty(*first), nonEmpty(*last), account.Role(*role))
 			return m.ID, err
+		}
+	}},
+	"credits": {verb: "add", args: 1, define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {
+		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
+			amount, err := domain.ParseUSD(fs.Arg(0))
+			if err != nil {
+				return "", fmt.Errorf("USD: %w", err)
+			}
+			if err := a.Credits.AddCredits(ctx, amount); err != nil {
+				return "", err
+			}
+			total, used, err := a.Credits.Credits(ctx)
+			return fmt.Sprintf("total_credits %s, total_usage %s", total.Decimal(), used.Decimal()), err
 		}
 	}},
 	"workspaces": {verb: "create", define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {

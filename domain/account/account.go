@@ -161,6 +161,9 @@ type Principal struct {
 	CreatorUserID  *string
 	OrganizationID string
 	RateLimit      int
+	// Limit and LimitReset are the key's own spending limit, checked before inference calls.
+	Limit      *domain.Micros
+	LimitReset domain.Interval
 }
 
 // SeesWorkspace reports whether the caller may read resources of the workspace: management keys see all.

@@ -42,7 +42,7 @@ func runNode(t *testing.T, env map[string]string) {
 
 func TestOpenRouterSDK(t *testing.T) {
 	t.Parallel()
-	g := harness.Start(t)
+	g := harness.Start(t, harness.WithConfig(espeakConfig))
 	key, keyHash := g.Key(t, nil)
 	ws := g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
 	var memberIDs []string

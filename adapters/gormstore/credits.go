@@ -1,0 +1,42 @@
+package gormstore
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Credits stores the organization's credit balance.
+type Credits struct{ db *gorm.DB }
+
+var _ ports.CreditStore = (*Credits)(nil)
+
+func NewCredits(db *gorm.DB) *Credits { return &Credits{db: db} }
+
+func (s *Credits) Credits(ctx context.Context) (domain.Micros, domain.Micros, error) {
+	var row struct{ TotalMicros, UsedMicros int64 }
+	if err := s.db.WithContext(ctx).Raw("SELECT total_micros, used_micros FROM credit_balance WHERE id = 1").Scan(&row).Error; err != nil {
+		return 0, 0, fmt.Errorf("select credits: %w", err)
+	}
+	return domain.Micros(row.TotalMicros), domain.Micros(row.UsedMicros), nil
+}
+
+func (s *Credits) AddCredits(ctx context.Context, amount domain.Micros) error {
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := tx.Exec("INSERT INTO credit_grants (id, amount_micros, created_at) VALUES (?, ?, ?)",
+			uuid.NewString(), int64(amount), time.Now().UTC()).Error; err != nil {
+			return fmt.Errorf("insert credit grant: %w", err)
+		}
+		return tx.Exec("UPDATE credit_balance SET total_micros = total_micros + ? WHERE id = 1", int64(amount)).Error
+	})
+}
+
+func (s *Credits) AddCreditUsage(ctx context.Context, amount domain.Micros) error {
+	return s.db.WithContext(ctx).Exec("UPDATE credit_balance SET used_micros = used_micros + ? WHERE id = 1", int64(amount)).Error
+}

@@ -1,0 +1,236 @@
+// Package upstream is what every provider adapter shares: an HTTP client whose calls time out before the first
+// byte and when idle (never in total), the classification of failures by whose fault they are, and helpers for
+// request bodies and passthrough options.
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Config is one provider account.
+type Config struct {
+	BaseURL string
+	APIKey  string
+	// Timeout bounds the wait for the first byte of the response body; IdleTimeout the wait between chunks.
+	Timeout     time.Duration
+	IdleTimeout time.Duration
+}
+
+// DefaultIdleTimeout applies when a Config leaves IdleTimeout at zero.
+const DefaultIdleTimeout = 60 * time.Second
+
+// NewHTTPClient is tuned for streaming through a gateway: pooled keep-alive connections, bounded dials and
+// handshakes, and no total timeout (the watchdog bounds time to first byte and idle time instead).
+func NewHTTPClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          512,
+		MaxIdleConnsPerHost:   256,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		WriteBufferSize:       32 << 10,
+		ReadBufferSize:        32 << 10,
+	}}
+}
+
+// errTimedOut marks a call the watchdog cut: no first byte in time, or idle too long.
+var errTimedOut = errors.New("upstream timed out")
+
+// Do sends req and returns the response, or an *ports.UpstreamError. The body is watched: the first byte must come
+// within the timeout and each later chunk within the idle timeout, or the call ends with a KindTimeout error
+// (there is no total timeout). The request's context must be the caller's, so that a caller who goes away
+// cancels the upstream call at once.
+func Do(client *http.Client, req *http.Request, cfg Config) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(req.Context())
+	req = req.WithContext(ctx)
+	timer := time.AfterFunc(cfg.Timeout, func() { cancel(errTimedOut) })
+	resp, err := client.Do(req)
+	if err != nil {
+		timer.Stop()
+		cancel(nil)
+		return nil, transportError(ctx, err)
+	}
+	idle := cfg.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	resp.Body = &watchdog{body: resp.Body, timer: timer, idle: idle, cancel: cancel, ctx: ctx}
+	return resp, nil
+}
+
+// watchdog ends the call when the first byte takes longer than the timeout, or a later chunk longer than the
+// idle timeout: the timer starts with the first, and every read that brings bytes re-arms it with the second.
+type watchdog struct {
+	body   io.ReadCloser
+	timer  *time.Timer
+	idle   time.Duration
+	cancel context.CancelCauseFunc
+	ctx    context.Context
+	once   sync.Once
+}
+
+func (w *watchdog) Read(p []byte) (int, error) {
+	n, err := w.body.Read(p)
+	if n > 0 {
+		w.timer.Reset(w.idle)
+	}
+	if err != nil && err != io.EOF {
+		return n, transportError(w.ctx, err)
+	}
+	return n, err
+}
+
+func (w *watchdog) Close() error {
+	w.once.Do(func() {
+		w.timer.Stop()
+		w.cancel(nil)
+	})
+	return w.body.Close()
+}
+
+// transportError classifies a failure to get (or keep reading) a response. A caller who went away is not an
+// upstream failure: the context's error comes back as it is.
+func transportError(ctx context.Context, err error) error {
+	if errors.Is(context.Cause(ctx), errTimedOut) {
+		return &ports.UpstreamError{Kind: domain.KindTimeout, Retryable: true, Reason: "the provider did not answer in time", Err: err}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "could not reach the provider", Err: err}
+}
+
+// Classify maps an upstream HTTP status to what it means for the caller. reason is the provider's own short
+// message when it concerns the caller's input; other reasons are the gateway's words, never the provider's.
+func Classify(status int, reason string, h http.Header, raw []byte) *ports.UpstreamError {
+	e := &ports.UpstreamError{Status: status, Raw: generation.TruncateRaw(raw), RetryAfter: RetryAfter(h)}
+	switch {
+	case status == http.StatusBadRequest || status == http.StatusUnprocessableEntity || status == http.StatusRequestEntityTooLarge:
+		e.Kind, e.Reason = domain.KindInvalid, "the provider rejected the request: "+short(reason)
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		e.Kind, e.Retryable, e.Reason = domain.KindUpstream, true, "the provider rejected the gateway's credentials"
+	case status == http.StatusRequestTimeout || status == http.StatusGatewayTimeout:
+		e.Kind, e.Retryable, e.Reason = domain.KindTimeout, true, "the provider timed out"
+	case status == http.StatusTooManyRequests:
+		e.Kind, e.Retryable, e.Reason = domain.KindRateLimited, true, "the provider is rate limiting the gateway"
+	case status == http.StatusServiceUnavailable || status == 529:
+		e.Kind, e.Retryable, e.Reason = domain.KindOverloaded, true, "the provider is overloaded"
+	case status >= 500:
+		e.Kind, e.Retryable, e.Reason = domain.KindUpstream, true, fmt.Sprintf("the provider failed (%d)", status)
+	default:
+		e.Kind, e.Retryable, e.Reason = domain.KindUpstream, true, fmt.Sprintf("the provider answered %d", status)
+	}
+	return e
+}
+
+// Quota marks a 4xx that means the gateway's account is out of quota: another endpoint may do, this one won't.
+func Quota(e *ports.UpstreamError) *ports.UpstreamError {
+	e.Kind, e.Retryable, e.Reason, e.RetryAfter = domain.KindUpstream, true, "the provider account is out of quota", 0
+	return e
+}
+
+func short(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	if s == "" {
+		return "no reason given"
+	}
+	return s
+}
+
+// RetryAfter reads retry-after-ms, or Retry-After in seconds or as an HTTP date.
+func RetryAfter(h http.Header) time.Duration {
+	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
+		return time.Duration(ms * float64(time.Millisecond))
+	}
+	v := h.Get("Retry-After")
+	if s, err := strconv.ParseFloat(v, 64); err == nil && s > 0 {
+		return time.Duration(s * float64(time.Second))
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := time.Until(t); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+// ErrorBody reads at most 64 KiB of an error response and closes it.
+func ErrorBody(resp *http.Response) []byte {
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	return b
+}
+
+// Merge lays canonical fields over passthrough options: the canonical ones win.
+func Merge(options map[string]any, canonical map[string]any) map[string]any {
+	out := make(map[string]any, len(options)+len(canonical))
+	for k, v := range options {
+		out[k] = v
+	}
+	for k, v := range canonical {
+		out[k] = v
+	}
+	return out
+}
+
+// Take removes and returns options[key], for options that belong in a query string rather than the body.
+func Take(options map[string]any, key string) (string, bool) {
+	v, ok := options[key]
+	if !ok {
+		return "", false
+	}
+	delete(options, key)
+	switch v := v.(type) {
+	case map[string]any, []any, nil:
+		return "", false
+	case float64:
+		return strconv.FormatFloat(v, 'f', -1, 64), true
+	default: // strings, json.Number, bools, integers
+		return fmt.Sprint(v), true
+	}
+}
+
+// NewJSONRequest builds a POST with a JSON body.
+func NewJSONRequest(ctx context.Context, url string, body any) (*http.Request, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	return req, nil
+}
+
+// Failed builds the error for a response with an error status: msg is the provider's own message when it has one.
+func Failed(resp *http.Response, raw []byte, msg string) *ports.UpstreamError {
+	return Classify(resp.StatusCode, msg, resp.Header, raw)
+}
+
+// Internal is a failure of the gateway's own making while calling a provider (a body it could not encode).
+func Internal(err error) error {
+	return &ports.UpstreamError{Kind: domain.KindUpstream, Reason: "the gateway could not build the provider request", Err: err}
+}

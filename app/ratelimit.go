@@ -1,0 +1,60 @@
+package app
+
+import (
+	"math"
+	"sync"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// RateLimiter is a token bucket per key: a key may burst up to its per-minute limit, and regains
+// limit/60 requests each second. It lives in memory, per gateway process.
+type RateLimiter struct {
+	now     func() time.Time
+	mu      sync.Mutex
+	buckets map[string]*bucket
+}
+
+type bucket struct {
+	tokens   float64
+	capacity int
+	at       time.Time
+}
+
+var _ ports.RateLimiter = (*RateLimiter)(nil)
+
+func NewRateLimiter(env Env) *RateLimiter {
+	return &RateLimiter{now: env.Now, buckets: map[string]*bucket{}}
+}
+
+func (l *RateLimiter) Allow(key string, perMinute int) ports.RateDecision {
+	if perMinute <= 0 {
+		return ports.RateDecision{Allowed: true}
+	}
+	now := l.now()
+	rate := float64(perMinute) / 60 // tokens per second
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b, ok := l.buckets[key]
+	if !ok {
+		b = &bucket{tokens: float64(perMinute), capacity: perMinute, at: now}
+		l.buckets[key] = b
+	}
+	if b.capacity != perMinute { // the key's limit changed: the bucket grows or shrinks with it
+		b.tokens = math.Max(0, b.tokens+float64(perMinute-b.capacity))
+		b.capacity = perMinute
+	}
+	b.tokens = math.Min(float64(perMinute), b.tokens+now.Sub(b.at).Seconds()*rate)
+	b.at = now
+	d := ports.RateDecision{Limit: perMinute}
+	if b.tokens >= 1 {
+		b.tokens--
+		d.Allowed = true
+	} else {
+		d.RetryAfter = time.Duration((1 - b.tokens) / rate * float64(time.Second))
+	}
+	d.Remaining = int(b.tokens)
+	d.Reset = now.Add(time.Duration((float64(perMinute) - b.tokens) / rate * float64(time.Second)))
+	return d
+}

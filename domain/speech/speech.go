@@ -1,0 +1,166 @@
+// Package speech is text-to-speech: the request a caller makes, the formats the gateway returns, and how a call
+// is priced.
+package speech
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+)
+
+type Format string
+
+const (
+	MP3 Format = "mp3"
+	PCM Format = "pcm"
+)
+
+// PCM audio is signed 16-bit little-endian, mono, at this rate, whatever the provider sends.
+const (
+	PCMRate           = 24000
+	PCMBytesPerSecond = PCMRate * 2
+	// MP3BytesPerSecond estimates an mp3 clip's length from its size (128 kbit/s, what providers are asked for).
+	MP3BytesPerSecond = 128_000 / 8
+)
+
+// ContentType is the response's media type for a format.
+func (f Format) ContentType() string {
+	if f == MP3 {
+		return "audio/mpeg"
+	}
+	return fmt.Sprintf("audio/pcm;rate=%d;channels=1", PCMRate)
+}
+
+// MaxInput bounds the text of one call, in characters.
+const MaxInput = 100_000
+
+// Request is a validated speech request.
+type Request struct {
+	Model  string
+	Input  string
+	Voice  string
+	Format Format
+	Speed  *float64
+	// Options is provider.options: passthrough objects keyed by provider slug.
+	Options   map[string]any
+	User      string
+	SessionID string
+}
+
+// Validate checks the request and applies defaults; every error names its field.
+func (r *Request) Validate() error {
+	switch {
+	case r.Model == "":
+		return domain.Invalid("model", "is required")
+	case r.Input == "":
+		return domain.Invalid("input", "is required")
+	case utf8.RuneCountInString(r.Input) > MaxInput:
+		return domain.Invalid("input", fmt.Sprintf("must be at most %d characters", MaxInput))
+	case r.Voice == "":
+		return domain.Invalid("voice", "is required")
+	case len(r.SessionID) > 256:
+		return domain.Invalid("session_id", "must be at most 256 characters")
+	}
+	switch r.Format {
+	case "":
+		r.Format = PCM
+	case MP3, PCM:
+	default:
+		return domain.Invalid("response_format", "must be mp3 or pcm")
+	}
+	if r.Speed != nil && (*r.Speed < 0.25 || *r.Speed > 4) {
+		return domain.Invalid("speed", "must be a number from 0.25 to 4.0")
+	}
+	return nil
+}
+
+// Characters counts text as the reference bills it: UTF-16 code units.
+func Characters(text string) int64 {
+	var n int64
+	for _, r := range text {
+		n += int64(utf16.RuneLen(r))
+	}
+	return n
+}
+
+// ErrNotTTS is the 400 for a model of another modality.
+var ErrNotTTS = domain.E(domain.KindInvalid, "model_not_tts", "").With("field", "model")
+
+// CheckModality refuses a model that is not a TTS model.
+func CheckModality(m catalog.Model) error {
+	if m.Modality != catalog.TTS {
+		return ErrNotTTS.WithMsg(fmt.Sprintf("model: %q is a %s model, not a text-to-speech model", m.ID, m.Modality))
+	}
+	return nil
+}
+
+// Cost prices a call on an endpoint: characters at the per-million price plus seconds of audio at the per-second
+// price, exact to the micro-dollar.
+func Cost(p catalog.Pricing, chars int64, audioBytes int64, f Format) domain.Micros {
+	var c domain.Micros
+	if p.PerMillionChars != nil {
+		c += p.PerMillionChars.MulDiv(chars, 1_000_000)
+	}
+	if p.PerSecond != nil {
+		c += p.PerSecond.MulDiv(audioBytes, bytesPerSecond(f))
+	}
+	return c
+}
+
+// Estimate is the most a call is expected to cost before it is made: audio is assumed to run at 10 characters
+// a second (speech is slower), divided by the speed.
+func Estimate(p catalog.Pricing, text string, speed *float64, f Format) domain.Micros {
+	chars := Characters(text)
+	seconds := float64(chars) / 10
+	if speed != nil && *speed > 0 {
+		seconds /= *speed
+	}
+	return Cost(p, chars, int64(seconds*float64(bytesPerSecond(f)))+1, f)
+}
+
+func bytesPerSecond(f Format) int64 {
+	if f == MP3 {
+		return MP3BytesPerSecond
+	}
+	return PCMBytesPerSecond
+}
+
+// PassThrough returns the options to forward to the provider with slug: only that provider's entry, without
+// callback, webhook and URL-valued keys (which would let a caller make the gateway fetch or call arbitrary
+// addresses). A non-object entry for the matched provider is a 400; other and unknown slugs are ignored.
+func PassThrough(options map[string]any, slug string) (map[string]any, error) {
+	raw, ok := options[slug]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, domain.Invalid("provider.options."+slug, "must be an object")
+	}
+	return sanitize(m), nil
+}
+
+func sanitize(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		lk := strings.ToLower(k)
+		if strings.HasPrefix(lk, "callback") || strings.HasPrefix(lk, "webhook") || strings.HasSuffix(lk, "_url") || lk == "url" {
+			continue
+		}
+		switch v := v.(type) {
+		case string:
+			if l := strings.ToLower(strings.TrimSpace(v)); strings.HasPrefix(l, "http://") || strings.HasPrefix(l, "https://") {
+				continue
+			}
+		case map[string]any:
+			out[k] = sanitize(v)
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}

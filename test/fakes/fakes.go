@@ -1,0 +1,192 @@
+// Package fakes are httptest servers that speak upstream providers' real wire protocols — auth headers, error
+// bodies, streaming — for the adapters' tests and the end-to-end tests. Each takes a script keyed by call number
+// and records every request.
+package fakes
+
+import (
+	"encoding/binary"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Step scripts one call. The zero Step is a normal success.
+type Step struct {
+	// Status and Body, when Status is set, answer with an error: Body is the provider's error JSON (each fake
+	// has ready-made ones).
+	Status int
+	Body   string
+	Header map[string]string
+	// Hold, when set, keeps the response back until it is closed or the caller goes away: a provider that has
+	// not answered yet. HoldAfter does the same after HoldAfter bytes of the body (a stall mid-stream).
+	Hold      chan struct{}
+	HoldAfter int
+	// Abort cuts the connection after this many body bytes (the client sees an unexpected EOF).
+	Abort int
+	// Size overrides the length of the audio or video body, in bytes.
+	Size int64
+}
+
+// Request is one recorded request.
+type Request struct {
+	Method, Path string
+	Query        url.Values
+	Header       http.Header
+	Body         []byte
+}
+
+// Fake is the common part of every provider fake.
+type Fake struct {
+	*httptest.Server
+	mu       sync.Mutex
+	script   []Step
+	calls    int
+	requests []Request
+	// Gone receives once for each request the client gave up on before the fake had answered it whole.
+	Gone chan struct{}
+}
+
+func newFake(t testing.TB, h func(f *Fake, w http.ResponseWriter, r *http.Request, body []byte, step Step)) *Fake {
+	f := &Fake{Gone: make(chan struct{}, 64)}
+	f.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if r.Context().Err() != nil {
+				select {
+				case f.Gone <- struct{}{}:
+				default:
+				}
+			}
+		}()
+		body, _ := io.ReadAll(r.Body)
+		f.mu.Lock()
+		step := Step{}
+		if f.calls < len(f.script) {
+			step = f.script[f.calls]
+		}
+		f.calls++
+		f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body})
+		f.mu.Unlock()
+		if step.Hold != nil {
+			select {
+			case <-step.Hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		h(f, w, r, body, step)
+	}))
+	t.Cleanup(f.Close)
+	return f
+}
+
+// Script sets what the next calls answer, in order; calls past the script succeed.
+func (f *Fake) Script(steps ...Step) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.script, f.calls, f.requests = steps, 0, nil
+}
+
+// Requests returns the requests received so far.
+func (f *Fake) Requests() []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]Request(nil), f.requests...)
+}
+
+// Calls is how many requests arrived.
+func (f *Fake) Calls() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// fail answers a scripted error.
+func fail(w http.ResponseWriter, step Step) {
+	for k, v := range step.Header {
+		w.Header().Set(k, v)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(step.Status)
+	io.WriteString(w, step.Body)
+}
+
+// ChunkSize is odd on purpose: 16-bit samples split across chunks.
+const ChunkSize = 4093
+
+// stream writes body to w in flushed chunks, honouring the step's stall and abort points.
+func stream(w http.ResponseWriter, r *http.Request, body io.Reader, step Step) {
+	fl := w.(http.Flusher)
+	buf := make([]byte, ChunkSize)
+	sent := 0
+	for {
+		n, err := io.ReadFull(body, buf)
+		if n > 0 {
+			chunk := buf[:n]
+			if step.Abort > 0 && sent+n >= step.Abort {
+				w.Write(chunk[:step.Abort-sent])
+				fl.Flush()
+				panic(http.ErrAbortHandler)
+			}
+			if step.HoldAfter > 0 && sent < step.HoldAfter && sent+n >= step.HoldAfter {
+				w.Write(chunk[:step.HoldAfter-sent])
+				fl.Flush()
+				<-r.Context().Done() // stalled until the caller gives up
+				return
+			}
+			if _, werr := w.Write(chunk); werr != nil {
+				return
+			}
+			fl.Flush()
+			sent += n
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// PCMBytesFor is how much audio a fake makes for text: 0.1 s per character at 24 kHz, s16 mono.
+func PCMBytesFor(text string) int64 { return int64(len([]rune(text))) * 4800 }
+
+// Sine is a 440 Hz tone, s16le mono 24 kHz, n bytes long, made as it is read (memory stays flat).
+func Sine(n int64) io.Reader { return io.LimitReader(&repeat{b: oneSecond}, n) }
+
+// oneSecond of the tone holds exactly 440 cycles, so it repeats seamlessly.
+var oneSecond = func() []byte {
+	b := make([]byte, 0, 48000)
+	for i := range 24000 {
+		b = binary.LittleEndian.AppendUint16(b, uint16(int16(8000*math.Sin(2*math.Pi*440*float64(i)/24000))))
+	}
+	return b
+}()
+
+// MP3 is n bytes of repeated MPEG-1 Layer III frame headers (FF FB 90 00), 417 bytes a frame.
+func MP3(n int64) io.Reader {
+	frame := make([]byte, 417)
+	copy(frame, []byte{0xFF, 0xFB, 0x90, 0x00})
+	return io.LimitReader(&repeat{b: frame}, n)
+}
+
+type repeat struct {
+	b []byte
+	i int
+}
+
+func (r *repeat) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c := copy(p[n:], r.b[r.i:])
+		n += c
+		r.i = (r.i + c) % len(r.b)
+	}
+	return n, nil
+}
+
+func bearer(r *http.Request) string {
+	return strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+}
