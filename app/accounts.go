@@ -20,8 +20,9 @@ type Accounts struct {
 	members ports.MemberStore
 	env     Env
 
-	orgOnce sync.Mutex
-	orgID   string
+	orgOnce  sync.Mutex
+	orgID    string
+	keyCache *ttlCache[string, account.Key] // by hash: authentication is on every request's path
 }
 
 var (
@@ -32,7 +33,8 @@ var (
 )
 
 func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore, env Env) *Accounts {
-	return &Accounts{dir: dir, keys: keys, usage: usage, members: members, env: env}
+	return &Accounts{dir: dir, keys: keys, usage: usage, members: members, env: env,
+		keyCache: newTTLCache[string, account.Key](env.Now, cacheTTL)}
 }
 
 // Authenticate looks the secret up by its hash only; disabled and expired keys do not authenticate.
@@ -40,14 +42,20 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (account.Pri
 	if secret == "" {
 		return account.Principal{}, account.ErrUnauthenticated
 	}
-	k, err := a.keys.Key(ctx, account.HashSecret(secret))
-	if errors.Is(err, account.ErrKeyNotFound) {
-		return account.Principal{}, account.ErrUnauthenticated
+	hash := account.HashSecret(secret)
+	k, ok := a.keyCache.get(hash)
+	if !ok {
+		var err error
+		k, err = a.keys.Key(ctx, hash)
+		if errors.Is(err, account.ErrKeyNotFound) {
+			return account.Principal{}, account.ErrUnauthenticated
+		}
+		if err != nil {
+			return account.Principal{}, fmt.Errorf("look up key: %w", err)
+		}
+		a.keyCache.put(hash, k)
 	}
-	if err != nil {
-		return account.Principal{}, fmt.Errorf("look up key: %w", err)
-	}
-	if !k.Usable(a.env.Now()) {
+	if !k.Usable(a.env.Now()) { // expiry is checked on every use, cached or not
 		return account.Principal{}, account.ErrUnauthenticated
 	}
 	org, err := a.organizationID(ctx)
@@ -126,6 +134,7 @@ func (a *Accounts) GetKey(ctx context.Context, hash string) (ports.KeyView, erro
 func (a *Accounts) UpdateKey(ctx context.Context, hash string, change account.KeyChange) (ports.KeyView, error) {
 	now := a.env.Now()
 	k, err := a.keys.UpdateKey(ctx, hash, func(k *account.Key) error { return change.Apply(k, now) })
+	a.keyCache.forget(hash)
 	if err != nil {
 		return ports.KeyView{}, err
 	}
@@ -137,6 +146,7 @@ func (a *Accounts) UpdateKey(ctx context.Context, hash string, change account.Ke
 }
 
 func (a *Accounts) DeleteKey(ctx context.Context, hash string) error {
+	defer a.keyCache.forget(hash)
 	return a.keys.DeleteKey(ctx, hash)
 }
 

@@ -27,7 +27,11 @@ type Guardrails struct {
 
 	mu       sync.Mutex
 	policies map[string]cachedPolicy // by guardrail id: compiled content filters
+	// applicable caches which guardrails apply to a key (and its member); any change here clears it.
+	applicable *ttlCache[applicableKey, []guardrail.Guardrail]
 }
+
+type applicableKey struct{ keyHash, userID string }
 
 type cachedPolicy struct {
 	stamp  time.Time
@@ -42,7 +46,7 @@ var (
 func NewGuardrails(store ports.GuardrailStore, assign ports.AssignmentStore, budgets ports.BudgetStore,
 	members ports.MemberStore, dir ports.Directory, env Env, log *slog.Logger) *Guardrails {
 	return &Guardrails{store: store, assign: assign, budgets: budgets, members: members, dir: dir, env: env, log: log,
-		policies: map[string]cachedPolicy{}}
+		policies: map[string]cachedPolicy{}, applicable: newTTLCache[applicableKey, []guardrail.Guardrail](env.Now, cacheTTL)}
 }
 
 func (g *Guardrails) Create(ctx context.Context, by account.Principal, workspaceID string, spec guardrail.Spec) (guardrail.Guardrail, error) {
@@ -72,6 +76,7 @@ func (g *Guardrails) List(ctx context.Context, workspaceID string, p ports.Page)
 }
 
 func (g *Guardrails) Update(ctx context.Context, id string, patch func(*guardrail.Spec)) (guardrail.Guardrail, error) {
+	defer g.applicable.clear()
 	now := g.env.Now()
 	return g.store.UpdateGuardrail(ctx, id, func(gr *guardrail.Guardrail) error {
 		spec := gr.Spec()
@@ -101,6 +106,7 @@ func distinct(field string, ids []string) ([]string, error) {
 
 // AssignMembers is all or nothing: ids that are not members of the organization are a 400 listing them.
 func (g *Guardrails) AssignMembers(ctx context.Context, by account.Principal, id string, userIDs []string) (int, error) {
+	defer g.applicable.clear()
 	ids, err := distinct("member_user_ids", userIDs)
 	if err != nil {
 		return 0, err
@@ -120,6 +126,7 @@ func (g *Guardrails) AssignMembers(ctx context.Context, by account.Principal, id
 }
 
 func (g *Guardrails) UnassignMembers(ctx context.Context, id string, userIDs []string) (int, error) {
+	defer g.applicable.clear()
 	ids, err := distinct("member_user_ids", userIDs)
 	if err != nil {
 		return 0, err
@@ -129,6 +136,7 @@ func (g *Guardrails) UnassignMembers(ctx context.Context, id string, userIDs []s
 
 // AssignKeys is all or nothing: hashes that name no key are a 400 listing them.
 func (g *Guardrails) AssignKeys(ctx context.Context, by account.Principal, id string, keyHashes []string) (int, error) {
+	defer g.applicable.clear()
 	hashes, err := distinct("key_hashes", keyHashes)
 	if err != nil {
 		return 0, err
@@ -147,6 +155,7 @@ func (g *Guardrails) AssignKeys(ctx context.Context, by account.Principal, id st
 }
 
 func (g *Guardrails) UnassignKeys(ctx context.Context, id string, keyHashes []string) (int, error) {
+	defer g.applicable.clear()
 	hashes, err := distinct("key_hashes", keyHashes)
 	if err != nil {
 		return 0, err
@@ -167,7 +176,7 @@ func (g *Guardrails) KeyAssignments(ctx context.Context, id string, p ports.Page
 // reserves the most the call may cost on the remaining endpoints. All must pass.
 func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
 	out := ports.Admitted{Endpoints: a.Endpoints, Text: a.Text}
-	rails, err := g.store.Applicable(ctx, by.KeyHash, by.CreatorUserID)
+	rails, err := g.rails(ctx, by)
 	if err != nil || len(rails) == 0 {
 		return out, err
 	}
@@ -203,6 +212,23 @@ func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Ad
 		out.Holds = append(out.Holds, h)
 	}
 	return out, nil
+}
+
+// rails are the guardrails that apply to the caller, from the cache when it is fresh.
+func (g *Guardrails) rails(ctx context.Context, by account.Principal) ([]guardrail.Guardrail, error) {
+	k := applicableKey{keyHash: by.KeyHash}
+	if by.CreatorUserID != nil {
+		k.userID = *by.CreatorUserID
+	}
+	if rails, ok := g.applicable.get(k); ok {
+		return rails, nil
+	}
+	rails, err := g.store.Applicable(ctx, by.KeyHash, by.CreatorUserID)
+	if err != nil {
+		return nil, err
+	}
+	g.applicable.put(k, rails)
+	return rails, nil
 }
 
 // Settle releases the holds and books the call's real cost against each guardrail's window.

@@ -39,6 +39,7 @@ func NewSpeech(c *catalog.Catalog, providers ports.SpeechProviders, guard ports.
 // speechHold is how long a call's budget reservation may stay unsettled.
 const speechHold = 15 * time.Minute
 
+// bufPool holds the buffers that carry a stream from upstream to caller: one per stream in flight.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func (s *Speech) Synthesize(ctx context.Context, by account.Principal, req speech.Request, info ports.CallInfo, sink ports.AudioSink) (string, error) {

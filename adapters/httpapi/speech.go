@@ -97,11 +97,13 @@ func (h *SpeechHandler) create(c *gin.Context) {
 // streamIdle bounds how long one chunk may take to reach a slow caller; there is no total write timeout.
 const streamIdle = 60 * time.Second
 
-// streamSink writes a stream to the response as it arrives, flushing each chunk.
+// streamSink writes a stream to the response as it arrives, flushing each chunk. Its write deadline is an idle
+// one: pushed streamIdle ahead whenever a quarter of it has passed, rather than on every chunk.
 type streamSink struct {
-	c       *gin.Context
-	rc      *http.ResponseController
-	started bool
+	c        *gin.Context
+	rc       *http.ResponseController
+	started  bool
+	deadline time.Time
 }
 
 func (s *streamSink) Start(contentType, generationID string) {
@@ -114,7 +116,10 @@ func (s *streamSink) Start(contentType, generationID string) {
 }
 
 func (s *streamSink) Write(p []byte) error {
-	_ = s.rc.SetWriteDeadline(time.Now().Add(streamIdle))
+	if now := time.Now(); s.deadline.Sub(now) < 3*streamIdle/4 {
+		s.deadline = now.Add(streamIdle)
+		_ = s.rc.SetWriteDeadline(s.deadline)
+	}
 	if _, err := s.c.Writer.Write(p); err != nil {
 		return err
 	}

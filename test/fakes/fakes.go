@@ -30,6 +30,8 @@ type Step struct {
 	Abort int
 	// Size overrides the length of the audio or video body, in bytes.
 	Size int64
+	// Chunk overrides the size of the flushed chunks (ChunkSize when zero).
+	Chunk int
 }
 
 // Request is one recorded request.
@@ -49,6 +51,10 @@ type Fake struct {
 	requests []Request
 	// Gone receives once for each request the client gave up on before the fake had answered it whole.
 	Gone chan struct{}
+	// Default answers the calls past the script.
+	Default Step
+	// Unrecorded, when set, keeps no request log (for benchmarks, where it would be most of the heap).
+	Unrecorded bool
 }
 
 func newFake(t testing.TB, h func(f *Fake, w http.ResponseWriter, r *http.Request, body []byte, step Step)) *Fake {
@@ -64,12 +70,14 @@ func newFake(t testing.TB, h func(f *Fake, w http.ResponseWriter, r *http.Reques
 		}()
 		body, _ := io.ReadAll(r.Body)
 		f.mu.Lock()
-		step := Step{}
+		step := f.Default
 		if f.calls < len(f.script) {
 			step = f.script[f.calls]
 		}
 		f.calls++
-		f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body})
+		if !f.Unrecorded {
+			f.requests = append(f.requests, Request{Method: r.Method, Path: r.URL.Path, Query: r.URL.Query(), Header: r.Header.Clone(), Body: body})
+		}
 		f.mu.Unlock()
 		if step.Hold != nil {
 			select {
@@ -121,7 +129,11 @@ const ChunkSize = 4093
 // stream writes body to w in flushed chunks, honouring the step's stall and abort points.
 func stream(w http.ResponseWriter, r *http.Request, body io.Reader, step Step) {
 	fl := w.(http.Flusher)
-	buf := make([]byte, ChunkSize)
+	size := step.Chunk
+	if size == 0 {
+		size = ChunkSize
+	}
+	buf := make([]byte, size)
 	sent := 0
 	for {
 		n, err := io.ReadFull(body, buf)

@@ -1,0 +1,66 @@
+package app
+
+import (
+	"sync"
+	"time"
+)
+
+// cacheTTL is how long a looked-up key or guardrail assignment is trusted before it is read again. Changes made
+// through this process invalidate at once; changes made through another replica take effect within it.
+const cacheTTL = 3 * time.Second
+
+// ttlCache keeps values for a while; it takes the clock from the use case, and sweeps expired entries as it grows.
+type ttlCache[K comparable, V any] struct {
+	now   func() time.Time
+	ttl   time.Duration
+	mu    sync.Mutex
+	m     map[K]ttlEntry[V]
+	sweep int
+}
+
+type ttlEntry[V any] struct {
+	v       V
+	expires time.Time
+}
+
+func newTTLCache[K comparable, V any](now func() time.Time, ttl time.Duration) *ttlCache[K, V] {
+	return &ttlCache[K, V]{now: now, ttl: ttl, m: map[K]ttlEntry[V]{}, sweep: 1024}
+}
+
+func (c *ttlCache[K, V]) get(k K) (V, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[k]
+	if !ok || !c.now().Before(e.expires) {
+		var zero V
+		return zero, false
+	}
+	return e.v, true
+}
+
+func (c *ttlCache[K, V]) put(k K, v V) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.now()
+	if len(c.m) >= c.sweep {
+		for key, e := range c.m {
+			if !now.Before(e.expires) {
+				delete(c.m, key)
+			}
+		}
+		c.sweep = max(1024, 2*len(c.m))
+	}
+	c.m[k] = ttlEntry[V]{v: v, expires: now.Add(c.ttl)}
+}
+
+func (c *ttlCache[K, V]) forget(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.m, k)
+}
+
+func (c *ttlCache[K, V]) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.m)
+}
