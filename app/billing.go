@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -110,7 +111,7 @@ func (b *Billing) pendingSince(hash string, start time.Time) domain.Micros {
 }
 
 // Charge books amount for the call and settles its guardrail holds, off the request path.
-func (b *Billing) Charge(ctx context.Context, by account.Principal, amount domain.Micros, holds []ports.BudgetHold) {
+func (b *Billing) Charge(ctx context.Context, by account.Principal, amount domain.Micros, holds []guardrail.Hold) {
 	if amount > 0 {
 		day := domain.IntervalDaily.Start(b.env.Now())
 		b.mu.Lock()

@@ -200,7 +200,7 @@ func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Ad
 		if r.LimitUSD == nil {
 			continue
 		}
-		h := ports.BudgetHold{ID: g.env.NewID(), GuardrailID: r.ID, Window: r.ResetInterval.Start(now), Amount: estimate}
+		h := guardrail.Hold{ID: g.env.NewID(), GuardrailID: r.ID, Window: r.ResetInterval.Start(now), Amount: estimate}
 		ok, err := g.budgets.Reserve(ctx, h, *r.LimitUSD, now, now.Add(a.Hold))
 		if err != nil || !ok {
 			g.Settle(ctx, out.Holds, 0)
@@ -232,7 +232,7 @@ func (g *Guardrails) rails(ctx context.Context, by account.Principal) ([]guardra
 }
 
 // Settle releases the holds and books the call's real cost against each guardrail's window.
-func (g *Guardrails) Settle(ctx context.Context, holds []ports.BudgetHold, actual domain.Micros) {
+func (g *Guardrails) Settle(ctx context.Context, holds []guardrail.Hold, actual domain.Micros) {
 	ctx = context.WithoutCancel(ctx)
 	for _, h := range holds {
 		if err := g.budgets.Settle(ctx, h, actual); err != nil {

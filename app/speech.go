@@ -13,6 +13,7 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -35,6 +36,9 @@ func NewSpeech(c *catalog.Catalog, providers ports.SpeechProviders, guard ports.
 	recorder ports.GenerationRecorder, env Env, log *slog.Logger) *Speech {
 	return &Speech{catalog: c, providers: providers, guard: guard, billing: billing, recorder: recorder, env: env, log: log}
 }
+
+// statusClientClosed records a call whose caller left before any answer (nginx's 499).
+const statusClientClosed = 499
 
 // speechHold is how long a call's budget reservation may stay unsettled.
 const speechHold = 15 * time.Minute
@@ -76,39 +80,26 @@ func (s *Speech) Synthesize(ctx context.Context, by account.Principal, req speec
 	bufp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bufp)
 	buf := *bufp
-	for _, ep := range admitted.Endpoints {
-		opts, err := speech.PassThrough(req.Options, ep.Provider)
-		if err != nil {
-			return c.id(), s.finish(ctx, c, text, admitted.Holds, err)
-		}
-		begin := time.Now()
+	type opened struct {
+		body  io.ReadCloser
+		first []byte
+	}
+	o, ep, err := route(ctx, c, admitted.Endpoints, req.Options, func(ep catalog.Endpoint, opts map[string]any) (opened, string, error) {
 		body, first, upstreamID, err := s.open(ctx, ep, ports.SynthesisRequest{UpstreamModel: ep.UpstreamModel, Input: text,
 			Voice: req.Voice, Format: req.Format, Speed: req.Speed, Options: opts}, buf)
-		if err != nil {
-			if ctx.Err() != nil { // the caller went away before any audio
-				c.rec.Cancelled = true
-				return c.id(), s.finish(ctx, c, text, admitted.Holds, ctx.Err())
-			}
-			ue := asUpstream(err)
-			c.attempt(ep, ue.Status, time.Since(begin), ue.Reason, ue.Raw, "")
-			c.failures = append(c.failures, ue)
-			if !ue.Retryable {
-				break
-			}
-			continue
-		}
-		c.attempt(ep, 200, time.Since(begin), "", "", upstreamID)
-		c.rec.Latency = time.Since(c.begin)
-		c.rec.ProviderName, c.rec.UpstreamID = ep.Provider, upstreamID
-		sink.Start(req.Format.ContentType(), c.id())
-		sent, err := pump(sink, body, buf, first)
-		body.Close()
-		c.rec.Counts.NumMediaCompletion = 1
-		c.outBytes = sent
-		c.endpoint = &ep
+		return opened{body, first}, upstreamID, err
+	})
+	if err != nil {
 		return c.id(), s.finish(ctx, c, text, admitted.Holds, err)
 	}
-	return c.id(), s.finish(ctx, c, text, admitted.Holds, failedOver(req.Model, c.failures))
+	c.rec.Latency = time.Since(c.begin)
+	sink.Start(req.Format.ContentType(), c.id())
+	sent, err := pump(sink, o.body, buf, o.first)
+	o.body.Close()
+	c.rec.Counts.NumMediaCompletion = 1
+	c.outBytes = sent
+	c.endpoint = ep
+	return c.id(), s.finish(ctx, c, text, admitted.Holds, err)
 }
 
 // open calls one endpoint and waits for the first bytes of audio, so that a failure before them can still fail
@@ -136,13 +127,19 @@ func (s *Speech) open(ctx context.Context, ep catalog.Endpoint, r ports.Synthesi
 // errCallerGone marks a stream the caller stopped reading.
 var errCallerGone = errors.New("the caller went away")
 
-// pump sends first and then the rest of body to sink as it arrives, and returns the bytes sent. A failed read is
-// an upstream failure; a failed write means the caller is gone.
-func pump(sink ports.AudioSink, body io.Reader, buf, first []byte) (int64, error) {
-	if err := sink.Write(first); err != nil {
-		return 0, errCallerGone
+// writer is where a stream goes: an audio or a video sink.
+type writer interface{ Write(p []byte) error }
+
+// pump sends first (when there is one) and then the rest of body to sink as it arrives, and returns the bytes
+// sent. A failed read is an upstream failure; a failed write means the caller is gone.
+func pump(sink writer, body io.Reader, buf, first []byte) (int64, error) {
+	var sent int64
+	if len(first) > 0 {
+		if err := sink.Write(first); err != nil {
+			return 0, errCallerGone
+		}
+		sent = int64(len(first))
 	}
-	sent := int64(len(first))
 	for {
 		n, err := body.Read(buf)
 		if n > 0 {
@@ -162,14 +159,17 @@ func pump(sink ports.AudioSink, body io.Reader, buf, first []byte) (int64, error
 
 // finish completes the call's record and bill. err is what the caller gets (nil on success); an upstream failure
 // after the first byte is not billed, a caller who left mid-stream pays for what was made.
-func (s *Speech) finish(ctx context.Context, c *call, text string, holds []ports.BudgetHold, err error) error {
+func (s *Speech) finish(ctx context.Context, c *call, text string, holds []guardrail.Hold, err error) error {
 	content := &generation.Content{Input: generation.Input{Messages: []generation.Message{{Role: "user", Content: text}}}}
 	var cost domain.Micros
 	switch {
 	case err == nil:
 		c.rec.Status, c.rec.FinishReason = 200, "stop"
-	case errors.Is(err, errCallerGone) || errors.Is(err, context.Canceled) && c.endpoint != nil:
-		c.rec.Status, c.rec.FinishReason, c.rec.Cancelled = 200, "cancelled", true
+	case errors.Is(err, errCallerGone) || errors.Is(err, context.Canceled):
+		c.rec.Status, c.rec.FinishReason, c.rec.Cancelled = statusClientClosed, "cancelled", true
+		if c.endpoint != nil { // the audio had begun: the caller got a 200
+			c.rec.Status = 200
+		}
 	}
 	if c.endpoint != nil && (err == nil || c.rec.Cancelled) {
 		cost = speech.Cost(c.endpoint.Pricing, speech.Characters(text), c.outBytes, c.format)

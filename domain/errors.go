@@ -12,40 +12,42 @@ import (
 type Kind uint8
 
 const (
-	KindInternal        Kind = iota // a bug or an unexpected infrastructure failure
-	KindInvalid                     // the caller's input is wrong
-	KindUnauthenticated             // no credentials, or credentials that match nothing
-	KindForbidden                   // known caller, not allowed
-	KindNotFound                    // no such resource (or one the caller may not see)
-	KindConflict                    // the resource is not in a state that allows this
-	KindGone                        // the resource existed and has expired
-	KindTooLarge                    // the request body is over the limit
-	KindPaymentRequired             // no credits left, or a key's spending limit reached
-	KindRateLimited                 // the gateway's own limit or every upstream said 429
-	KindUpstream                    // every upstream attempt failed
-	KindTimeout                     // the last upstream attempt timed out
-	KindOverloaded                  // upstreams reported overload
-	KindUnavailable                 // the gateway cannot serve now (draining, database down)
+	KindInternal            Kind = iota // a bug or an unexpected infrastructure failure
+	KindInvalid                         // the caller's input is wrong
+	KindUnauthenticated                 // no credentials, or credentials that match nothing
+	KindForbidden                       // known caller, not allowed
+	KindNotFound                        // no such resource (or one the caller may not see)
+	KindConflict                        // the resource is not in a state that allows this
+	KindGone                            // the resource existed and has expired
+	KindTooLarge                        // the request body is over the limit
+	KindPaymentRequired                 // no credits left, or a key's spending limit reached
+	KindRateLimited                     // the gateway's own limit or every upstream said 429
+	KindUpstream                        // every upstream attempt failed
+	KindTimeout                         // the last upstream attempt timed out
+	KindOverloaded                      // upstreams reported overload
+	KindUnavailable                     // the gateway cannot serve now (draining, database down)
+	KindRangeNotSatisfiable             // a byte range outside the content
 )
 
 // statuses maps kinds to the HTTP statuses of the spec's error table. The status is part of the interface
 // (error.code equals it, and generation records keep what the caller got), so it lives with the kinds; the HTTP
 // adapter is the only one that writes it on the wire.
 var statuses = map[Kind]int{
-	KindInvalid:         400,
-	KindUnauthenticated: 401,
-	KindPaymentRequired: 402,
-	KindForbidden:       403,
-	KindNotFound:        404,
-	KindConflict:        409,
-	KindGone:            410,
-	KindTooLarge:        413,
-	KindRateLimited:     429,
-	KindInternal:        500,
-	KindUpstream:        502,
-	KindUnavailable:     503,
-	KindTimeout:         524, // the reference's "provider timed out at the edge"
-	KindOverloaded:      529, // the reference's "provider overloaded"
+	KindInvalid:             400,
+	KindUnauthenticated:     401,
+	KindPaymentRequired:     402,
+	KindForbidden:           403,
+	KindNotFound:            404,
+	KindConflict:            409,
+	KindGone:                410,
+	KindTooLarge:            413,
+	KindRangeNotSatisfiable: 416,
+	KindRateLimited:         429,
+	KindInternal:            500,
+	KindUpstream:            502,
+	KindUnavailable:         503,
+	KindTimeout:             524, // the reference's "provider timed out at the edge"
+	KindOverloaded:          529, // the reference's "provider overloaded"
 }
 
 // Status is the HTTP status of a kind.

@@ -55,19 +55,11 @@ type AssignmentStore interface {
 type BudgetStore interface {
 	// Reserve atomically records a hold of amount when spent plus live holds plus amount stays within limit;
 	// it reports whether it did. Holds past expires no longer count (a crashed gateway's calls).
-	Reserve(ctx context.Context, h BudgetHold, limit domain.Micros, now, expires time.Time) (bool, error)
+	Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (bool, error)
 	// Settle releases the hold and adds actual to the window's spend.
-	Settle(ctx context.Context, h BudgetHold, actual domain.Micros) error
+	Settle(ctx context.Context, h guardrail.Hold, actual domain.Micros) error
 	// Spent is the settled spend of a guardrail in a window.
 	Spent(ctx context.Context, guardrailID string, window time.Time) (domain.Micros, error)
-}
-
-// BudgetHold is one reservation on one guardrail's window.
-type BudgetHold struct {
-	ID          string
-	GuardrailID string
-	Window      time.Time
-	Amount      domain.Micros
 }
 
 // Admission is an inference call about to be routed.
@@ -87,13 +79,13 @@ type Admitted struct {
 	Endpoints []catalog.Endpoint
 	Text      string
 	Flags     []string
-	Holds     []BudgetHold
+	Holds     []guardrail.Hold
 }
 
 // GuardrailEnforcer is what inference use cases call before routing, and after the call to settle its cost.
 type GuardrailEnforcer interface {
 	Admit(ctx context.Context, by account.Principal, a Admission) (Admitted, error)
-	Settle(ctx context.Context, holds []BudgetHold, actual domain.Micros)
+	Settle(ctx context.Context, holds []guardrail.Hold, actual domain.Micros)
 }
 
 // Guardrails is the guardrail management use case.

@@ -19,6 +19,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 )
@@ -33,6 +34,7 @@ type Config struct {
 	Limits      LimitsConfig
 	Credits     CreditsConfig
 	Generations GenerationsConfig
+	Video       app.VideoConfig
 	// Bootstrap is SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY: a management key serve creates when none exists.
 	Bootstrap string
 }
@@ -111,6 +113,10 @@ type fileConfig struct {
 	Credits struct {
 		Enabled bool `yaml:"enabled"`
 	} `yaml:"credits"`
+	Video struct {
+		PollInterval   time.Duration `yaml:"poll_interval"`
+		WorkerInterval time.Duration `yaml:"worker_interval"`
+	} `yaml:"video"`
 }
 
 // price is a dollar amount in the file, read exactly.
@@ -136,6 +142,8 @@ func defaults() fileConfig {
 	f.Server.ShutdownTimeout = 30 * time.Second
 	f.Database.URL = "sqlite:./data/switchboard.db"
 	f.Database.MaxOpenConns = 20
+	f.Video.PollInterval = 5 * time.Second
+	f.Video.WorkerInterval = 2 * time.Second
 	return f
 }
 
@@ -447,6 +455,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	}
 	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute}
 	cfg.Credits = CreditsConfig{Enabled: f.Credits.Enabled}
+	if f.Video.PollInterval <= 0 {
+		return Config{}, loc.err("must be positive", "video", "poll_interval")
+	}
+	if f.Video.WorkerInterval <= 0 {
+		return Config{}, loc.err("must be positive", "video", "worker_interval")
+	}
+	cfg.Video = app.VideoConfig{PollInterval: f.Video.PollInterval, WorkerEvery: f.Video.WorkerInterval}
 	return cfg, nil
 }
 

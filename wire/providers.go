@@ -12,28 +12,36 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// newSpeechProviders builds a client for every configured provider that speaks text to speech; all share one
+// Providers are the clients of the configured providers, by what they make.
+type Providers struct {
+	Speech ports.SpeechProviders
+	Video  ports.VideoProviders
+}
+
+// newProviders builds one client per configured provider, serving each modality its kind speaks; all share one
 // pool of connections.
-func newSpeechProviders(cfg []ProviderConfig, log *slog.Logger) ports.SpeechProviders {
+func newProviders(cfg []ProviderConfig, log *slog.Logger) Providers {
 	client := upstream.NewHTTPClient()
-	out := ports.SpeechProviders{}
+	out := Providers{Speech: ports.SpeechProviders{}, Video: ports.VideoProviders{}}
 	for _, p := range cfg {
 		uc := upstream.Config{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}
 		switch p.Kind {
 		case "openai":
-			out[p.Slug] = openai.New(uc, client)
-		case "elevenlabs":
-			out[p.Slug] = elevenlabs.New(uc, client)
+			c := openai.New(uc, client)
+			out.Speech[p.Slug], out.Video[p.Slug] = c, c
 		case "google-ai-studio":
-			out[p.Slug] = gemini.New(uc, client)
+			c := gemini.New(uc, client)
+			out.Speech[p.Slug], out.Video[p.Slug] = c, c
+		case "elevenlabs":
+			out.Speech[p.Slug] = elevenlabs.New(uc, client)
 		case "deepgram":
-			out[p.Slug] = deepgram.New(uc, client)
+			out.Speech[p.Slug] = deepgram.New(uc, client)
 		case "espeak":
 			e := espeak.New()
 			if !e.Installed() {
 				log.Warn("provider uses espeak-ng, which is not installed: its calls will fail over or fail", "provider", p.Slug)
 			}
-			out[p.Slug] = e
+			out.Speech[p.Slug] = e
 		}
 	}
 	return out

@@ -11,11 +11,12 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
 var configSet = wire.NewSet(
-	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits"),
+	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video"),
 )
 
 // openDB connects and migrates: every command works on a current schema.
@@ -103,7 +104,7 @@ var creditSet = wire.NewSet(
 )
 
 var speechSet = wire.NewSet(
-	newSpeechProviders,
+	newProviders, wire.FieldsOf(new(Providers), "Speech", "Video"),
 	creditSet,
 	newBilling,
 	app.NewRateLimiter, wire.Bind(new(ports.RateLimiter), new(*app.RateLimiter)),
@@ -119,6 +120,20 @@ func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.G
 	return b, b.Close
 }
 
+var videoSet = wire.NewSet(
+	gormstore.NewVideos, wire.Bind(new(ports.VideoStore), new(*gormstore.Videos)),
+	newVideos, wire.Bind(new(ports.Videos), new(*app.Videos)),
+	httpapi.NewVideosHandler,
+)
+
+// newVideos starts the background poller of video jobs; its cleanup stops it (jobs are stored: none is lost).
+func newVideos(c *catalog.Catalog, providers ports.VideoProviders, store ports.VideoStore, guard ports.GuardrailEnforcer,
+	billing *app.Billing, recorder ports.GenerationRecorder, env app.Env, log *slog.Logger, cfg app.VideoConfig) (*app.Videos, func()) {
+	v := app.NewVideos(c, providers, store, guard, billing, recorder, env, log, cfg)
+	v.Start()
+	return v, v.Close
+}
+
 var httpSet = wire.NewSet(
 	wire.Struct(new(httpapi.Handlers), "*"),
 	httpapi.NewServer,
@@ -132,6 +147,7 @@ type Gateway struct {
 	Retention *app.Retention
 	Billing   *app.Billing
 	Credits   *app.Credits
+	Videos    *app.Videos
 }
 
 // Admin is what the administrative subcommands use.

@@ -49,7 +49,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	guardrailsHandler := httpapi.NewGuardrailsHandler(appGuardrails)
 	catalog := cfg.Catalog
 	v := cfg.Providers
-	speechProviders := newSpeechProviders(v, log)
+	providers := newProviders(v, log)
+	speechProviders := providers.Speech
 	credits := gormstore.NewCredits(db)
 	creditsConfig := cfg.Credits
 	billing, cleanup2 := newBilling(accounts, credits, appGuardrails, creditsConfig, env, log)
@@ -59,6 +60,11 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	speechHandler := httpapi.NewSpeechHandler(speech)
 	appCredits := app.NewCredits(credits)
 	creditsHandler := httpapi.NewCreditsHandler(appCredits)
+	videoProviders := providers.Video
+	videos := gormstore.NewVideos(db)
+	videoConfig := cfg.Video
+	appVideos, cleanup4 := newVideos(catalog, videoProviders, videos, appGuardrails, billing, recorder, env, log, videoConfig)
+	videosHandler := httpapi.NewVideosHandler(appVideos, config)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,
@@ -68,9 +74,10 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Guardrails:  guardrailsHandler,
 		Speech:      speechHandler,
 		Credits:     creditsHandler,
+		Videos:      videosHandler,
 	}
 	server := httpapi.NewServer(config, log, health, appAccounts, rateLimiter, httpapiDefaultRateLimit, handlers)
-	retention, cleanup4 := newRetention(generations, log, generationsConfig, env)
+	retention, cleanup5 := newRetention(generations, log, generationsConfig, env)
 	gateway := &Gateway{
 		Server:    server,
 		Accounts:  appAccounts,
@@ -78,8 +85,10 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Retention: retention,
 		Billing:   billing,
 		Credits:   appCredits,
+		Videos:    appVideos,
 	}
 	return gateway, func() {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()

@@ -383,7 +383,7 @@ func missing(want, found []string) []string {
 	return out
 }
 
-func (s *Guardrails) Reserve(ctx context.Context, h ports.BudgetHold, limit domain.Micros, now, expires time.Time) (bool, error) {
+func (s *Guardrails) Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (bool, error) {
 	window := h.Window.UTC().Format(dayLayout)
 	ok := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -421,7 +421,7 @@ func (s *Guardrails) Reserve(ctx context.Context, h ports.BudgetHold, limit doma
 	return ok, err
 }
 
-func (s *Guardrails) Settle(ctx context.Context, h ports.BudgetHold, actual domain.Micros) error {
+func (s *Guardrails) Settle(ctx context.Context, h guardrail.Hold, actual domain.Micros) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM guardrail_holds WHERE id = ?", h.ID).Error; err != nil {
 			return fmt.Errorf("release hold: %w", err)

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 
@@ -27,11 +26,16 @@ func writeError(c *gin.Context, err error) {
 	de := &domain.Error{Kind: domain.KindInternal, Code: "internal_error", Msg: "internal server error"}
 	errors.As(err, &de)
 	status := de.Kind.Status()
-	ctx := c.Request.Context()
-	if status >= 500 {
-		slog.ErrorContext(ctx, "request failed", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)
-	} else {
-		slog.DebugContext(ctx, "request refused", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)
+	ctx, log := c.Request.Context(), loggerOf(c)
+	switch {
+	case c.Writer.Written():
+		// Headers are gone: the only honest signal left is to break the connection.
+		log.WarnContext(ctx, "response aborted mid-stream", "route", c.FullPath(), "err", err)
+		panic(http.ErrAbortHandler)
+	case status >= 500:
+		log.ErrorContext(ctx, "request failed", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)
+	default:
+		log.DebugContext(ctx, "request refused", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)
 	}
 	respond(c, status, de)
 }
@@ -46,9 +50,5 @@ func respond(c *gin.Context, status int, de *domain.Error) {
 		meta[k] = v
 	}
 	meta["reason"] = de.Code
-	if c.Writer.Written() {
-		// Headers are gone: the only honest signal left is to break the connection.
-		panic(http.ErrAbortHandler)
-	}
 	c.AbortWithStatusJSON(status, errorEnvelope{Error: errorObject{Code: status, Message: de.Msg, Metadata: meta}})
 }

@@ -76,10 +76,21 @@ func saneRequestID(id string) bool {
 	return true
 }
 
+const loggerKey = "switchboard.logger"
+
+// loggerOf is the server's logger, which accessLog put on the request.
+func loggerOf(c *gin.Context) *slog.Logger {
+	if l, ok := c.Get(loggerKey); ok {
+		return l.(*slog.Logger)
+	}
+	return slog.Default()
+}
+
 // accessLog writes one line per request. It never logs headers, so no key reaches a log.
 func accessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
+		c.Set(loggerKey, log)
 		c.Next()
 		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
 			slog.String("method", c.Request.Method),
@@ -102,10 +113,7 @@ func recovery() gin.HandlerFunc {
 			if p == http.ErrAbortHandler { //nolint:errorlint // sentinel compared as net/http does
 				panic(p)
 			}
-			slog.ErrorContext(c.Request.Context(), "panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
-			if c.Writer.Written() {
-				panic(http.ErrAbortHandler)
-			}
+			loggerOf(c).ErrorContext(c.Request.Context(), "panic", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			writeError(c, errors.New("panic"))
 		}()
 		c.Next()

@@ -43,6 +43,7 @@ type Handlers struct {
 	Guardrails  *GuardrailsHandler
 	Speech      *SpeechHandler
 	Credits     *CreditsHandler
+	Videos      *VideosHandler
 }
 
 var ginMode sync.Once
@@ -91,6 +92,10 @@ func mount(api *gin.RouterGroup, g guard, limited gin.HandlerFunc, h Handlers) {
 	api.DELETE("/keys/:hash", mgmt, h.Keys.delete)
 
 	api.POST("/audio/speech", append(infer, h.Speech.create)...)
+	api.POST("/videos", append(infer, h.Videos.create)...)
+	api.GET("/videos/models", anyK, h.Videos.models)
+	api.GET("/videos/:jobId", anyK, h.Videos.get)
+	api.GET("/videos/:jobId/content", anyK, h.Videos.content)
 	api.GET("/credits", mgmt, h.Credits.get)
 
 	api.GET("/organization/members", mgmt, h.Members.list)

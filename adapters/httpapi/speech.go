@@ -84,7 +84,7 @@ func (h *SpeechHandler) create(c *gin.Context) {
 	if body.Provider != nil {
 		req.Options = body.Provider.Options
 	}
-	sink := &streamSink{c: c, rc: http.NewResponseController(c.Writer)}
+	sink := &audioSink{newFlushWriter(c)}
 	id, err := h.speech.Synthesize(c.Request.Context(), principal(c), req, callInfo(c), sink)
 	if err != nil {
 		if id != "" && !sink.started {
@@ -97,25 +97,26 @@ func (h *SpeechHandler) create(c *gin.Context) {
 // streamIdle bounds how long one chunk may take to reach a slow caller; there is no total write timeout.
 const streamIdle = 60 * time.Second
 
-// streamSink writes a stream to the response as it arrives, flushing each chunk. Its write deadline is an idle
+// flushWriter writes a stream to the response as it arrives, flushing each chunk. Its write deadline is an idle
 // one: pushed streamIdle ahead whenever a quarter of it has passed, rather than on every chunk.
-type streamSink struct {
+type flushWriter struct {
 	c        *gin.Context
 	rc       *http.ResponseController
 	started  bool
 	deadline time.Time
 }
 
-func (s *streamSink) Start(contentType, generationID string) {
-	h := s.c.Writer.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("X-Generation-Id", generationID)
-	h.Set("Cache-Control", "no-store")
-	s.c.Writer.WriteHeader(http.StatusOK)
+func newFlushWriter(c *gin.Context) flushWriter {
+	return flushWriter{c: c, rc: http.NewResponseController(c.Writer)}
+}
+
+func (s *flushWriter) start(status int) {
+	s.c.Writer.Header().Set("Cache-Control", "no-store")
+	s.c.Writer.WriteHeader(status)
 	s.started = true
 }
 
-func (s *streamSink) Write(p []byte) error {
+func (s *flushWriter) Write(p []byte) error {
 	if now := time.Now(); s.deadline.Sub(now) < 3*streamIdle/4 {
 		s.deadline = now.Add(streamIdle)
 		_ = s.rc.SetWriteDeadline(s.deadline)
@@ -124,6 +125,16 @@ func (s *streamSink) Write(p []byte) error {
 		return err
 	}
 	return s.rc.Flush()
+}
+
+// audioSink is a speech call's response.
+type audioSink struct{ flushWriter }
+
+func (s *audioSink) Start(contentType, generationID string) {
+	h := s.c.Writer.Header()
+	h.Set("Content-Type", contentType)
+	h.Set("X-Generation-Id", generationID)
+	s.start(http.StatusOK)
 }
 
 // CreditsHandler serves GET /credits.

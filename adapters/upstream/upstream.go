@@ -250,3 +250,13 @@ func Failed(resp *http.Response, raw []byte, msg string) *ports.UpstreamError {
 func Internal(err error) error {
 	return &ports.UpstreamError{Kind: domain.KindUpstream, Reason: "the gateway could not build the provider request", Err: err}
 }
+
+// Content views a successful download response as video content.
+func Content(resp *http.Response) ports.VideoContent {
+	ct := resp.Header.Get("Content-Type")
+	if ct == "" || ct == "application/octet-stream" || ct == "application/binary" {
+		ct = "video/mp4"
+	}
+	return ports.VideoContent{Body: resp.Body, Status: resp.StatusCode, ContentType: ct, ContentLength: resp.ContentLength,
+		ContentRange: resp.Header.Get("Content-Range")}
+}

@@ -47,6 +47,14 @@ func (g Guardrail) refusal(base *domain.Error, msg string) *domain.Error {
 		With("guardrail_id", g.ID).With("guardrail_name", g.Name)
 }
 
+// Hold is a reservation of an amount on one guardrail's budget window, made before a call and settled after it.
+type Hold struct {
+	ID          string
+	GuardrailID string
+	Window      time.Time
+	Amount      domain.Micros
+}
+
 // Spec is a guardrail's settable fields; Validate checks them together.
 type Spec struct {
 	Name                 string

@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
 )
 
@@ -42,7 +44,17 @@ func runNode(t *testing.T, env map[string]string) {
 
 func TestOpenRouterSDK(t *testing.T) {
 	t.Parallel()
-	g := harness.Start(t, harness.WithConfig(espeakConfig))
+	sora := fakes.NewOpenAI(t, "sk-video")
+	sora.SetVideo(fakes.VideoScript{Polls: 1})
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`
+providers:
+  - {slug: local, kind: espeak}
+  - {slug: sora, kind: openai, base_url: %s, api_key: sk-video}
+models:
+  - {id: local/espeak, modality: tts, endpoints: [{provider: local, pricing: {per_million_characters: 1}}]}
+  - {id: video/sora, modality: video, endpoints: [{provider: sora, upstream_model: sora-2, pricing: {per_second: 0.1}}]}
+video: {poll_interval: 50ms, worker_interval: 1h}
+`, sora.BaseURL())))
 	key, keyHash := g.Key(t, nil)
 	ws := g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
 	var memberIDs []string

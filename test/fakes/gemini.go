@@ -26,14 +26,20 @@ type Gemini struct {
 	Key    string
 	Safety bool
 	// Rate is the PCM rate announced in inlineData's mimeType (24000 unless set).
-	Rate int
+	Rate    int
+	jobs    videoJobs
+	Storage *Storage
 }
 
 func NewGemini(t testing.TB, key string) *Gemini {
 	g := &Gemini{Key: key}
 	g.Fake = newFake(t, g.serve)
+	g.Storage = newStorage(t, &g.jobs)
 	return g
 }
+
+// SetVideo scripts the Veo jobs created from now on.
+func (g *Gemini) SetVideo(s VideoScript) { g.jobs.SetVideo(s) }
 
 func (g *Gemini) BaseURL() string { return g.URL + "/v1beta" }
 

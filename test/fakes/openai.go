@@ -21,7 +21,8 @@ const (
 // OpenAI fakes api.openai.com/v1: POST /v1/audio/speech (and, in openai_video.go, the videos API).
 type OpenAI struct {
 	*Fake
-	Key string
+	Key  string
+	jobs videoJobs
 }
 
 // NewOpenAI serves OpenAI's API for the key; its BaseURL is what providers[].base_url takes.
@@ -32,6 +33,9 @@ func NewOpenAI(t testing.TB, key string) *OpenAI {
 }
 
 func (o *OpenAI) BaseURL() string { return o.URL + "/v1" }
+
+// SetVideo scripts the video jobs created from now on.
+func (o *OpenAI) SetVideo(s VideoScript) { o.jobs.SetVideo(s) }
 
 func (o *OpenAI) serve(f *Fake, w http.ResponseWriter, r *http.Request, body []byte, step Step) {
 	if got := bearer(r); got != o.Key {

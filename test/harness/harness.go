@@ -35,6 +35,7 @@ type Gateway struct {
 	Clock       *Clock
 	App         *sbwire.Gateway
 	client      *http.Client
+	stop        func()
 }
 
 type options struct {
@@ -103,15 +104,19 @@ func Start(t testing.TB, opts ...Option) *Gateway {
 		t.Fatalf("start gateway: %v", err)
 	}
 	srv := httptest.NewServer(gw.Server.Handler())
-	t.Cleanup(cleanup)   // runs second: drains background work
-	t.Cleanup(srv.Close) // runs first: no request in flight
+	var once sync.Once
+	stop := func() { once.Do(func() { srv.Close(); cleanup() }) } // no request in flight, then drain background work
+	t.Cleanup(stop)
 	_, admin, err := gw.Accounts.CreateKey(ctx, account.Principal{}, account.KeySpec{Name: "admin", Management: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &Gateway{URL: srv.URL + cfg.Server.BasePath, Root: srv.URL, Admin: admin, DatabaseURL: dbURL,
-		Clock: o.clock, App: gw, client: srv.Client()}
+		Clock: o.clock, App: gw, client: srv.Client(), stop: stop}
 }
+
+// Stop shuts the gateway down as serve does on SIGTERM: it stops serving, then drains its background work.
+func (g *Gateway) Stop() { g.stop() }
 
 // Logger is where gateways under test log: nowhere, unless SWITCHBOARD_TEST_LOG is set.
 func Logger() *slog.Logger {

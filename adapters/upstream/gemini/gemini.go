@@ -25,13 +25,32 @@ import (
 )
 
 type Client struct {
-	cfg  upstream.Config
+	cfg upstream.Config
+	// http follows redirects without the API key once they leave the provider's host (Go would forward the
+	// x-goog-api-key header to the storage host otherwise).
 	http *http.Client
 }
 
 var _ ports.SpeechProvider = (*Client)(nil)
 
-func New(cfg upstream.Config, client *http.Client) *Client { return &Client{cfg: cfg, http: client} }
+func New(cfg upstream.Config, client *http.Client) *Client {
+	c := *client
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		if req.URL.Host != via[0].URL.Host {
+			req.Header.Del("x-goog-api-key")
+			q := req.URL.Query()
+			if q.Has("key") {
+				q.Del("key")
+				req.URL.RawQuery = q.Encode()
+			}
+		}
+		return nil
+	}
+	return &Client{cfg: cfg, http: &c}
+}
 
 // Synthesize streams generateContent with the AUDIO modality as server-sent events. Gemini only makes PCM: mp3
 // is refused before any call, as the reference does. Each event's base64 audio is decoded on its own; a rate
@@ -58,13 +77,9 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 	if err != nil {
 		return ports.Audio{}, upstream.Internal(err)
 	}
-	req.Header.Set("x-goog-api-key", c.cfg.APIKey)
-	resp, err := upstream.Do(c.http, req, c.cfg)
+	resp, err := c.call(req)
 	if err != nil {
 		return ports.Audio{}, err
-	}
-	if resp.StatusCode >= 300 {
-		return ports.Audio{}, failure(resp)
 	}
 	events := &sseAudio{body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10)}
 	mime, err := events.prime()

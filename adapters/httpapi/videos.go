@@ -1,0 +1,215 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/video"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// VideosHandler serves /videos.
+type VideosHandler struct {
+	videos   ports.Videos
+	basePath string
+}
+
+func NewVideosHandler(v ports.Videos, cfg Config) *VideosHandler {
+	return &VideosHandler{videos: v, basePath: cfg.BasePath}
+}
+
+type urlRef struct {
+	URL string `json:"url"`
+}
+
+type videoReq struct {
+	Model         *string `json:"model"`
+	Prompt        *string `json:"prompt"`
+	Duration      *int    `json:"duration"`
+	Resolution    *string `json:"resolution"`
+	AspectRatio   *string `json:"aspect_ratio"`
+	Size          *string `json:"size"`
+	Seed          *int64  `json:"seed"`
+	GenerateAudio *bool   `json:"generate_audio"`
+	FrameImages   []struct {
+		ImageURL  urlRef `json:"image_url"`
+		FrameType string `json:"frame_type"`
+	} `json:"frame_images"`
+	InputReferences []struct {
+		Type     string  `json:"type"`
+		ImageURL *urlRef `json:"image_url"`
+		AudioURL *urlRef `json:"audio_url"`
+		VideoURL *urlRef `json:"video_url"`
+	} `json:"input_references"`
+	Provider *struct {
+		Options map[string]any `json:"options"`
+	} `json:"provider"`
+	User      *string `json:"user"`
+	SessionID *string `json:"session_id"`
+}
+
+func (r videoReq) request() video.Request {
+	req := video.Request{Model: deref(r.Model), Prompt: deref(r.Prompt), Resolution: deref(r.Resolution),
+		AspectRatio: deref(r.AspectRatio), Size: deref(r.Size), Seed: r.Seed, GenerateAudio: r.GenerateAudio,
+		User: deref(r.User), SessionID: deref(r.SessionID)}
+	if r.Duration != nil {
+		req.Duration = *r.Duration
+		if req.Duration == 0 {
+			req.Duration = -1 // an explicit 0 is invalid, not "the provider's default"
+		}
+	}
+	for _, f := range r.FrameImages {
+		req.FrameImages = append(req.FrameImages, video.Frame{URL: f.ImageURL.URL, Type: f.FrameType})
+	}
+	for _, ref := range r.InputReferences {
+		u := map[string]*urlRef{"image_url": ref.ImageURL, "audio_url": ref.AudioURL, "video_url": ref.VideoURL}[ref.Type]
+		vr := video.Reference{Type: ref.Type}
+		if u != nil {
+			vr.URL = u.URL
+		}
+		req.InputReferences = append(req.InputReferences, vr)
+	}
+	if r.Provider != nil {
+		req.Options = r.Provider.Options
+	}
+	return req
+}
+
+// videoJob is the reference's VideoJob.
+type videoJob struct {
+	ID           string      `json:"id"`
+	PollingURL   string      `json:"polling_url"`
+	Status       string      `json:"status"`
+	GenerationID *string     `json:"generation_id,omitempty"`
+	UnsignedURLs []string    `json:"unsigned_urls,omitempty"`
+	Error        *string     `json:"error,omitempty"`
+	Usage        *videoUsage `json:"usage,omitempty"`
+}
+
+type videoUsage struct {
+	Cost   usd  `json:"cost"`
+	IsBYOK bool `json:"is_byok"`
+}
+
+// apiRoot is the absolute URL of the API root as the caller reached it.
+func (h *VideosHandler) apiRoot(c *gin.Context) string {
+	scheme := "http"
+	if c.Request.TLS != nil || strings.EqualFold(c.GetHeader("X-Forwarded-Proto"), "https") {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request.Host + h.basePath
+}
+
+func (h *VideosHandler) toJob(c *gin.Context, j video.Job, st video.Status) videoJob {
+	root := h.apiRoot(c) + "/videos/" + j.ID
+	out := videoJob{ID: j.ID, PollingURL: root, Status: string(st)}
+	switch st {
+	case video.Completed:
+		for i := range j.Outputs {
+			out.UnsignedURLs = append(out.UnsignedURLs, root+"/content?index="+strconv.Itoa(i))
+		}
+		out.GenerationID = &j.GenerationID
+		out.Usage = &videoUsage{Cost: usd(j.Cost)}
+	case video.Failed, video.Cancelled:
+		msg := j.Error
+		if msg == "" {
+			msg = "the provider did not complete the video"
+		}
+		out.Error, out.GenerationID = &msg, &j.GenerationID
+		out.Usage = &videoUsage{}
+	}
+	return out
+}
+
+func (h *VideosHandler) create(c *gin.Context) {
+	var body videoReq
+	if err := bindJSON(c, &body); err != nil {
+		writeError(c, err)
+		return
+	}
+	j, err := h.videos.Create(c.Request.Context(), principal(c), body.request(), callInfo(c))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusAccepted, h.toJob(c, j, video.Pending))
+}
+
+func (h *VideosHandler) get(c *gin.Context) {
+	j, err := h.videos.Get(c.Request.Context(), principal(c), c.Param("jobId"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, h.toJob(c, j, j.Status))
+}
+
+func (h *VideosHandler) content(c *gin.Context) {
+	index, given := c.GetQuery("index")
+	if given && index == "" {
+		writeError(c, domain.Invalid("index", "must be an integer of at least 0"))
+		return
+	}
+	sink := &videoSink{newFlushWriter(c)}
+	err := h.videos.Content(c.Request.Context(), principal(c), c.Param("jobId"), index, c.GetHeader("Range"), sink)
+	if err != nil {
+		writeError(c, err)
+	}
+}
+
+// videoSink is a download's response: the provider's status (200 or 206) and content headers, nothing else of
+// the provider's (no URL, no credential).
+type videoSink struct{ flushWriter }
+
+func (s *videoSink) Start(v ports.VideoContent) {
+	h := s.c.Writer.Header()
+	h.Set("Content-Type", v.ContentType)
+	h.Set("Accept-Ranges", "bytes")
+	if v.ContentLength >= 0 {
+		h.Set("Content-Length", strconv.FormatInt(v.ContentLength, 10))
+	}
+	if v.ContentRange != "" {
+		h.Set("Content-Range", v.ContentRange)
+	}
+	status := v.Status
+	if status != http.StatusPartialContent {
+		status = http.StatusOK
+	}
+	s.start(status)
+}
+
+// videoModel is the reference's VideoModel; what the configuration does not say is null.
+type videoModel struct {
+	ID                           string            `json:"id"`
+	Name                         string            `json:"name"`
+	CanonicalSlug                string            `json:"canonical_slug"`
+	Created                      int64             `json:"created"`
+	AllowedPassthroughParameters []string          `json:"allowed_passthrough_parameters"`
+	Creativity                   []int             `json:"creativity"`
+	GenerateAudio                *bool             `json:"generate_audio"`
+	Seed                         *bool             `json:"seed"`
+	SupportedDurations           []int             `json:"supported_durations"`
+	SupportedResolutions         []string          `json:"supported_resolutions"`
+	SupportedAspectRatios        []string          `json:"supported_aspect_ratios"`
+	SupportedFrameImages         []string          `json:"supported_frame_images"`
+	SupportedSizes               []string          `json:"supported_sizes"`
+	UpscaleFactor                *struct{}         `json:"upscale_factor"`
+	PricingSKUs                  map[string]string `json:"pricing_skus,omitempty"`
+}
+
+func (h *VideosHandler) models(c *gin.Context) {
+	ms := h.videos.Models()
+	out := make([]videoModel, len(ms))
+	for i, m := range ms {
+		out[i] = videoModel{ID: m.Model.ID, Name: m.Model.ID, CanonicalSlug: m.Model.ID, Created: m.Created.Unix(),
+			AllowedPassthroughParameters: []string{}}
+		if len(m.Model.Endpoints) > 0 && m.Model.Endpoints[0].Pricing.PerSecond != nil {
+			out[i].PricingSKUs = map[string]string{"per_second": m.Model.Endpoints[0].Pricing.PerSecond.Decimal()}
+		}
+	}
+	data(c, http.StatusOK, out)
+}

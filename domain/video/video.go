@@ -1,0 +1,208 @@
+// Package video is video generation: jobs that an upstream provider runs, polled until they end, whose
+// outputs the gateway then streams to the caller.
+package video
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
+)
+
+type Status string
+
+const (
+	Pending    Status = "pending"
+	InProgress Status = "in_progress"
+	Completed  Status = "completed"
+	Failed     Status = "failed"
+	Cancelled  Status = "cancelled"
+	Expired    Status = "expired"
+)
+
+// Final reports whether a job in this status will change no more (but for expiry).
+func (s Status) Final() bool { return s != Pending && s != InProgress }
+
+// Frame is an image the video starts or ends with.
+type Frame struct {
+	URL  string
+	Type string // first_frame or last_frame
+}
+
+// Reference is an image, audio or video the generation refers to.
+type Reference struct {
+	Type string // image_url, audio_url, video_url
+	URL  string
+}
+
+// Request is a validated video request.
+type Request struct {
+	Model           string
+	Prompt          string
+	Duration        int // seconds; 0 leaves it to the provider
+	Resolution      string
+	AspectRatio     string
+	Size            string
+	Seed            *int64
+	GenerateAudio   *bool
+	FrameImages     []Frame
+	InputReferences []Reference
+	Options         map[string]any
+	User            string
+	SessionID       string
+}
+
+var (
+	resolutions  = []string{"360p", "480p", "720p", "768p", "1080p", "1K", "2K", "4K"}
+	aspectRatios = []string{"16:9", "9:16", "1:1", "4:3", "3:4", "3:2", "2:3", "21:9", "9:21"}
+	sizePattern  = regexp.MustCompile(`^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$`)
+)
+
+// MaxPrompt bounds a prompt, in bytes.
+const MaxPrompt = 32 << 10
+
+// Validate checks the request; every error names its field.
+func (r *Request) Validate() error {
+	switch {
+	case r.Model == "":
+		return domain.Invalid("model", "is required")
+	case strings.TrimSpace(r.Prompt) == "":
+		return domain.Invalid("prompt", "is required")
+	case len(r.Prompt) > MaxPrompt:
+		return domain.Invalid("prompt", fmt.Sprintf("must be at most %d bytes", MaxPrompt))
+	case r.Duration < 0 || r.Duration > 120:
+		return domain.Invalid("duration", "must be a number of seconds from 1 to 120")
+	case r.Resolution != "" && !slices.Contains(resolutions, r.Resolution):
+		return domain.Invalid("resolution", "must be one of "+strings.Join(resolutions, ", "))
+	case r.AspectRatio != "" && !slices.Contains(aspectRatios, r.AspectRatio):
+		return domain.Invalid("aspect_ratio", "must be one of "+strings.Join(aspectRatios, ", "))
+	case r.Size != "" && !sizePattern.MatchString(r.Size):
+		return domain.Invalid("size", `must be "WIDTHxHEIGHT", like 1280x720`)
+	case len(r.SessionID) > 256:
+		return domain.Invalid("session_id", "must be at most 256 characters")
+	}
+	for i, f := range r.FrameImages {
+		field := fmt.Sprintf("frame_images[%d]", i)
+		if f.Type != "first_frame" && f.Type != "last_frame" {
+			return domain.Invalid(field+".frame_type", "must be first_frame or last_frame")
+		}
+		if !httpURL(f.URL) {
+			return domain.Invalid(field+".image_url.url", "must be an http(s) URL or a data: URL")
+		}
+	}
+	for i, ref := range r.InputReferences {
+		field := fmt.Sprintf("input_references[%d]", i)
+		if ref.Type != "image_url" && ref.Type != "audio_url" && ref.Type != "video_url" {
+			return domain.Invalid(field+".type", "must be image_url, audio_url or video_url")
+		}
+		if !httpURL(ref.URL) {
+			return domain.Invalid(field+"."+ref.Type+".url", "must be an http(s) URL or a data: URL")
+		}
+	}
+	return nil
+}
+
+func httpURL(u string) bool {
+	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "data:")
+}
+
+var ErrNotVideo = domain.E(domain.KindInvalid, "model_not_video", "").With("field", "model")
+
+// CheckModality refuses a model that is not a video model.
+func CheckModality(m catalog.Model) error {
+	if m.Modality != catalog.Video {
+		return ErrNotVideo.WithMsg(fmt.Sprintf("model: %q is a %s model, not a video model", m.ID, m.Modality))
+	}
+	return nil
+}
+
+// DefaultDuration is what a job is priced at before the provider says how long its video is.
+const DefaultDuration = 8
+
+// Cost prices seconds of video on an endpoint.
+func Cost(p catalog.Pricing, seconds int) domain.Micros {
+	if p.PerSecond == nil {
+		return 0
+	}
+	return *p.PerSecond * domain.Micros(seconds)
+}
+
+// Output is one generated video, as the provider refers to it.
+type Output struct {
+	Ref         string // the provider's handle: a file URI, or empty when the job id is enough
+	ContentType string
+}
+
+// Caller is what the creating request said about its caller, kept for the generation record.
+type Caller struct {
+	RequestID, Origin, Referer, UserAgent, SessionID, User string
+}
+
+// Job is one video generation.
+type Job struct {
+	ID            string
+	WorkspaceID   string
+	KeyHash       string
+	UserID        *string
+	Model         string
+	Provider      string
+	UpstreamModel string
+	UpstreamID    string
+	Pricing       catalog.Pricing
+	Status        Status
+	Request       Request
+	Outputs       []Output
+	Error         string
+	Seconds       int
+	Cost          domain.Micros
+	GenerationID  string
+	Holds         []guardrail.Hold // budget reservations taken at creation, settled when the job ends
+	Flags         []string
+	Attempts      []generation.Attempt
+	Caller        Caller
+	NextPollAt    time.Time
+	ExpiresAt     *time.Time
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	CompletedAt   *time.Time
+}
+
+var (
+	ErrNotFound      = domain.E(domain.KindNotFound, "video_job_not_found", "video job not found")
+	ErrNotReady      = domain.E(domain.KindConflict, "video_not_ready", "")
+	ErrExpired       = domain.E(domain.KindGone, "video_expired", "the video has expired at the provider and can no longer be downloaded")
+	ErrNoSuchOutput  = domain.E(domain.KindNotFound, "video_output_not_found", "")
+	ErrRangeNotValid = domain.E(domain.KindRangeNotSatisfiable, "range_not_satisfiable", "the requested range is not satisfiable")
+)
+
+// Status as of now: a completed job whose outputs are past their expiry is expired.
+func (j Job) StatusAt(now time.Time) Status {
+	if j.Status == Completed && j.ExpiresAt != nil && !now.Before(*j.ExpiresAt) {
+		return Expired
+	}
+	return j.Status
+}
+
+// Output returns output index of a job that can be downloaded now: 409 while it runs or when it did not
+// complete, 410 once expired, 404 for an index past the outputs.
+func (j Job) Output(index int, now time.Time) (Output, error) {
+	switch st := j.StatusAt(now); st {
+	case Completed:
+	case Expired:
+		return Output{}, ErrExpired
+	default:
+		return Output{}, ErrNotReady.WithMsg(fmt.Sprintf("the video job is %s; its content is available once it is completed", st)).
+			With("status", string(st))
+	}
+	if index >= len(j.Outputs) {
+		return Output{}, ErrNoSuchOutput.WithMsg(fmt.Sprintf("index: the job has %d output(s); %d is out of range", len(j.Outputs), index)).
+			With("field", "index")
+	}
+	return j.Outputs[index], nil
+}
