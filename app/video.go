@@ -289,6 +289,10 @@ func (v *Videos) finish(ctx context.Context, j video.Job) {
 	v.billing.Charge(ctx, account.Principal{KeyHash: j.KeyHash}, j.Cost, j.Holds)
 }
 
+// downloadPool holds the buffers that carry video downloads: larger than speech's, as downloads are large and
+// fast, so each read and write moves more per system call.
+var downloadPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
 var errIndex = domain.Invalid("index", "must be an integer of at least 0")
 
 // Content streams an output of a completed job: 409 while it runs, 410 once expired, 404 for an index past the
@@ -319,8 +323,8 @@ func (v *Videos) Content(ctx context.Context, by account.Principal, id, index, b
 	}
 	defer content.Body.Close()
 	sink.Start(content)
-	bufp := bufPool.Get().(*[]byte)
-	defer bufPool.Put(bufp)
+	bufp := downloadPool.Get().(*[]byte)
+	defer downloadPool.Put(bufp)
 	_, err = pump(sink, content.Body, *bufp, nil)
 	if errors.Is(err, errCallerGone) {
 		return context.Canceled
