@@ -79,7 +79,7 @@ func (g *Guardrails) Update(ctx context.Context, id string, patch func(*guardrai
 	defer g.applicable.clear()
 	now := g.env.Now()
 	return g.store.UpdateGuardrail(ctx, id, func(gr *guardrail.Guardrail) error {
-		spec := gr.Spec()
+		spec := gr.Spec
 		patch(&spec)
 		return gr.Update(spec, now)
 	})

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -208,23 +207,7 @@ func (s *Accounts) ListKeys(ctx context.Context, f ports.KeyFilter) ([]account.K
 }
 
 func (s *Accounts) UpdateKey(ctx context.Context, hash string, change func(*account.Key) error) (account.Key, error) {
-	var out account.Key
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		k, err := takeKey(tx.Clauses(clause.Locking{Strength: "UPDATE"}), hash)
-		if err != nil {
-			return err
-		}
-		if err := change(&k); err != nil {
-			return err
-		}
-		r := toKeyRow(k)
-		if err := tx.Save(&r).Error; err != nil {
-			return fmt.Errorf("update key: %w", err)
-		}
-		out = k
-		return nil
-	})
-	return out, err
+	return update(ctx, s.db, func(tx *gorm.DB) (account.Key, error) { return takeKey(tx, hash) }, change, toKeyRow)
 }
 
 func (s *Accounts) DeleteKey(ctx context.Context, hash string) error {

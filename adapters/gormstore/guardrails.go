@@ -106,9 +106,9 @@ func toGuardrailRow(g guardrail.Guardrail) guardrailRow {
 }
 
 func (r guardrailRow) domain() (guardrail.Guardrail, error) {
-	g := guardrail.Guardrail{ID: r.ID, WorkspaceID: r.WorkspaceID, Name: r.Name, Description: r.Description,
-		LimitUSD: (*domain.Micros)(r.LimitMicros), ResetInterval: domain.Interval(r.ResetInterval),
-		IncludeBYOKInBudgets: r.IncludeBYOKInBudgets, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: utcPtr(r.UpdatedAt)}
+	g := guardrail.Guardrail{ID: r.ID, WorkspaceID: r.WorkspaceID, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: utcPtr(r.UpdatedAt),
+		Spec: guardrail.Spec{Name: r.Name, Description: r.Description, LimitUSD: (*domain.Micros)(r.LimitMicros),
+			ResetInterval: domain.Interval(r.ResetInterval), IncludeBYOKInBudgets: r.IncludeBYOKInBudgets}}
 	var err error
 	for _, l := range []struct {
 		dst   *[]string
@@ -195,23 +195,7 @@ func (s *Guardrails) ListGuardrails(ctx context.Context, workspaceID string, p p
 }
 
 func (s *Guardrails) UpdateGuardrail(ctx context.Context, id string, change func(*guardrail.Guardrail) error) (guardrail.Guardrail, error) {
-	var out guardrail.Guardrail
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		g, err := takeGuardrail(tx.Clauses(clause.Locking{Strength: "UPDATE"}), id)
-		if err != nil {
-			return err
-		}
-		if err := change(&g); err != nil {
-			return err
-		}
-		r := toGuardrailRow(g)
-		if err := tx.Save(&r).Error; err != nil {
-			return fmt.Errorf("update guardrail: %w", err)
-		}
-		out = g
-		return nil
-	})
-	return out, err
+	return update(ctx, s.db, func(tx *gorm.DB) (guardrail.Guardrail, error) { return takeGuardrail(tx, id) }, change, toGuardrailRow)
 }
 
 func (s *Guardrails) DeleteGuardrail(ctx context.Context, id string) error {

@@ -15,6 +15,7 @@ import (
 	"github.com/glebarez/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
 )
 
@@ -119,4 +120,26 @@ func Dialect(db *gorm.DB) string {
 		return Postgres
 	}
 	return SQLite
+}
+
+// update reads a row under a lock, applies change to its domain value and saves it, in one transaction: the
+// rules stay in the domain, the transaction in the adapter.
+func update[D, R any](ctx context.Context, db *gorm.DB, take func(*gorm.DB) (D, error), change func(*D) error, row func(D) R) (D, error) {
+	var out D
+	err := db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		d, err := take(tx.Clauses(clause.Locking{Strength: "UPDATE"}))
+		if err != nil {
+			return err
+		}
+		if err := change(&d); err != nil {
+			return err
+		}
+		r := row(d)
+		if err := tx.Save(&r).Error; err != nil {
+			return fmt.Errorf("update %T: %w", r, err)
+		}
+		out = d
+		return nil
+	})
+	return out, err
 }

@@ -98,19 +98,17 @@ func (s *Presets) addVersion(ctx context.Context, workspaceID, slug string,
 	var outP preset.Preset
 	var outV preset.Version
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var row presetRow
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row, "workspace_id = ? AND slug = ?", workspaceID, slug).Error
+		found, err := takePreset(tx.Clauses(clause.Locking{Strength: "UPDATE"}), workspaceID, slug)
 		var cur *preset.Preset
 		next := 1
 		switch {
 		case err == nil:
-			p := row.domain()
-			cur = &p
-			if err := tx.Raw("SELECT COALESCE(MAX(version), 0) + 1 FROM preset_versions WHERE preset_id = ?", p.ID).Scan(&next).Error; err != nil {
+			cur = &found
+			if err := tx.Raw("SELECT COALESCE(MAX(version), 0) + 1 FROM preset_versions WHERE preset_id = ?", found.ID).Scan(&next).Error; err != nil {
 				return fmt.Errorf("next preset version: %w", err)
 			}
-		case !errors.Is(err, gorm.ErrRecordNotFound):
-			return fmt.Errorf("select preset: %w", err)
+		case !errors.Is(err, preset.ErrNotFound):
+			return err
 		}
 		p, v, err := build(cur, next)
 		if err != nil {
@@ -142,27 +140,32 @@ func (s *Presets) Preset(ctx context.Context, workspaceID, slug string) (preset.
 	return s.presetWithVersion(s.db.WithContext(ctx), workspaceID, slug)
 }
 
-func (s *Presets) presetWithVersion(db *gorm.DB, workspaceID, slug string) (preset.Preset, *preset.Version, error) {
+func takePreset(db *gorm.DB, workspaceID, slug string) (preset.Preset, error) {
 	var row presetRow
 	err := db.Take(&row, "workspace_id = ? AND slug = ?", workspaceID, slug).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return preset.Preset{}, nil, preset.ErrNotFound
+		return preset.Preset{}, preset.ErrNotFound
 	}
 	if err != nil {
-		return preset.Preset{}, nil, fmt.Errorf("select preset: %w", err)
+		return preset.Preset{}, fmt.Errorf("select preset: %w", err)
 	}
-	if row.DesignatedVersionID == nil {
-		return row.domain(), nil, nil
+	return row.domain(), nil
+}
+
+func (s *Presets) presetWithVersion(db *gorm.DB, workspaceID, slug string) (preset.Preset, *preset.Version, error) {
+	p, err := takePreset(db, workspaceID, slug)
+	if err != nil || p.DesignatedVersionID == nil {
+		return p, nil, err
 	}
 	var vr versionRow
-	if err := db.Take(&vr, "id = ?", *row.DesignatedVersionID).Error; err != nil {
+	if err := db.Take(&vr, "id = ?", *p.DesignatedVersionID).Error; err != nil {
 		return preset.Preset{}, nil, fmt.Errorf("select designated version: %w", err)
 	}
 	v, err := vr.domain()
 	if err != nil {
 		return preset.Preset{}, nil, err
 	}
-	return row.domain(), &v, nil
+	return p, &v, nil
 }
 
 func (s *Presets) ListPresets(ctx context.Context, workspaceID string, p ports.Page) ([]preset.Preset, int, error) {
@@ -206,27 +209,9 @@ func (s *Presets) Version(ctx context.Context, presetID string, number int) (pre
 }
 
 func (s *Presets) UpdatePreset(ctx context.Context, workspaceID, slug string, change func(*preset.Preset) error) (preset.Preset, *preset.Version, error) {
-	var outP preset.Preset
-	var outV *preset.Version
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		var row presetRow
-		err := tx.Clauses(clause.Locking{Strength: "UPDATE"}).Take(&row, "workspace_id = ? AND slug = ?", workspaceID, slug).Error
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return preset.ErrNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("select preset: %w", err)
-		}
-		p := row.domain()
-		if err := change(&p); err != nil {
-			return err
-		}
-		pr := toPresetRow(p)
-		if err := tx.Save(&pr).Error; err != nil {
-			return fmt.Errorf("update preset: %w", err)
-		}
-		outP, outV, err = s.presetWithVersion(tx, workspaceID, slug)
-		return err
-	})
-	return outP, outV, err
+	take := func(tx *gorm.DB) (preset.Preset, error) { return takePreset(tx, workspaceID, slug) }
+	if _, err := update(ctx, s.db, take, change, toPresetRow); err != nil {
+		return preset.Preset{}, nil, err
+	}
+	return s.Preset(ctx, workspaceID, slug)
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
@@ -167,23 +166,7 @@ func takeVideo(db *gorm.DB, id string) (video.Job, error) {
 }
 
 func (s *Videos) UpdateJob(ctx context.Context, id string, change func(*video.Job) error) (video.Job, error) {
-	var out video.Job
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		j, err := takeVideo(tx.Clauses(clause.Locking{Strength: "UPDATE"}), id)
-		if err != nil {
-			return err
-		}
-		if err := change(&j); err != nil {
-			return err
-		}
-		r := toVideoRow(j)
-		if err := tx.Save(&r).Error; err != nil {
-			return fmt.Errorf("update video job: %w", err)
-		}
-		out = j
-		return nil
-	})
-	return out, err
+	return update(ctx, s.db, func(tx *gorm.DB) (video.Job, error) { return takeVideo(tx, id) }, change, toVideoRow)
 }
 
 func (s *Videos) ClaimPoll(ctx context.Context, id string, now, next time.Time) (bool, error) {

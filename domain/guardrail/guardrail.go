@@ -15,22 +15,11 @@ import (
 )
 
 type Guardrail struct {
-	ID                   string
-	WorkspaceID          string
-	Name                 string
-	Description          *string
-	LimitUSD             *domain.Micros
-	ResetInterval        domain.Interval
-	AllowedModels        []string
-	IgnoredModels        []string
-	AllowedProviders     []string
-	IgnoredProviders     []string
-	AllowedDataRegions   []string
-	ContentFilters       []ContentFilter
-	Builtins             []Builtin
-	IncludeBYOKInBudgets bool
-	CreatedAt            time.Time
-	UpdatedAt            *time.Time
+	ID          string
+	WorkspaceID string
+	Spec
+	CreatedAt time.Time
+	UpdatedAt *time.Time
 }
 
 var (
@@ -73,30 +62,22 @@ type Spec struct {
 
 // New validates spec and builds a guardrail.
 func New(id, workspaceID string, spec Spec, now time.Time) (Guardrail, error) {
-	g := Guardrail{ID: id, WorkspaceID: workspaceID, CreatedAt: now.UTC()}
-	g.set(spec)
+	g := Guardrail{ID: id, WorkspaceID: workspaceID, Spec: spec.normal(), CreatedAt: now.UTC()}
 	return g, g.validate()
 }
 
-func (g *Guardrail) set(s Spec) {
-	g.Name, g.Description, g.LimitUSD, g.ResetInterval = strings.TrimSpace(s.Name), s.Description, s.LimitUSD, s.ResetInterval
-	g.AllowedModels, g.IgnoredModels = dedupe(s.AllowedModels), dedupe(s.IgnoredModels)
-	g.AllowedProviders, g.IgnoredProviders = dedupe(s.AllowedProviders), dedupe(s.IgnoredProviders)
-	g.AllowedDataRegions, g.ContentFilters, g.Builtins = dedupe(s.AllowedDataRegions), s.ContentFilters, s.Builtins
-	g.IncludeBYOKInBudgets = s.IncludeBYOKInBudgets
+// normal trims the name and drops repeated list entries.
+func (s Spec) normal() Spec {
+	s.Name = strings.TrimSpace(s.Name)
+	s.AllowedModels, s.IgnoredModels = dedupe(s.AllowedModels), dedupe(s.IgnoredModels)
+	s.AllowedProviders, s.IgnoredProviders = dedupe(s.AllowedProviders), dedupe(s.IgnoredProviders)
+	s.AllowedDataRegions = dedupe(s.AllowedDataRegions)
+	return s
 }
 
-// Spec returns the settable fields, for partial updates.
-func (g Guardrail) Spec() Spec {
-	return Spec{Name: g.Name, Description: g.Description, LimitUSD: g.LimitUSD, ResetInterval: g.ResetInterval,
-		AllowedModels: g.AllowedModels, IgnoredModels: g.IgnoredModels, AllowedProviders: g.AllowedProviders,
-		IgnoredProviders: g.IgnoredProviders, AllowedDataRegions: g.AllowedDataRegions, ContentFilters: g.ContentFilters,
-		Builtins: g.Builtins, IncludeBYOKInBudgets: g.IncludeBYOKInBudgets}
-}
-
-// Update replaces the settable fields with spec (a partial update merges into Spec() first) and validates.
+// Update replaces the settable fields with spec (a partial update merges into g.Spec first) and validates.
 func (g *Guardrail) Update(spec Spec, now time.Time) error {
-	g.set(spec)
+	g.Spec = spec.normal()
 	t := now.UTC()
 	g.UpdatedAt = &t
 	return g.validate()

@@ -240,42 +240,36 @@ func TestAssignKeys(t *testing.T) {
 // number of distinct members and each member holds exactly one row.
 func TestConcurrentAssignments(t *testing.T) {
 	t.Parallel()
-	for _, db := range []struct {
-		name string
-		opts []harness.Option
-	}{{"postgres", nil}, {"sqlite", []harness.Option{harness.WithSQLite()}}} {
-		t.Run(db.name, func(t *testing.T) {
-			t.Parallel()
-			g := harness.Start(t, db.opts...)
-			ids := members(t, g, 10)
-			gr := createGuardrail(t, g, `{"name":"busy"}`)
-			const calls = 20
-			var wg sync.WaitGroup
-			counts := make([]int64, calls)
-			for c := range calls {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					subset := []string{ids[c%10], ids[(c+3)%10], ids[(c+7)%10]} // every member appears in several calls
-					r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/members", g.Admin, map[string]any{"member_user_ids": subset})
-					if r.Status != 200 {
-						t.Errorf("call %d: %d %s", c, r.Status, r.Body)
-						return
-					}
-					counts[c], _ = r.JSON(t)["assigned_count"].(interface{ Int64() (int64, error) }).Int64()
-				}()
-			}
-			wg.Wait()
-			var sum int64
-			for _, n := range counts {
-				sum += n
-			}
-			if sum != 10 {
-				t.Fatalf("assigned_count sums to %d over 20 calls, want 10 (one per distinct member)", sum)
-			}
-			if n := jsonString(g.Do(t, "GET", "/guardrails/"+gr+"/assignments/members?limit=100", g.Admin, nil).JSON(t)["total_count"]); n != "10" {
-				t.Fatalf("%s assignment rows, want 10", n)
-			}
-		})
-	}
+	harness.Dialects(t, func(t *testing.T, db harness.Option) {
+		g := harness.Start(t, db)
+		ids := members(t, g, 10)
+		gr := createGuardrail(t, g, `{"name":"busy"}`)
+		const calls = 20
+		var wg sync.WaitGroup
+		counts := make([]int64, calls)
+		for c := range calls {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				subset := []string{ids[c%10], ids[(c+3)%10], ids[(c+7)%10]} // every member appears in several calls
+				r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/members", g.Admin, map[string]any{"member_user_ids": subset})
+				if r.Status != 200 {
+					t.Errorf("call %d: %d %s", c, r.Status, r.Body)
+					return
+				}
+				counts[c], _ = r.JSON(t)["assigned_count"].(interface{ Int64() (int64, error) }).Int64()
+			}()
+		}
+		wg.Wait()
+		var sum int64
+		for _, n := range counts {
+			sum += n
+		}
+		if sum != 10 {
+			t.Fatalf("assigned_count sums to %d over 20 calls, want 10 (one per distinct member)", sum)
+		}
+		if n := jsonString(g.Do(t, "GET", "/guardrails/"+gr+"/assignments/members?limit=100", g.Admin, nil).JSON(t)["total_count"]); n != "10" {
+			t.Fatalf("%s assignment rows, want 10", n)
+		}
+	})
 }

@@ -207,48 +207,42 @@ func TestPresetListAndIsolation(t *testing.T) {
 // dialects.
 func TestPresetConcurrentVersions(t *testing.T) {
 	t.Parallel()
-	for _, db := range []struct {
-		name string
-		opts []harness.Option
-	}{{"postgres", nil}, {"sqlite", []harness.Option{harness.WithSQLite()}}} {
-		t.Run(db.name, func(t *testing.T) {
-			t.Parallel()
-			g := harness.Start(t, db.opts...)
-			key, _ := g.Key(t, nil)
-			const n = 50
-			var wg sync.WaitGroup
-			statuses := make([]int, n)
-			for i := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					statuses[i] = g.Do(t, "POST", "/presets/busy/chat/completions", key, fmt.Sprintf(`{"model":"m%d","messages":[]}`, i)).Status
-				}()
+	harness.Dialects(t, func(t *testing.T, db harness.Option) {
+		g := harness.Start(t, db)
+		key, _ := g.Key(t, nil)
+		const n = 50
+		var wg sync.WaitGroup
+		statuses := make([]int, n)
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				statuses[i] = g.Do(t, "POST", "/presets/busy/chat/completions", key, fmt.Sprintf(`{"model":"m%d","messages":[]}`, i)).Status
+			}()
+		}
+		wg.Wait()
+		for i, s := range statuses {
+			if s != 200 {
+				t.Fatalf("call %d answered %d", i, s)
 			}
-			wg.Wait()
-			for i, s := range statuses {
-				if s != 200 {
-					t.Fatalf("call %d answered %d", i, s)
-				}
+		}
+		r := g.Do(t, "GET", "/presets/busy/versions?limit=100", key, nil).JSON(t)
+		var got []int
+		models := map[string]bool{}
+		for _, v := range r["data"].([]any) {
+			vm := v.(map[string]any)
+			n, _ := vm["version"].(interface{ Int64() (int64, error) }).Int64()
+			got = append(got, int(n))
+			models[vm["config"].(map[string]any)["model"].(string)] = true
+		}
+		sort.Ints(got)
+		if len(got) != n || got[0] != 1 || got[n-1] != n || len(models) != n {
+			t.Fatalf("versions %v (%d distinct configs), want exactly 1..%d", got, len(models), n)
+		}
+		for i := range got {
+			if got[i] != i+1 {
+				t.Fatalf("gap or duplicate: %v", got)
 			}
-			r := g.Do(t, "GET", "/presets/busy/versions?limit=100", key, nil).JSON(t)
-			var got []int
-			models := map[string]bool{}
-			for _, v := range r["data"].([]any) {
-				vm := v.(map[string]any)
-				n, _ := vm["version"].(interface{ Int64() (int64, error) }).Int64()
-				got = append(got, int(n))
-				models[vm["config"].(map[string]any)["model"].(string)] = true
-			}
-			sort.Ints(got)
-			if len(got) != n || got[0] != 1 || got[n-1] != n || len(models) != n {
-				t.Fatalf("versions %v (%d distinct configs), want exactly 1..%d", got, len(models), n)
-			}
-			for i := range got {
-				if got[i] != i+1 {
-					t.Fatalf("gap or duplicate: %v", got)
-				}
-			}
-		})
-	}
+		}
+	})
 }

@@ -248,3 +248,16 @@ func Eventually(t testing.TB, within time.Duration, cond func() bool) time.Durat
 	}
 	return time.Since(start)
 }
+
+// Dialects runs f twice, in parallel: with a gateway on PostgreSQL and with one on the embedded SQLite file.
+func Dialects(t *testing.T, f func(t *testing.T, db Option)) {
+	for _, d := range []struct {
+		name string
+		opt  Option
+	}{{"postgres", func(*options) {}}, {"sqlite", WithSQLite()}} {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			f(t, d.opt)
+		})
+	}
+}
