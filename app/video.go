@@ -217,7 +217,7 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 	if !ok {
 		return j, fmt.Errorf("video job %s: provider %q is no longer configured", j.ID, j.Provider)
 	}
-	state, err := p.Poll(context.WithoutCancel(ctx), j.UpstreamModel, j.UpstreamID)
+	state, err := p.Poll(context.WithoutCancel(ctx), j.UpstreamID)
 	if err != nil {
 		ue := asUpstream(err)
 		if ue.Retryable {

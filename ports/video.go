@@ -42,7 +42,7 @@ type VideoContent struct {
 // VideoProvider is one upstream's video protocol. Errors are *UpstreamError.
 type VideoProvider interface {
 	Submit(ctx context.Context, s VideoSubmission) (upstreamID string, err error)
-	Poll(ctx context.Context, upstreamModel, upstreamID string) (VideoState, error)
+	Poll(ctx context.Context, upstreamID string) (VideoState, error)
 	// Download fetches an output, passing a byte range ("bytes=0-99") through when one is given.
 	Download(ctx context.Context, upstreamID string, out video.Output, byteRange string) (VideoContent, error)
 }

@@ -89,7 +89,7 @@ func inlineImage(u string) (map[string]any, error) {
 
 // Poll reads the operation: not done yet, done with samples (one output each), done with an error, or done with
 // no samples because the safety filter removed them.
-func (c *Client) Poll(ctx context.Context, _, name string) (ports.VideoState, error) {
+func (c *Client) Poll(ctx context.Context, name string) (ports.VideoState, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.BaseURL+"/"+name, nil)
 	if err != nil {
 		return ports.VideoState{}, upstream.Internal(err)

@@ -63,7 +63,7 @@ var statuses = map[string]video.Status{"queued": video.Pending, "in_progress": v
 
 // Poll retrieves the video: its status, the provider's suggested poll interval (openai-poll-after-ms) and,
 // once completed, its one output and expiry.
-func (c *Client) Poll(ctx context.Context, _, id string) (ports.VideoState, error) {
+func (c *Client) Poll(ctx context.Context, id string) (ports.VideoState, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.cfg.BaseURL+"/videos/"+url.PathEscape(id), nil)
 	if err != nil {
 		return ports.VideoState{}, upstream.Internal(err)
