@@ -20,8 +20,8 @@ test: test-deps $(E2E_JS)/node_modules/.package-lock.json
 test-deps:
 	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null; then \
 	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
-	    apt-get install -y -qq espeak-ng lame >/dev/null 2>&1 || \
-	    { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq espeak-ng lame >/dev/null 2>&1; } || true; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng lame >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng lame >/dev/null 2>&1; } || true; \
 	  fi; \
 	fi
 
