@@ -176,6 +176,8 @@ func (g guard) require(kinds keyKinds) gin.HandlerFunc {
 	}
 }
 
+var errRateLimited = domain.E(domain.KindRateLimited, "rate_limited", "rate limit exceeded for this key; retry after the time in Retry-After")
+
 // rateLimit admits inference calls per key: the key's own limit, or the configured default. Its state goes out in
 // X-RateLimit-* headers; a refusal is a 429 with Retry-After.
 func rateLimit(rl ports.RateLimiter, def DefaultRateLimit) gin.HandlerFunc {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -150,5 +149,3 @@ func (h *CreditsHandler) get(c *gin.Context) {
 	}
 	data(c, http.StatusOK, gin.H{"total_credits": usd(total), "total_usage": usd(used)})
 }
-
-var errRateLimited = domain.E(domain.KindRateLimited, "rate_limited", "rate limit exceeded for this key; retry after the time in Retry-After")

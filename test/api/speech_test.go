@@ -324,5 +324,3 @@ func TestSpeechOptions(t *testing.T) {
 		t.Fatalf("forwarded body %v", body)
 	}
 }
-
-func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }

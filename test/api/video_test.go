@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -82,7 +83,7 @@ func TestVideoLifecycle(t *testing.T) {
 	r.openai.SetVideo(fakes.VideoScript{Polls: 2, Size: 300_000, ExpiresAt: r.clock.Now().Add(time.Hour)})
 	id := r.create(t, map[string]any{"resolution": "720p", "aspect_ratio": "16:9", "session_id": "s1"})
 	var sent map[string]any
-	_ = jsonUnmarshal(r.openai.Requests()[0].Body, &sent)
+	_ = json.Unmarshal(r.openai.Requests()[0].Body, &sent)
 	if sent["size"] != "1280x720" || sent["seconds"] != "8" || sent["model"] != "sora-2" {
 		t.Fatalf("sent to the provider: %v", sent)
 	}
@@ -257,7 +258,7 @@ func TestVeo(t *testing.T) {
 		Instances []map[string]any `json:"instances"`
 		Params    map[string]any   `json:"parameters"`
 	}
-	_ = jsonUnmarshal(r.gemini.Requests()[0].Body, &sent)
+	_ = json.Unmarshal(r.gemini.Requests()[0].Body, &sent)
 	if sent.Params["aspectRatio"] != "9:16" || sent.Params["negativePrompt"] != "rain" || sent.Params["durationSeconds"] != 8.0 ||
 		sent.Instances[0]["image"].(map[string]any)["mimeType"] != "image/png" {
 		t.Fatalf("sent %+v", sent)
