@@ -19,7 +19,6 @@ import (
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
-	"github.com/switchboard-ai/switchboard/test/harness"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
@@ -172,7 +171,17 @@ func TestRecorderStalledDatabase(t *testing.T) {
 			}
 		}()
 	}
-	harness.Eventually(t, 5*time.Second, func() bool { return r.Pending() == cfg.QueueSize })
+	// Stalled: the queue is at its bound, and the workers and callers wait on the lock in PostgreSQL itself.
+	waiting := func() (n int) {
+		db.Raw("SELECT COUNT(*) FROM pg_locks WHERE relation = 'generations'::regclass AND NOT granted").Scan(&n)
+		return n
+	}
+	for deadline := time.Now().Add(30 * time.Second); r.Pending() != cfg.QueueSize || waiting() < cfg.Workers; {
+		if time.Now().After(deadline) {
+			t.Fatalf("no stall: %d queued of %d, %d writers waiting on the lock", r.Pending(), cfg.QueueSize, waiting())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	// Every caller is now blocked writing one record directly: memory is bounded by queue + callers, not by
 	// the 3,200 records they want to write.
 	var ms runtime.MemStats
