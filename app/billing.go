@@ -189,21 +189,3 @@ func (b *Billing) Close() {
 	<-b.done
 	b.Flush(context.Background())
 }
-
-// Credits reads and tops up the organization's balance.
-type Credits struct{ store ports.CreditStore }
-
-var _ ports.Credits = (*Credits)(nil)
-
-func NewCredits(store ports.CreditStore) *Credits { return &Credits{store: store} }
-
-func (c *Credits) Credits(ctx context.Context) (domain.Micros, domain.Micros, error) {
-	return c.store.Credits(ctx)
-}
-
-func (c *Credits) AddCredits(ctx context.Context, amount domain.Micros) error {
-	if amount <= 0 {
-		return domain.Invalid("amount", "must be a positive number of dollars")
-	}
-	return c.store.AddCredits(ctx, amount)
-}

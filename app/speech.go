@@ -3,10 +3,8 @@ package app
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -42,9 +40,6 @@ const statusClientClosed = 499
 
 // speechHold is how long a call's budget reservation may stay unsettled.
 const speechHold = 15 * time.Minute
-
-// bufPool holds the buffers that carry a stream from upstream to caller: one per stream in flight.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
 func (s *Speech) Synthesize(ctx context.Context, by account.Principal, req speech.Request, info ports.CallInfo, sink ports.AudioSink) (string, error) {
 	if err := req.Validate(); err != nil {
@@ -124,39 +119,6 @@ func (s *Speech) open(ctx context.Context, ep catalog.Endpoint, r ports.Synthesi
 	return a.Body, buf[:n], a.UpstreamID, nil
 }
 
-// errCallerGone marks a stream the caller stopped reading.
-var errCallerGone = errors.New("the caller went away")
-
-// writer is where a stream goes: an audio or a video sink.
-type writer interface{ Write(p []byte) error }
-
-// pump sends first (when there is one) and then the rest of body to sink as it arrives, and returns the bytes
-// sent. A failed read is an upstream failure; a failed write means the caller is gone.
-func pump(sink writer, body io.Reader, buf, first []byte) (int64, error) {
-	var sent int64
-	if len(first) > 0 {
-		if err := sink.Write(first); err != nil {
-			return 0, errCallerGone
-		}
-		sent = int64(len(first))
-	}
-	for {
-		n, err := body.Read(buf)
-		if n > 0 {
-			if werr := sink.Write(buf[:n]); werr != nil {
-				return sent, errCallerGone
-			}
-			sent += int64(n)
-		}
-		if err == io.EOF {
-			return sent, nil
-		}
-		if err != nil {
-			return sent, err
-		}
-	}
-}
-
 // finish completes the call's record and bill. err is what the caller gets (nil on success); an upstream failure
 // after the first byte is not billed, a caller who left mid-stream pays for what was made.
 func (s *Speech) finish(ctx context.Context, c *call, text string, holds []guardrail.Hold, err error) error {
@@ -187,59 +149,4 @@ func (s *Speech) finish(ctx context.Context, c *call, text string, holds []guard
 		return context.Canceled
 	}
 	return err
-}
-
-// asUpstream views any provider error as an UpstreamError.
-func asUpstream(err error) *ports.UpstreamError {
-	var ue *ports.UpstreamError
-	if errors.As(err, &ue) {
-		return ue
-	}
-	return &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "the provider call failed", Err: err}
-}
-
-// failedOver is the caller's error once every endpoint failed: 429 when every one rate limited (with the
-// soonest Retry-After), 400 when every one refused the input, else after the last failure: 524 for a timeout,
-// 529 for overload, 502 for the rest. A failure no other endpoint could fix stops the routing and is answered as
-// it is.
-func failedOver(model string, fails []*ports.UpstreamError) error {
-	if len(fails) == 0 {
-		return domain.E(domain.KindUpstream, "no_endpoint", fmt.Sprintf("model %q has no endpoint to call", model))
-	}
-	last := fails[len(fails)-1]
-	kind, code := domain.KindUpstream, "upstream_failed"
-	same := func(k domain.Kind) bool {
-		for _, f := range fails {
-			if f.Kind != k {
-				return false
-			}
-		}
-		return true
-	}
-	var retry time.Duration
-	switch {
-	case same(domain.KindRateLimited):
-		kind, code = domain.KindRateLimited, "upstream_rate_limited"
-		for _, f := range fails {
-			if f.RetryAfter > 0 && (retry == 0 || f.RetryAfter < retry) {
-				retry = f.RetryAfter
-			}
-		}
-		if retry == 0 {
-			retry = time.Second
-		}
-	case same(domain.KindInvalid):
-		kind, code = domain.KindInvalid, "upstream_rejected_input"
-	case last.Kind == domain.KindTimeout:
-		kind, code = domain.KindTimeout, "upstream_timeout"
-	case last.Kind == domain.KindOverloaded:
-		kind, code = domain.KindOverloaded, "upstream_overloaded"
-	}
-	msg := fmt.Sprintf("every provider of %q failed; the last said: %s", model, last.Reason)
-	if kind == domain.KindInvalid {
-		msg = last.Reason
-	}
-	e := domain.E(kind, code, msg).With("provider_reason", last.Reason).With("attempts", len(fails))
-	e.RetryAfter = retry
-	return e
 }

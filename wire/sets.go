@@ -98,19 +98,23 @@ var guardrailSet = wire.NewSet(
 	httpapi.NewGuardrailsHandler,
 )
 
+// providerSet builds a client for every configured upstream account.
+var providerSet = wire.NewSet(
+	newProviders, wire.FieldsOf(new(Providers), "Speech", "Video"),
+)
+
 var creditSet = wire.NewSet(
 	gormstore.NewCredits, wire.Bind(new(ports.CreditStore), new(*gormstore.Credits)),
 	app.NewCredits, wire.Bind(new(ports.Credits), new(*app.Credits)),
 )
 
-var speechSet = wire.NewSet(
-	newProviders, wire.FieldsOf(new(Providers), "Speech", "Video"),
+var creditHTTPSet = wire.NewSet(
 	creditSet,
-	newBilling,
-	app.NewRateLimiter, wire.Bind(new(ports.RateLimiter), new(*app.RateLimiter)),
-	app.NewSpeech, wire.Bind(new(ports.Speech), new(*app.Speech)),
-	httpapi.NewSpeechHandler,
 	httpapi.NewCreditsHandler,
+)
+
+var billingSet = wire.NewSet(
+	newBilling,
 )
 
 // newBilling starts the background charging of calls; its cleanup waits for the charges in flight.
@@ -119,6 +123,15 @@ func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.G
 	b := app.NewBilling(usage, credits, guard, app.CreditsEnabled(cfg.Enabled), env, log)
 	return b, b.Close
 }
+
+var rateLimitSet = wire.NewSet(
+	app.NewRateLimiter, wire.Bind(new(ports.RateLimiter), new(*app.RateLimiter)),
+)
+
+var speechSet = wire.NewSet(
+	app.NewSpeech, wire.Bind(new(ports.Speech), new(*app.Speech)),
+	httpapi.NewSpeechHandler,
+)
 
 var videoSet = wire.NewSet(
 	gormstore.NewVideos, wire.Bind(new(ports.VideoStore), new(*gormstore.Videos)),

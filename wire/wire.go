@@ -14,7 +14,8 @@ import (
 // InitializeGateway assembles the HTTP server with every module. env is the clock and id source (app.SystemEnv
 // in production).
 func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Gateway, func(), error) {
-	panic(wire.Build(configSet, storeSet, accountSet, generationSet, presetSet, guardrailSet, speechSet, videoSet, httpSet, wire.Struct(new(Gateway), "*")))
+	panic(wire.Build(configSet, storeSet, accountSet, generationSet, presetSet, guardrailSet,
+		providerSet, creditHTTPSet, billingSet, rateLimitSet, speechSet, videoSet, httpSet, wire.Struct(new(Gateway), "*")))
 }
 
 // InitializeAdmin assembles what the administrative subcommands need: a migrated database and the use cases.

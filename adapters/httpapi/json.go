@@ -89,6 +89,14 @@ func jsonTypeName(t reflect.Type) string {
 	return "another type"
 }
 
+// deref reads an optional string field: "" when absent.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
 // opt is a request field that tells an absent key (keep) from an explicit null (clear) from a value (set).
 type opt[T any] struct {
 	set bool
