@@ -20,7 +20,7 @@ import (
 // and records and bills the call.
 type Speech struct {
 	catalog   *catalog.Catalog
-	providers ports.SpeechProviders
+	providers ports.Providers
 	guard     ports.GuardrailEnforcer
 	billing   *Billing
 	recorder  ports.GenerationRecorder
@@ -30,7 +30,7 @@ type Speech struct {
 
 var _ ports.Speech = (*Speech)(nil)
 
-func NewSpeech(c *catalog.Catalog, providers ports.SpeechProviders, guard ports.GuardrailEnforcer, billing *Billing,
+func NewSpeech(c *catalog.Catalog, providers ports.Providers, guard ports.GuardrailEnforcer, billing *Billing,
 	recorder ports.GenerationRecorder, env Env, log *slog.Logger) *Speech {
 	return &Speech{catalog: c, providers: providers, guard: guard, billing: billing, recorder: recorder, env: env, log: log}
 }
@@ -100,9 +100,9 @@ func (s *Speech) Synthesize(ctx context.Context, by account.Principal, req speec
 // open calls one endpoint and waits for the first bytes of audio, so that a failure before them can still fail
 // over to the next endpoint.
 func (s *Speech) open(ctx context.Context, ep catalog.Endpoint, r ports.SynthesisRequest, buf []byte) (io.ReadCloser, []byte, string, error) {
-	p, ok := s.providers[ep.Provider]
-	if !ok {
-		return nil, nil, "", &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "provider not configured"}
+	p, err := providerOf[ports.SpeechProvider](s.providers, ep.Provider)
+	if err != nil {
+		return nil, nil, "", err
 	}
 	a, err := p.Synthesize(ctx, r)
 	if err != nil {

@@ -31,7 +31,7 @@ const videoHold = 24 * time.Hour
 // jobs complete even when nobody polls — and streams their outputs.
 type Videos struct {
 	catalog   *catalog.Catalog
-	providers ports.VideoProviders
+	providers ports.Providers
 	store     ports.VideoStore
 	guard     ports.GuardrailEnforcer
 	billing   *Billing
@@ -47,7 +47,7 @@ type Videos struct {
 
 var _ ports.Videos = (*Videos)(nil)
 
-func NewVideos(c *catalog.Catalog, providers ports.VideoProviders, store ports.VideoStore, guard ports.GuardrailEnforcer,
+func NewVideos(c *catalog.Catalog, providers ports.Providers, store ports.VideoStore, guard ports.GuardrailEnforcer,
 	billing *Billing, recorder ports.GenerationRecorder, env Env, log *slog.Logger, cfg VideoConfig) *Videos {
 	return &Videos{catalog: c, providers: providers, store: store, guard: guard, billing: billing, recorder: recorder,
 		env: env, log: log, cfg: cfg, started: env.Now(), stop: make(chan struct{})}
@@ -141,9 +141,9 @@ func (v *Videos) Create(ctx context.Context, by account.Principal, req video.Req
 	c.rec.Flags = admitted.Flags
 	req.Prompt = admitted.Text
 	upstreamID, ep, err := route(ctx, c, admitted.Endpoints, req.Options, func(ep catalog.Endpoint, opts map[string]any) (string, string, error) {
-		p, ok := v.providers[ep.Provider]
-		if !ok {
-			return "", "", &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "provider not configured"}
+		p, err := providerOf[ports.VideoProvider](v.providers, ep.Provider)
+		if err != nil {
+			return "", "", err
 		}
 		id, err := p.Submit(ctx, ports.VideoSubmission{UpstreamModel: ep.UpstreamModel, Request: req, Options: opts})
 		return id, id, err
@@ -213,11 +213,11 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 	if err != nil || !won {
 		return j, err
 	}
-	p, ok := v.providers[j.Provider]
-	if !ok {
-		return j, fmt.Errorf("video job %s: provider %q is no longer configured", j.ID, j.Provider)
+	p, err := providerOf[ports.VideoProvider](v.providers, j.Provider)
+	var state ports.VideoState
+	if err == nil {
+		state, err = p.Poll(context.WithoutCancel(ctx), j.UpstreamID)
 	}
-	state, err := p.Poll(context.WithoutCancel(ctx), j.UpstreamID)
 	if err != nil {
 		ue := asUpstream(err)
 		if ue.Retryable {
@@ -313,9 +313,9 @@ func (v *Videos) Content(ctx context.Context, by account.Principal, id, index, b
 	if err != nil {
 		return err
 	}
-	p, ok := v.providers[j.Provider]
-	if !ok {
-		return domain.E(domain.KindUpstream, "provider_not_configured", "the job's provider is no longer configured")
+	p, err := providerOf[ports.VideoProvider](v.providers, j.Provider)
+	if err != nil {
+		return downloadError(err)
 	}
 	content, err := p.Download(ctx, j.UpstreamID, out, byteRange)
 	if err != nil {

@@ -33,9 +33,6 @@ type SpeechProvider interface {
 	Synthesize(ctx context.Context, req SynthesisRequest) (Audio, error)
 }
 
-// SpeechProviders are the configured providers by slug.
-type SpeechProviders map[string]SpeechProvider
-
 // AudioSink is where a speech call's audio goes: the HTTP adapter supplies it.
 type AudioSink interface {
 	// Start is called once, before the first byte, with the response's media type and generation id.

@@ -47,9 +47,6 @@ type VideoProvider interface {
 	Download(ctx context.Context, upstreamID string, out video.Output, byteRange string) (VideoContent, error)
 }
 
-// VideoProviders are the configured providers that make videos, by slug.
-type VideoProviders map[string]VideoProvider
-
 // VideoStore keeps video jobs; a restart loses none.
 type VideoStore interface {
 	CreateJob(ctx context.Context, j video.Job) error

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -145,15 +143,6 @@ func defaults() fileConfig {
 	f.Video.PollInterval = 5 * time.Second
 	f.Video.WorkerInterval = 2 * time.Second
 	return f
-}
-
-// ProviderKinds are the upstream protocols the gateway speaks, with the modalities each serves.
-var ProviderKinds = map[string][]catalog.Modality{
-	"openai":           {catalog.TTS, catalog.Video},
-	"elevenlabs":       {catalog.TTS},
-	"google-ai-studio": {catalog.TTS, catalog.Video},
-	"deepgram":         {catalog.TTS},
-	"espeak":           {catalog.TTS},
 }
 
 // ConfigError names the file, line and field of a bad setting.
@@ -386,9 +375,9 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err("must be a lowercase slug (letters, digits, hyphens)", "providers", i, "slug")
 		case kinds[p.Slug] != "":
 			return Config{}, loc.err(fmt.Sprintf("duplicate provider slug %q", p.Slug), "providers", i, "slug")
-		case ProviderKinds[p.Kind] == nil:
+		case providerKinds[p.Kind].build == nil:
 			return Config{}, loc.err(fmt.Sprintf("unknown kind %q; known: %s", p.Kind, knownKinds()), "providers", i, "kind")
-		case p.Kind != "espeak" && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://"):
+		case !providerKinds[p.Kind].local && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://"):
 			return Config{}, loc.err("must be an http:// or https:// URL (the provider's API root)", "providers", i, "base_url")
 		case p.Timeout < 0:
 			return Config{}, loc.err("must not be negative", "providers", i, "timeout")
@@ -428,10 +417,10 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			switch {
 			case !ok:
 				return Config{}, loc.err(fmt.Sprintf("unknown provider %q", e.Provider), "models", i, "endpoints", j, "provider")
-			case !serves(kind, mod):
+			case !providerKinds[kind].serves(mod):
 				return Config{}, loc.err(fmt.Sprintf("provider %q (kind %s) cannot serve %s models", e.Provider, kind, mod),
 					"models", i, "endpoints", j, "provider")
-			case e.UpstreamModel == "" && kind != "espeak":
+			case e.UpstreamModel == "" && !providerKinds[kind].local:
 				return Config{}, loc.err("is required", "models", i, "endpoints", j, "upstream_model")
 			}
 			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel,
@@ -464,7 +453,3 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	cfg.Video = app.VideoConfig{PollInterval: f.Video.PollInterval, WorkerEvery: f.Video.WorkerInterval}
 	return cfg, nil
 }
-
-func serves(kind string, mod catalog.Modality) bool { return slices.Contains(ProviderKinds[kind], mod) }
-
-func knownKinds() string { return strings.Join(slices.Sorted(maps.Keys(ProviderKinds)), ", ") }

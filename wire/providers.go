@@ -1,7 +1,12 @@
 package wire
 
 import (
+	"fmt"
 	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/deepgram"
@@ -9,40 +14,69 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/upstream/espeak"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/gemini"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Providers are the clients of the configured providers, by what they make.
-type Providers struct {
-	Speech ports.SpeechProviders
-	Video  ports.VideoProviders
+// providerKinds is the provider registry: every upstream protocol the gateway speaks, by the kind the
+// configuration names, with how a client for one account is built. The configuration accepts exactly these
+// kinds, and each serves the modalities whose ports its client implements. A new provider is its package under
+// adapters/upstream plus one row here.
+var providerKinds = map[string]providerKind{
+	"openai":           remote(openai.New),
+	"elevenlabs":       remote(elevenlabs.New),
+	"google-ai-studio": remote(gemini.New),
+	"deepgram":         remote(deepgram.New),
+	"espeak":           local(espeak.New),
 }
 
-// newProviders builds one client per configured provider, serving each modality its kind speaks; all share one
-// pool of connections.
-func newProviders(cfg []ProviderConfig, log *slog.Logger) Providers {
+// providerKind is one row of the registry.
+type providerKind struct {
+	// local kinds run on the gateway's own host: they take no base_url, api_key or upstream_model.
+	local bool
+	// modalities are what the kind's clients serve.
+	modalities []catalog.Modality
+	build      func(upstream.Config, *http.Client) ports.Provider
+}
+
+// remote is a kind that calls an upstream API over HTTP, through the shared connection pool.
+func remote[C ports.Provider](build func(upstream.Config, *http.Client) C) providerKind {
+	var client C // a typed nil: enough to see which ports the client's type implements
+	return providerKind{modalities: ports.Modalities(client),
+		build: func(cfg upstream.Config, hc *http.Client) ports.Provider { return build(cfg, hc) }}
+}
+
+// local is a kind that runs on the gateway's host.
+func local[C ports.Provider](build func() C) providerKind {
+	var client C
+	return providerKind{local: true, modalities: ports.Modalities(client),
+		build: func(upstream.Config, *http.Client) ports.Provider { return build() }}
+}
+
+func (k providerKind) serves(mod catalog.Modality) bool { return slices.Contains(k.modalities, mod) }
+
+func knownKinds() string { return strings.Join(slices.Sorted(maps.Keys(providerKinds)), ", ") }
+
+// checker is what a provider implements when it can tell at start that its calls will fail (a local program
+// that is not installed).
+type checker interface{ Check() error }
+
+// newProviders builds one client per configured provider from the registry; all share one pool of connections.
+func newProviders(cfg []ProviderConfig, log *slog.Logger) (ports.Providers, error) {
 	client := upstream.NewHTTPClient()
-	out := Providers{Speech: ports.SpeechProviders{}, Video: ports.VideoProviders{}}
+	out := ports.Providers{}
 	for _, p := range cfg {
-		uc := upstream.Config{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}
-		switch p.Kind {
-		case "openai":
-			c := openai.New(uc, client)
-			out.Speech[p.Slug], out.Video[p.Slug] = c, c
-		case "google-ai-studio":
-			c := gemini.New(uc, client)
-			out.Speech[p.Slug], out.Video[p.Slug] = c, c
-		case "elevenlabs":
-			out.Speech[p.Slug] = elevenlabs.New(uc, client)
-		case "deepgram":
-			out.Speech[p.Slug] = deepgram.New(uc, client)
-		case "espeak":
-			e := espeak.New()
-			if !e.Installed() {
-				log.Warn("provider uses espeak-ng, which is not installed: its calls will fail over or fail", "provider", p.Slug)
-			}
-			out.Speech[p.Slug] = e
+		kind, ok := providerKinds[p.Kind]
+		if !ok {
+			return nil, fmt.Errorf("provider %q: unknown kind %q; known: %s", p.Slug, p.Kind, knownKinds())
 		}
+		c := kind.build(upstream.Config{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}, client)
+		if ch, ok := c.(checker); ok {
+			if err := ch.Check(); err != nil {
+				log.Warn("provider cannot work: its calls will fail over or fail", "provider", p.Slug, "err", err)
+			}
+		}
+		out[p.Slug] = c
 	}
-	return out
+	return out, nil
 }

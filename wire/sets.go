@@ -100,7 +100,7 @@ var guardrailSet = wire.NewSet(
 
 // providerSet builds a client for every configured upstream account.
 var providerSet = wire.NewSet(
-	newProviders, wire.FieldsOf(new(Providers), "Speech", "Video"),
+	newProviders,
 )
 
 var creditSet = wire.NewSet(
@@ -140,7 +140,7 @@ var videoSet = wire.NewSet(
 )
 
 // newVideos starts the background poller of video jobs; its cleanup stops it (jobs are stored: none is lost).
-func newVideos(c *catalog.Catalog, providers ports.VideoProviders, store ports.VideoStore, guard ports.GuardrailEnforcer,
+func newVideos(c *catalog.Catalog, providers ports.Providers, store ports.VideoStore, guard ports.GuardrailEnforcer,
 	billing *app.Billing, recorder ports.GenerationRecorder, env app.Env, log *slog.Logger, cfg app.VideoConfig) (*app.Videos, func()) {
 	v := app.NewVideos(c, providers, store, guard, billing, recorder, env, log, cfg)
 	v.Start()

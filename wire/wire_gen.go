@@ -49,21 +49,23 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	guardrailsHandler := httpapi.NewGuardrailsHandler(appGuardrails)
 	catalog := cfg.Catalog
 	v := cfg.Providers
-	providers := newProviders(v, log)
-	speechProviders := providers.Speech
+	providers, err := newProviders(v, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	credits := gormstore.NewCredits(db)
 	creditsConfig := cfg.Credits
 	billing, cleanup2 := newBilling(accounts, credits, appGuardrails, creditsConfig, env, log)
 	generationsConfig := cfg.Generations
 	recorder, cleanup3 := newRecorder(generations, log, generationsConfig)
-	speech := app.NewSpeech(catalog, speechProviders, appGuardrails, billing, recorder, env, log)
+	speech := app.NewSpeech(catalog, providers, appGuardrails, billing, recorder, env, log)
 	speechHandler := httpapi.NewSpeechHandler(speech)
 	appCredits := app.NewCredits(credits)
 	creditsHandler := httpapi.NewCreditsHandler(appCredits)
-	videoProviders := providers.Video
 	videos := gormstore.NewVideos(db)
 	videoConfig := cfg.Video
-	appVideos, cleanup4 := newVideos(catalog, videoProviders, videos, appGuardrails, billing, recorder, env, log, videoConfig)
+	appVideos, cleanup4 := newVideos(catalog, providers, videos, appGuardrails, billing, recorder, env, log, videoConfig)
 	videosHandler := httpapi.NewVideosHandler(appVideos, config)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,

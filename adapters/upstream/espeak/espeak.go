@@ -51,8 +51,15 @@ func New() *Engine {
 	return e
 }
 
-// Installed reports whether espeak-ng was found.
-func (e *Engine) Installed() bool { return e.bin != "" }
+var errNotInstalled = unavailable("espeak-ng is not installed on the gateway's host")
+
+// Check reports, at start, whether espeak-ng was found.
+func (e *Engine) Check() error {
+	if e.bin == "" {
+		return errNotInstalled
+	}
+	return nil
+}
 
 func unavailable(reason string) error {
 	return &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: reason}
@@ -62,7 +69,7 @@ func unavailable(reason string) error {
 // an installed espeak-ng voice, optionally with a variant ("en-us+f3"); speed scales the 175 words a minute.
 func (e *Engine) Synthesize(ctx context.Context, r ports.SynthesisRequest) (ports.Audio, error) {
 	if e.bin == "" {
-		return ports.Audio{}, unavailable("espeak-ng is not installed on the gateway's host")
+		return ports.Audio{}, errNotInstalled
 	}
 	if r.Format == speech.MP3 && e.lame == "" {
 		return ports.Audio{}, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,

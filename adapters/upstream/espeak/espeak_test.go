@@ -19,7 +19,7 @@ import (
 func engine(t *testing.T) *espeak.Engine {
 	t.Helper()
 	e := espeak.New()
-	if !e.Installed() {
+	if err := e.Check(); err != nil {
 		t.Fatal("espeak-ng is not installed: run `make test` (it installs espeak-ng and lame) or `apt-get install espeak-ng lame`")
 	}
 	return e
