@@ -8,10 +8,9 @@ import (
 	"fmt"
 	"io"
 	"math"
-)
 
-// Rate is the gateway's PCM sample rate.
-const Rate = 24000
+	"github.com/switchboard-ai/switchboard/domain/speech"
+)
 
 // Format describes raw PCM frames.
 type Format struct {
@@ -30,10 +29,10 @@ func (f Format) frameSize() int {
 // ToPCM converts frames of format f read from r into the gateway's PCM. Audio that is already in it passes
 // through untouched.
 func ToPCM(r io.Reader, f Format) io.Reader {
-	if f.Rate == Rate && f.Channels == 1 && !f.Float32 {
+	if f.Rate == speech.PCMRate && f.Channels == 1 && !f.Float32 {
 		return r
 	}
-	c := &converter{src: r, f: f, in: make([]byte, 0, 32<<10), step: float64(f.Rate) / Rate}
+	c := &converter{src: r, f: f, in: make([]byte, 0, 32<<10), step: float64(f.Rate) / speech.PCMRate}
 	return c
 }
 
@@ -97,7 +96,7 @@ func (c *converter) sample(frame []byte) float64 {
 // input sample at time 0 and s at time 1 (in input samples), every output time up to 1 is interpolated; output
 // times advance by step = input rate / output rate.
 func (c *converter) emit(out []byte, s float64) []byte {
-	if c.f.Rate == Rate {
+	if c.f.Rate == speech.PCMRate {
 		return appendS16(out, s)
 	}
 	if !c.started {

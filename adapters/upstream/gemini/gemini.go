@@ -102,7 +102,7 @@ func decoder(mime string, r io.Reader) (io.Reader, error) {
 	if strings.Contains(base, "wav") {
 		return audio.FromWAV(r)
 	}
-	rate := audio.Rate
+	rate := speech.PCMRate
 	for _, p := range strings.Split(params, ";") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(p), "rate="); ok {
 			if n, err := strconv.Atoi(v); err == nil && n > 0 {
