@@ -23,8 +23,9 @@ var (
 // CreditsEnabled turns the organization's credit balance on.
 type CreditsEnabled bool
 
-// Billing refuses calls that may not spend, and books what calls cost: the key's usage, the organization's
-// credits and the guardrails' budgets.
+// Billing admits calls and settles them: before the upstream call it refuses calls that may not spend and lets
+// the guardrails reserve budget (holds); after it, it books what the call cost — the key's usage, the
+// organization's credits — and settles the holds.
 //
 // Usage and credits are summed in memory per key and UTC day and written once a second (and at Close), so a
 // busy gateway writes one row per key a second instead of two per call, and no row is hot. The refusals below
@@ -68,9 +69,17 @@ func NewBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.G
 	return b
 }
 
-// Check answers 402 before any upstream call when the organization has no credit left (with credits enabled) or
-// the key has spent its own limit in the current window.
-func (b *Billing) Check(ctx context.Context, by account.Principal) error {
+// Admit lets a call through, or refuses it, before any upstream call: 402 when the organization has no credit
+// left (with credits enabled) or the key has spent its own limit in the current window; then the guardrails,
+// which may narrow the endpoints, redact the text and reserve budget. Settle settles the holds it returns.
+func (b *Billing) Admit(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
+	if err := b.check(ctx, by); err != nil {
+		return ports.Admitted{}, err
+	}
+	return b.guard.Admit(ctx, by, a)
+}
+
+func (b *Billing) check(ctx context.Context, by account.Principal) error {
 	if by.Limit != nil {
 		now := b.env.Now()
 		usage, err := b.usage.Usage(ctx, []string{by.KeyHash}, now)
@@ -110,8 +119,8 @@ func (b *Billing) pendingSince(hash string, start time.Time) domain.Micros {
 	return sum
 }
 
-// Charge books amount for the call and settles its guardrail holds, off the request path.
-func (b *Billing) Charge(ctx context.Context, by account.Principal, amount domain.Micros, holds []guardrail.Hold) {
+// Settle books amount for the call and settles its holds, off the request path.
+func (b *Billing) Settle(ctx context.Context, by account.Principal, amount domain.Micros, holds []guardrail.Hold) {
 	if amount > 0 {
 		day := domain.IntervalDaily.Start(b.env.Now())
 		b.mu.Lock()

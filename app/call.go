@@ -8,37 +8,48 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/generation"
-	"github.com/switchboard-ai/switchboard/domain/speech"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// call accumulates the generation record of one inference call as it goes.
-type call struct {
-	rec      generation.Record
-	by       account.Principal
-	begin    time.Time
+// Call is one inference call as the pipeline carries it: its generation record as it fills in, and what was
+// admitted and routed.
+type Call struct {
+	rec    generation.Record
+	by     account.Principal
+	caller generation.Caller
+	begin  time.Time
+	// timed is set when the call's times are known otherwise than by measuring (a job taken up again).
+	timed bool
+	// text is what goes upstream, once the guardrails admitted it; input and counts are what the record keeps
+	// of the request.
+	text   string
+	input  generation.Input
+	counts generation.Counts
+	holds  []guardrail.Hold
+	// failures are the failed attempts; endpoint is the one that answered, if one did.
 	failures []*ports.UpstreamError
-	endpoint *catalog.Endpoint // the endpoint that answered, if one did
-	outBytes int64
-	format   speech.Format
+	endpoint *catalog.Endpoint
 }
 
-func newCall(env Env, api generation.APIType, by account.Principal, info ports.CallInfo, model string) *call {
-	now := env.Now()
-	c := &call{by: by, begin: time.Now()}
-	c.rec = generation.Record{ID: generation.NewID(now, env.NewID()), RequestID: info.RequestID, APIType: api,
-		WorkspaceID: by.WorkspaceID, KeyHash: by.KeyHash, UserID: by.CreatorUserID, Model: model, Origin: info.Origin,
-		Referer: info.Referer, UserAgent: info.UserAgent, DataRegion: "global", CreatedAt: now}
-	if info.SessionID != "" {
-		c.rec.SessionID = &info.SessionID
+// newCall starts the record of a call: a new one, or one a modality takes up again to finish it.
+func newCall(id string, api generation.APIType, by account.Principal, caller generation.Caller, model string, at time.Time) *Call {
+	c := &Call{by: by, caller: caller, begin: time.Now()}
+	c.rec = generation.Record{ID: id, RequestID: caller.RequestID, APIType: api, WorkspaceID: by.WorkspaceID,
+		KeyHash: by.KeyHash, UserID: by.CreatorUserID, Model: model, Origin: caller.Origin, Referer: caller.Referer,
+		UserAgent: caller.UserAgent, ExternalUser: caller.User, DataRegion: "global", CreatedAt: at}
+	if caller.SessionID != "" {
+		session := caller.SessionID
+		c.rec.SessionID = &session
 	}
 	return c
 }
 
-func (c *call) id() string { return c.rec.ID }
+// ID is the call's generation id.
+func (c *Call) ID() string { return c.rec.ID }
 
 // attempt records one upstream call.
-func (c *call) attempt(ep catalog.Endpoint, status int, took time.Duration, reason, raw, upstreamID string) {
+func (c *Call) attempt(ep catalog.Endpoint, status int, took time.Duration, reason, raw, upstreamID string) {
 	id := ep.Provider
 	if ep.UpstreamModel != "" {
 		id += "/" + ep.UpstreamModel
@@ -47,13 +58,10 @@ func (c *call) attempt(ep catalog.Endpoint, status int, took time.Duration, reas
 		UpstreamModel: ep.UpstreamModel, UpstreamID: upstreamID, Status: status, Latency: took, Error: reason, Raw: raw})
 }
 
-// fail fills in the record and content of a failed call and returns the error for the caller.
-func (c *call) fail(content *generation.Content, err error) error {
+// fail fills in the record and content of a failed call.
+func (c *Call) fail(content *generation.Content, err error) {
 	status := domain.StatusOf(err)
 	c.rec.Status, c.rec.FinishReason = status, "error"
-	if len(c.rec.Attempts) > 0 {
-		c.rec.ProviderName = c.rec.Attempts[len(c.rec.Attempts)-1].ProviderName
-	}
 	f := &generation.Failure{Message: err.Error(), Status: status}
 	var de *domain.Error
 	if errors.As(err, &de) {
@@ -61,6 +69,7 @@ func (c *call) fail(content *generation.Content, err error) error {
 	}
 	if n := len(c.rec.Attempts); n > 0 {
 		last := c.rec.Attempts[n-1]
+		c.rec.ProviderName = last.ProviderName
 		f.ProviderName = &last.ProviderName
 		if last.Raw != "" {
 			f.Raw = &last.Raw
@@ -68,10 +77,4 @@ func (c *call) fail(content *generation.Content, err error) error {
 		f.Previous = c.rec.Attempts[:n-1]
 	}
 	content.Failure = f
-	return err
-}
-
-func (c *call) done() {
-	c.rec.GenerationTime = time.Since(c.begin)
-	c.rec.NativeFinishReason = c.rec.FinishReason
 }

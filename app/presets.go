@@ -67,16 +67,12 @@ func (p *Presets) Versions(ctx context.Context, s ports.PresetScope, page ports.
 	return p.store.Versions(ctx, pr.ID, page)
 }
 
-func (p *Presets) Version(ctx context.Context, s ports.PresetScope, number string) (preset.Version, error) {
-	n, err := preset.ParseVersion(number)
-	if err != nil {
-		return preset.Version{}, err
-	}
+func (p *Presets) Version(ctx context.Context, s ports.PresetScope, number int) (preset.Version, error) {
 	pr, _, err := p.Get(ctx, s)
 	if err != nil {
 		return preset.Version{}, err
 	}
-	return p.store.Version(ctx, pr.ID, n)
+	return p.store.Version(ctx, pr.ID, number)
 }
 
 func (p *Presets) CreateVersion(ctx context.Context, s ports.PresetScope, src preset.Source, body map[string]any) (preset.Preset, preset.Version, error) {

@@ -2,151 +2,99 @@ package app
 
 import (
 	"context"
-	"errors"
 	"io"
-	"log/slog"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/generation"
-	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Speech routes a text-to-speech call to the model's endpoints in order, streams the first one that answers,
-// and records and bills the call.
+// Speech is text to speech: each call goes through the inference pipeline, and streams the audio of the first
+// endpoint that answers.
 type Speech struct {
-	catalog   *catalog.Catalog
+	inference *Inference
 	providers ports.Providers
-	guard     ports.GuardrailEnforcer
-	billing   *Billing
-	recorder  ports.GenerationRecorder
-	env       Env
-	log       *slog.Logger
 }
 
 var _ ports.Speech = (*Speech)(nil)
 
-func NewSpeech(c *catalog.Catalog, providers ports.Providers, guard ports.GuardrailEnforcer, billing *Billing,
-	recorder ports.GenerationRecorder, env Env, log *slog.Logger) *Speech {
-	return &Speech{catalog: c, providers: providers, guard: guard, billing: billing, recorder: recorder, env: env, log: log}
+func NewSpeech(inference *Inference, providers ports.Providers) *Speech {
+	return &Speech{inference: inference, providers: providers}
 }
-
-// statusClientClosed records a call whose caller left before any answer (nginx's 499).
-const statusClientClosed = 499
 
 // speechHold is how long a call's budget reservation may stay unsettled.
 const speechHold = 15 * time.Minute
 
-func (s *Speech) Synthesize(ctx context.Context, by account.Principal, req speech.Request, info ports.CallInfo, sink ports.AudioSink) (string, error) {
-	if err := req.Validate(); err != nil {
-		return "", err
-	}
-	model, err := s.catalog.Model(req.Model)
-	if err != nil {
-		return "", err
-	}
-	if err := speech.CheckModality(model); err != nil {
-		return "", err
-	}
-	c := newCall(s.env, generation.TTS, by, info, req.Model)
-	c.format = req.Format
-	if req.SessionID != "" {
-		c.rec.SessionID = &req.SessionID
-	}
-	c.rec.ExternalUser = req.User
-	c.rec.Streamed = true
-	if err := s.billing.Check(ctx, by); err != nil {
-		return c.id(), s.finish(ctx, c, req.Input, nil, err)
-	}
-	admitted, err := s.guard.Admit(ctx, by, ports.Admission{Model: req.Model, Endpoints: model.Endpoints, Text: req.Input,
-		Hold: speechHold, Estimate: func(e catalog.Endpoint, text string) domain.Micros {
-			return speech.Estimate(e.Pricing, text, req.Speed, req.Format)
-		}})
-	if err != nil {
-		return c.id(), s.finish(ctx, c, req.Input, nil, err)
-	}
-	c.rec.Flags = admitted.Flags
-	text := admitted.Text
-
+func (s *Speech) Synthesize(ctx context.Context, by account.Principal, req speech.Request, caller generation.Caller, sink ports.AudioSink) (string, error) {
 	bufp := bufPool.Get().(*[]byte)
 	defer bufPool.Put(bufp)
-	buf := *bufp
-	type opened struct {
-		body  io.ReadCloser
-		first []byte
-	}
-	o, ep, err := route(ctx, c, admitted.Endpoints, req.Options, func(ep catalog.Endpoint, opts map[string]any) (opened, string, error) {
-		body, first, upstreamID, err := s.open(ctx, ep, ports.SynthesisRequest{UpstreamModel: ep.UpstreamModel, Input: text,
-			Voice: req.Voice, Format: req.Format, Speed: req.Speed, Options: opts}, buf)
-		return opened{body, first}, upstreamID, err
-	})
-	if err != nil {
-		return c.id(), s.finish(ctx, c, text, admitted.Holds, err)
-	}
-	c.rec.Latency = time.Since(c.begin)
-	sink.Start(req.Format.ContentType(), c.id())
-	sent, err := pump(sink, o.body, buf, o.first)
-	o.body.Close()
-	c.rec.Counts.NumMediaCompletion = 1
-	c.outBytes = sent
-	c.endpoint = ep
-	return c.id(), s.finish(ctx, c, text, admitted.Holds, err)
+	return s.inference.Run(ctx, by, caller, &speechCall{req: req, providers: s.providers, sink: sink, buf: *bufp})
 }
 
-// open calls one endpoint and waits for the first bytes of audio, so that a failure before them can still fail
-// over to the next endpoint.
-func (s *Speech) open(ctx context.Context, ep catalog.Endpoint, r ports.SynthesisRequest, buf []byte) (io.ReadCloser, []byte, string, error) {
+// speechCall is one text-to-speech call in the pipeline.
+type speechCall struct {
+	req       speech.Request
+	providers ports.Providers
+	sink      ports.AudioSink
+	buf       []byte
+	// body and first are the audio of the endpoint that answered, and its first bytes, once Open has them.
+	body  io.ReadCloser
+	first []byte
+}
+
+func (s *speechCall) Spec() (Spec, error) {
+	if err := s.req.Validate(); err != nil {
+		return Spec{}, err
+	}
+	r := s.req
+	return Spec{API: generation.TTS, Modality: catalog.TTS, Model: r.Model, Text: r.Input, Options: r.Options,
+		SessionID: r.SessionID, User: r.User, Streamed: true, Hold: speechHold}, nil
+}
+
+// Input keeps the text as the user's message; it is billed, and counted, in characters.
+func (s *speechCall) Input(text string) (generation.Input, generation.Counts) {
+	chars := speech.Characters(text)
+	return generation.Input{Messages: []generation.Message{{Role: "user", Content: text}}},
+		generation.Counts{TokensPrompt: chars, NativeTokensPrompt: chars}
+}
+
+func (s *speechCall) Estimate(ep catalog.Endpoint, text string) domain.Micros {
+	return speech.Estimate(ep.Pricing, text, s.req.Speed, s.req.Format)
+}
+
+// Open asks one endpoint for the audio and waits for its first bytes.
+func (s *speechCall) Open(ctx context.Context, ep catalog.Endpoint, text string, opts map[string]any) (string, error) {
 	p, err := providerOf[ports.SpeechProvider](s.providers, ep.Provider)
 	if err != nil {
-		return nil, nil, "", err
+		return "", err
 	}
-	a, err := p.Synthesize(ctx, r)
+	a, err := p.Synthesize(ctx, ports.SynthesisRequest{UpstreamModel: ep.UpstreamModel, Input: text, Voice: s.req.Voice,
+		Format: s.req.Format, Speed: s.req.Speed, Options: opts})
 	if err != nil {
-		return nil, nil, "", err
+		return "", err
 	}
-	n, err := io.ReadAtLeast(a.Body, buf, 1)
-	if n == 0 {
+	first, err := firstBytes(a.Body, s.buf, a.Status, "audio")
+	if err != nil {
 		a.Body.Close()
-		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-			err = &ports.UpstreamError{Status: a.Status, Kind: domain.KindUpstream, Retryable: true, Reason: "the provider sent no audio"}
-		}
-		return nil, nil, "", err
+		return "", err
 	}
-	return a.Body, buf[:n], a.UpstreamID, nil
+	s.body, s.first = a.Body, first
+	return a.UpstreamID, nil
 }
 
-// finish completes the call's record and bill. err is what the caller gets (nil on success); an upstream failure
-// after the first byte is not billed, a caller who left mid-stream pays for what was made.
-func (s *Speech) finish(ctx context.Context, c *call, text string, holds []guardrail.Hold, err error) error {
-	content := &generation.Content{Input: generation.Input{Messages: []generation.Message{{Role: "user", Content: text}}}}
-	var cost domain.Micros
-	switch {
-	case err == nil:
-		c.rec.Status, c.rec.FinishReason = 200, "stop"
-	case errors.Is(err, errCallerGone) || errors.Is(err, context.Canceled):
-		c.rec.Status, c.rec.FinishReason, c.rec.Cancelled = statusClientClosed, "cancelled", true
-		if c.endpoint != nil { // the audio had begun: the caller got a 200
-			c.rec.Status = 200
-		}
+// Deliver streams the audio. An upstream failure after the first byte is not billed; a caller who left
+// mid-stream pays for what was made.
+func (s *speechCall) Deliver(_ context.Context, c *Call) Delivery {
+	s.sink.Start(s.req.Format.ContentType(), c.ID())
+	sent, err := pump(s.sink, s.body, s.buf, s.first)
+	s.body.Close()
+	d := Delivery{Err: err, Counts: generation.Counts{NumMediaCompletion: 1}}
+	if err == nil || callerLeft(err) {
+		d.Cost = speech.Cost(c.endpoint.Pricing, speech.Characters(c.text), sent, s.req.Format)
 	}
-	if c.endpoint != nil && (err == nil || c.rec.Cancelled) {
-		cost = speech.Cost(c.endpoint.Pricing, speech.Characters(text), c.outBytes, c.format)
-	}
-	if c.rec.Status == 0 {
-		err = c.fail(content, err)
-	}
-	c.rec.TotalCost, c.rec.UpstreamCost = cost, cost
-	c.rec.Counts.TokensPrompt = speech.Characters(text)
-	c.rec.Counts.NativeTokensPrompt = c.rec.Counts.TokensPrompt
-	c.done()
-	s.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content})
-	s.billing.Charge(ctx, c.by, cost, holds)
-	if errors.Is(err, errCallerGone) {
-		return context.Canceled
-	}
-	return err
+	return d
 }

@@ -1,19 +1,45 @@
 package app
 
 import (
+	"context"
 	"errors"
 	"io"
 	"sync"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // bufPool holds the buffers that carry a stream from upstream to caller: one per stream in flight.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
+// downloadPool holds the buffers that carry video downloads: larger, as downloads are large and fast, so each
+// read and write moves more per system call.
+var downloadPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
+
 // errCallerGone marks a stream the caller stopped reading.
 var errCallerGone = errors.New("the caller went away")
 
-// writer is where a stream goes: an audio or a video sink.
+// callerLeft reports an error that means the caller went away rather than anything failing.
+func callerLeft(err error) bool {
+	return errors.Is(err, errCallerGone) || errors.Is(err, context.Canceled)
+}
+
+// writer is where a stream goes: a modality's sink.
 type writer interface{ Write(p []byte) error }
+
+// firstBytes waits for the first bytes of a streamed answer, so that a provider that fails before sending any
+// can still be failed over. An answer that ends empty is the provider's failure: what names what it lacks.
+func firstBytes(body io.Reader, buf []byte, status int, what string) ([]byte, error) {
+	n, err := io.ReadAtLeast(body, buf, 1)
+	if n > 0 {
+		return buf[:n], nil
+	}
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		err = &ports.UpstreamError{Status: status, Kind: domain.KindUpstream, Retryable: true, Reason: "the provider sent no " + what}
+	}
+	return nil, err
+}
 
 // pump sends first (when there is one) and then the rest of body to sink as it arrives, and returns the bytes
 // sent. A failed read is an upstream failure; a failed write means the caller is gone.

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -30,12 +31,10 @@ const videoHold = 24 * time.Hour
 // Videos creates video jobs at providers, follows them to their end — when polled and in the background, so
 // jobs complete even when nobody polls — and streams their outputs.
 type Videos struct {
+	inference *Inference
 	catalog   *catalog.Catalog
 	providers ports.Providers
 	store     ports.VideoStore
-	guard     ports.GuardrailEnforcer
-	billing   *Billing
-	recorder  ports.GenerationRecorder
 	env       Env
 	log       *slog.Logger
 	cfg       VideoConfig
@@ -47,10 +46,10 @@ type Videos struct {
 
 var _ ports.Videos = (*Videos)(nil)
 
-func NewVideos(c *catalog.Catalog, providers ports.Providers, store ports.VideoStore, guard ports.GuardrailEnforcer,
-	billing *Billing, recorder ports.GenerationRecorder, env Env, log *slog.Logger, cfg VideoConfig) *Videos {
-	return &Videos{catalog: c, providers: providers, store: store, guard: guard, billing: billing, recorder: recorder,
-		env: env, log: log, cfg: cfg, started: env.Now(), stop: make(chan struct{})}
+func NewVideos(inference *Inference, c *catalog.Catalog, providers ports.Providers, store ports.VideoStore, env Env,
+	log *slog.Logger, cfg VideoConfig) *Videos {
+	return &Videos{inference: inference, catalog: c, providers: providers, store: store, env: env, log: log, cfg: cfg,
+		started: env.Now(), stop: make(chan struct{})}
 }
 
 // Start runs the background worker until Close.
@@ -103,76 +102,68 @@ func (v *Videos) Models() []ports.VideoModel {
 	return out
 }
 
-func (v *Videos) Create(ctx context.Context, by account.Principal, req video.Request, info ports.CallInfo) (video.Job, error) {
-	if err := req.Validate(); err != nil {
+func (v *Videos) Create(ctx context.Context, by account.Principal, req video.Request, caller generation.Caller) (video.Job, error) {
+	vc := &videoCall{videos: v, req: req}
+	if _, err := v.inference.Run(ctx, by, caller, vc); err != nil {
 		return video.Job{}, err
 	}
-	model, err := v.catalog.Model(req.Model)
-	if err != nil {
-		return video.Job{}, err
-	}
-	if err := video.CheckModality(model); err != nil {
-		return video.Job{}, err
-	}
-	c := newCall(v.env, generation.Video, by, info, req.Model)
-	if req.SessionID != "" {
-		c.rec.SessionID = &req.SessionID
-	}
-	c.rec.ExternalUser = req.User
-	fail := func(err error) (video.Job, error) {
-		content := &generation.Content{Input: generation.Input{Prompt: &req.Prompt}}
-		err = c.fail(content, err)
-		c.done()
-		v.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content})
-		return video.Job{}, err
-	}
-	if err := v.billing.Check(ctx, by); err != nil {
-		return fail(err)
-	}
-	seconds := req.Duration
-	if seconds == 0 {
-		seconds = video.DefaultDuration
-	}
-	admitted, err := v.guard.Admit(ctx, by, ports.Admission{Model: req.Model, Endpoints: model.Endpoints, Text: req.Prompt,
-		Hold: videoHold, Estimate: func(e catalog.Endpoint, _ string) domain.Micros { return video.Cost(e.Pricing, seconds) }})
-	if err != nil {
-		return fail(err)
-	}
-	c.rec.Flags = admitted.Flags
-	req.Prompt = admitted.Text
-	upstreamID, ep, err := route(ctx, c, admitted.Endpoints, req.Options, func(ep catalog.Endpoint, opts map[string]any) (string, string, error) {
-		p, err := providerOf[ports.VideoProvider](v.providers, ep.Provider)
-		if err != nil {
-			return "", "", err
-		}
-		id, err := p.Submit(ctx, ports.VideoSubmission{UpstreamModel: ep.UpstreamModel, Request: req, Options: opts})
-		return id, id, err
-	})
-	if err != nil {
-		v.billing.Charge(ctx, by, 0, admitted.Holds)
-		return fail(err)
-	}
-	now := v.env.Now()
-	suffix := strings.ReplaceAll(v.env.NewID(), "-", "")
-	j := video.Job{ID: fmt.Sprintf("gen-vid-%d-%s", now.Unix(), suffix[:20]), WorkspaceID: by.WorkspaceID, KeyHash: by.KeyHash,
-		UserID: by.CreatorUserID, Model: req.Model, Provider: ep.Provider, UpstreamModel: ep.UpstreamModel,
-		UpstreamID: upstreamID, Pricing: ep.Pricing, Status: video.Pending, Request: req, GenerationID: c.id(),
-		Holds: admitted.Holds, Flags: admitted.Flags, Attempts: c.rec.Attempts, NextPollAt: now, CreatedAt: now, UpdatedAt: now,
-		Caller: video.Caller{RequestID: info.RequestID, Origin: info.Origin, Referer: info.Referer, UserAgent: info.UserAgent,
-			SessionID: sessionOf(req, info), User: req.User}}
-	if err := v.store.CreateJob(ctx, j); err != nil {
-		v.log.ErrorContext(ctx, "store video job; the provider's job is orphaned", "provider", ep.Provider,
-			"upstream_id", upstreamID, "err", err)
-		return video.Job{}, fmt.Errorf("store video job: %w", err)
-	}
-	return j, nil
+	return vc.job, nil
 }
 
-func sessionOf(req video.Request, info ports.CallInfo) string {
-	if req.SessionID != "" {
-		return req.SessionID
+// videoCall is the creation of one video job in the pipeline: the call is pending once the provider has accepted
+// the job and the job is stored, and ends when the job does (finished).
+type videoCall struct {
+	videos     *Videos
+	req        video.Request
+	upstreamID string
+	job        video.Job
+}
+
+func (vc *videoCall) Spec() (Spec, error) {
+	if err := vc.req.Validate(); err != nil {
+		return Spec{}, err
 	}
-	return info.SessionID
+	r := vc.req
+	return Spec{API: generation.Video, Modality: catalog.Video, Model: r.Model, Text: r.Prompt, Options: r.Options,
+		SessionID: r.SessionID, User: r.User, Hold: videoHold}, nil
+}
+
+func (vc *videoCall) Input(text string) (generation.Input, generation.Counts) {
+	return generation.Input{Prompt: &text}, generation.Counts{}
+}
+
+// Estimate prices the duration asked for, or the default one.
+func (vc *videoCall) Estimate(ep catalog.Endpoint, _ string) domain.Micros {
+	return video.Cost(ep.Pricing, cmp.Or(vc.req.Duration, video.DefaultDuration))
+}
+
+// Open submits the job.
+func (vc *videoCall) Open(ctx context.Context, ep catalog.Endpoint, text string, opts map[string]any) (string, error) {
+	p, err := providerOf[ports.VideoProvider](vc.videos.providers, ep.Provider)
+	if err != nil {
+		return "", err
+	}
+	vc.req.Prompt = text
+	vc.upstreamID, err = p.Submit(ctx, ports.VideoSubmission{UpstreamModel: ep.UpstreamModel, Request: vc.req, Options: opts})
+	return vc.upstreamID, err
+}
+
+// Deliver stores the job, with what its end needs of the call: the generation id, the attempts and the holds.
+func (vc *videoCall) Deliver(ctx context.Context, c *Call) Delivery {
+	v, ep, now := vc.videos, c.endpoint, vc.videos.env.Now()
+	suffix := strings.ReplaceAll(v.env.NewID(), "-", "")
+	j := video.Job{ID: fmt.Sprintf("gen-vid-%d-%s", now.Unix(), suffix[:20]), WorkspaceID: c.by.WorkspaceID,
+		KeyHash: c.by.KeyHash, UserID: c.by.CreatorUserID, Model: vc.req.Model, Provider: ep.Provider,
+		UpstreamModel: ep.UpstreamModel, UpstreamID: vc.upstreamID, Pricing: ep.Pricing, Status: video.Pending,
+		Request: vc.req, GenerationID: c.ID(), Holds: c.holds, Flags: c.rec.Flags, Attempts: c.rec.Attempts,
+		Caller: c.caller, NextPollAt: now, CreatedAt: now, UpdatedAt: now}
+	if err := v.store.CreateJob(ctx, j); err != nil {
+		v.log.ErrorContext(ctx, "store video job; the provider's job is orphaned", "provider", ep.Provider,
+			"upstream_id", vc.upstreamID, "err", err)
+		return Delivery{Err: fmt.Errorf("store video job: %w", err)}
+	}
+	vc.job = j
+	return Delivery{Pending: true}
 }
 
 // job loads a job the caller may see: its workspace's, or any for a management key; others are "not found".
@@ -201,7 +192,8 @@ func (v *Videos) Get(ctx context.Context, by account.Principal, id string) (vide
 	return j, nil
 }
 
-// refresh polls the provider when the job is running and its poll is due, and records its end when it ends.
+// refresh polls the provider when the job is running and its poll is due, and finishes the job when the poll
+// says it has ended.
 // Polls are claimed in the store first, so concurrent callers and replicas never poll one job twice at once,
 // and never more often than the interval.
 func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
@@ -242,13 +234,7 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 		ended = true
 		j.CompletedAt = &now
 		j.Outputs, j.Error, j.ExpiresAt = state.Outputs, state.Error, state.ExpiresAt
-		j.Seconds = state.Seconds
-		if j.Seconds == 0 {
-			j.Seconds = j.Request.Duration
-		}
-		if j.Seconds == 0 {
-			j.Seconds = video.DefaultDuration
-		}
+		j.Seconds = cmp.Or(state.Seconds, j.Request.Duration, video.DefaultDuration)
 		if j.Status == video.Completed {
 			j.Cost = video.Cost(j.Pricing, j.Seconds)
 		}
@@ -258,68 +244,56 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 		return j, err
 	}
 	if ended {
-		v.finish(ctx, updated)
+		v.finished(ctx, updated)
 	}
 	return updated, nil
 }
 
-// finish records a job's generation and bills it, once, when it ends.
-func (v *Videos) finish(ctx context.Context, j video.Job) {
-	rec := generation.Record{ID: j.GenerationID, RequestID: j.Caller.RequestID, UpstreamID: j.UpstreamID,
-		APIType: generation.Video, WorkspaceID: j.WorkspaceID, KeyHash: j.KeyHash, UserID: j.UserID, Model: j.Model,
-		ProviderName: j.Provider, Origin: j.Caller.Origin, Referer: j.Caller.Referer, UserAgent: j.Caller.UserAgent,
-		ExternalUser: j.Caller.User, DataRegion: "global", Flags: j.Flags, Attempts: j.Attempts, CreatedAt: j.CreatedAt,
-		TotalCost: j.Cost, UpstreamCost: j.Cost, Status: 200, FinishReason: string(j.Status), NativeFinishReason: string(j.Status),
-		Counts: generation.Counts{NumMediaCompletion: int64(len(j.Outputs))}}
-	if j.Caller.SessionID != "" {
-		rec.SessionID = &j.Caller.SessionID
-	}
+// errJobFailed is how a job that did not complete ends its generation: the provider's failure.
+var errJobFailed = domain.E(domain.KindUpstream, "video_failed", "")
+
+// finished is the one way a job ends, whoever sees it end first — a poll, the worker or a download: the job's
+// call is taken up again and finished by the pipeline, which records its generation and settles its holds.
+func (v *Videos) finished(ctx context.Context, j video.Job) {
+	by := account.Principal{WorkspaceID: j.WorkspaceID, KeyHash: j.KeyHash, CreatorUserID: j.UserID}
+	c := newCall(j.GenerationID, generation.Video, by, j.Caller, j.Model, j.CreatedAt)
+	c.rec.ProviderName, c.rec.UpstreamID, c.rec.Attempts, c.rec.Flags = j.Provider, j.UpstreamID, j.Attempts, j.Flags
+	c.holds, c.text = j.Holds, j.Request.Prompt
+	c.input, c.counts = (&videoCall{req: j.Request}).Input(c.text)
 	if j.CompletedAt != nil {
-		rec.GenerationTime = j.CompletedAt.Sub(j.CreatedAt)
-		rec.Latency = rec.GenerationTime
+		c.rec.GenerationTime = j.CompletedAt.Sub(j.CreatedAt)
+		c.rec.Latency = c.rec.GenerationTime
 	}
-	prompt := j.Request.Prompt
-	content := &generation.Content{Input: generation.Input{Prompt: &prompt}}
+	c.timed = true
+	d := Delivery{Cost: j.Cost, FinishReason: string(j.Status), Counts: generation.Counts{NumMediaCompletion: int64(len(j.Outputs))}}
 	if j.Status != video.Completed {
-		rec.Status = domain.KindUpstream.Status()
-		provider := j.Provider
-		content.Failure = &generation.Failure{Message: j.Error, Status: domain.KindUpstream.Status(), ProviderName: &provider}
+		d.Err = errJobFailed.WithMsg(j.Error)
 	}
-	v.recorder.Record(ctx, generation.Entry{Record: rec, Content: content})
-	v.billing.Charge(ctx, account.Principal{KeyHash: j.KeyHash}, j.Cost, j.Holds)
+	_ = v.inference.finish(ctx, c, d)
 }
 
-// downloadPool holds the buffers that carry video downloads: larger than speech's, as downloads are large and
-// fast, so each read and write moves more per system call.
-var downloadPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); return &b }}
-
-var errIndex = domain.Invalid("index", "must be an integer of at least 0")
-
-// Content streams an output of a completed job: 409 while it runs, 410 once expired, 404 for an index past the
-// outputs, 502 when the provider fails. The provider's URLs and credentials never reach the caller.
-func (v *Videos) Content(ctx context.Context, by account.Principal, id, index, byteRange string, sink ports.VideoSink) error {
-	n := 0
-	if index != "" {
-		var err error
-		if n, err = parseIndex(index); err != nil {
-			return err
-		}
-	}
-	j, err := v.Get(ctx, by, id)
+// Content streams an output of a job: 409 while it runs, 410 once expired, 404 for an index past the outputs,
+// 502 when the provider fails. The provider's URLs and credentials never reach the caller.
+func (v *Videos) Content(ctx context.Context, by account.Principal, id string, index int, byteRange string, sink ports.VideoSink) error {
+	j, err := v.job(ctx, by, id)
 	if err != nil {
 		return err
 	}
-	out, err := j.Output(n, v.env.Now())
+	// The download may be the first to see the job end: it finishes it as a poll would.
+	if j, err = v.refresh(ctx, j); err != nil {
+		return err
+	}
+	out, err := j.Output(index, v.env.Now())
 	if err != nil {
 		return err
 	}
 	p, err := providerOf[ports.VideoProvider](v.providers, j.Provider)
 	if err != nil {
-		return downloadError(err)
+		return downloadFailed(err)
 	}
 	content, err := p.Download(ctx, j.UpstreamID, out, byteRange)
 	if err != nil {
-		return downloadError(err)
+		return downloadFailed(err)
 	}
 	defer content.Body.Close()
 	sink.Start(content)
@@ -332,27 +306,14 @@ func (v *Videos) Content(ctx context.Context, by account.Principal, id, index, b
 	return err
 }
 
-func parseIndex(s string) (int, error) {
-	if len(s) > 6 || strings.Trim(s, "0123456789") != "" {
-		return 0, errIndex
+// downloadFailed is the caller's error for a download that did not start: what the adapter classified (an
+// expired file, a range outside it) as it is, and any other failure the provider's.
+func downloadFailed(err error) error {
+	var de *domain.Error
+	if errors.As(err, &de) {
+		return err
 	}
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n, nil
-}
-
-// downloadError maps a failed download: the provider dropping the file means it expired; a range outside it is
-// the caller's; anything else is the provider failing.
-func downloadError(err error) error {
 	ue := asUpstream(err)
-	switch ue.Status {
-	case 404, 410:
-		return video.ErrExpired.Wrap(err)
-	case 416:
-		return video.ErrRangeNotValid.Wrap(err)
-	}
 	return domain.E(domain.KindUpstream, "upstream_failed", "the provider failed to deliver the video: "+ue.Reason).
 		With("provider_reason", ue.Reason).Wrap(err)
 }

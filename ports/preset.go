@@ -43,7 +43,7 @@ type Presets interface {
 	Get(ctx context.Context, s PresetScope) (preset.Preset, *preset.Version, error)
 	List(ctx context.Context, s PresetScope, p Page) ([]preset.Preset, int, error)
 	Versions(ctx context.Context, s PresetScope, p Page) ([]preset.Version, int, error)
-	Version(ctx context.Context, s PresetScope, number string) (preset.Version, error)
+	Version(ctx context.Context, s PresetScope, number int) (preset.Version, error)
 	// CreateVersion creates the preset when the slug is new, else adds a version; the new version is designated.
 	CreateVersion(ctx context.Context, s PresetScope, src preset.Source, body map[string]any) (preset.Preset, preset.Version, error)
 	Update(ctx context.Context, s PresetScope, c PresetVersionChange) (preset.Preset, *preset.Version, error)

@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/domain/speech"
 )
 
@@ -44,5 +45,5 @@ type AudioSink interface {
 // Speech is the text-to-speech use case. It streams the audio into sink and returns the generation id, also
 // when it fails (a failed call has a record too, unless it failed validation).
 type Speech interface {
-	Synthesize(ctx context.Context, by account.Principal, req speech.Request, info CallInfo, sink AudioSink) (string, error)
+	Synthesize(ctx context.Context, by account.Principal, req speech.Request, caller generation.Caller, sink AudioSink) (string, error)
 }

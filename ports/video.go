@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/domain/video"
 )
 
@@ -39,7 +40,8 @@ type VideoContent struct {
 	ContentRange  string
 }
 
-// VideoProvider is one upstream's video protocol. Errors are *UpstreamError.
+// VideoProvider is one upstream's video protocol. Errors are *UpstreamError, but for downloads of a file the
+// provider no longer has (video.ErrExpired) and of a range outside it (video.ErrRangeNotValid).
 type VideoProvider interface {
 	Submit(ctx context.Context, s VideoSubmission) (upstreamID string, err error)
 	Poll(ctx context.Context, upstreamID string) (VideoState, error)
@@ -76,10 +78,10 @@ type VideoModel struct {
 
 // Videos is the video use case.
 type Videos interface {
-	Create(ctx context.Context, by account.Principal, req video.Request, info CallInfo) (video.Job, error)
+	Create(ctx context.Context, by account.Principal, req video.Request, caller generation.Caller) (video.Job, error)
 	// Get returns the job, refreshed from the provider when a poll is due.
 	Get(ctx context.Context, by account.Principal, id string) (video.Job, error)
-	// Content streams output index (decimal digits, "" for 0) of a completed job into sink.
-	Content(ctx context.Context, by account.Principal, id, index, byteRange string, sink VideoSink) error
+	// Content streams output index of a completed job into sink, refreshing the job first as Get does.
+	Content(ctx context.Context, by account.Principal, id string, index int, byteRange string, sink VideoSink) error
 	Models() []VideoModel
 }

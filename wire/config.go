@@ -9,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -405,8 +406,8 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err("is required", "models", i, "id")
 		case seen[m.ID]:
 			return Config{}, loc.err(fmt.Sprintf("duplicate model id %q", m.ID), "models", i, "id")
-		case mod != catalog.TTS && mod != catalog.Video:
-			return Config{}, loc.err(fmt.Sprintf("unknown modality %q; must be tts or video", m.Modality), "models", i, "modality")
+		case !slices.Contains(catalog.Modalities, mod):
+			return Config{}, loc.err(fmt.Sprintf("unknown modality %q; must be %s", m.Modality, oneOf(catalog.Modalities)), "models", i, "modality")
 		case len(m.Endpoints) == 0:
 			return Config{}, loc.err("needs at least one endpoint", "models", i, "endpoints")
 		}
@@ -452,4 +453,16 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	}
 	cfg.Video = app.VideoConfig{PollInterval: f.Video.PollInterval, WorkerEvery: f.Video.WorkerInterval}
 	return cfg, nil
+}
+
+// oneOf lists choices for a message: "a or b", "a, b or c".
+func oneOf[T ~string](choices []T) string {
+	s := make([]string, len(choices))
+	for i, c := range choices {
+		s[i] = string(c)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }

@@ -128,6 +128,11 @@ var rateLimitSet = wire.NewSet(
 	app.NewRateLimiter, wire.Bind(new(ports.RateLimiter), new(*app.RateLimiter)),
 )
 
+// inferenceSet is the pipeline every inference call goes through.
+var inferenceSet = wire.NewSet(
+	app.NewInference,
+)
+
 var speechSet = wire.NewSet(
 	app.NewSpeech, wire.Bind(new(ports.Speech), new(*app.Speech)),
 	httpapi.NewSpeechHandler,
@@ -140,9 +145,9 @@ var videoSet = wire.NewSet(
 )
 
 // newVideos starts the background poller of video jobs; its cleanup stops it (jobs are stored: none is lost).
-func newVideos(c *catalog.Catalog, providers ports.Providers, store ports.VideoStore, guard ports.GuardrailEnforcer,
-	billing *app.Billing, recorder ports.GenerationRecorder, env app.Env, log *slog.Logger, cfg app.VideoConfig) (*app.Videos, func()) {
-	v := app.NewVideos(c, providers, store, guard, billing, recorder, env, log, cfg)
+func newVideos(inference *app.Inference, c *catalog.Catalog, providers ports.Providers, store ports.VideoStore,
+	env app.Env, log *slog.Logger, cfg app.VideoConfig) (*app.Videos, func()) {
+	v := app.NewVideos(inference, c, providers, store, env, log, cfg)
 	v.Start()
 	return v, v.Close
 }

@@ -48,24 +48,27 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	appGuardrails := app.NewGuardrails(guardrails, guardrails, guardrails, accounts, accounts, env, log)
 	guardrailsHandler := httpapi.NewGuardrailsHandler(appGuardrails)
 	catalog := cfg.Catalog
-	v := cfg.Providers
-	providers, err := newProviders(v, log)
-	if err != nil {
-		cleanup()
-		return nil, nil, err
-	}
 	credits := gormstore.NewCredits(db)
 	creditsConfig := cfg.Credits
 	billing, cleanup2 := newBilling(accounts, credits, appGuardrails, creditsConfig, env, log)
 	generationsConfig := cfg.Generations
 	recorder, cleanup3 := newRecorder(generations, log, generationsConfig)
-	speech := app.NewSpeech(catalog, providers, appGuardrails, billing, recorder, env, log)
+	inference := app.NewInference(catalog, billing, recorder, env)
+	v := cfg.Providers
+	providers, err := newProviders(v, log)
+	if err != nil {
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	speech := app.NewSpeech(inference, providers)
 	speechHandler := httpapi.NewSpeechHandler(speech)
 	appCredits := app.NewCredits(credits)
 	creditsHandler := httpapi.NewCreditsHandler(appCredits)
 	videos := gormstore.NewVideos(db)
 	videoConfig := cfg.Video
-	appVideos, cleanup4 := newVideos(catalog, providers, videos, appGuardrails, billing, recorder, env, log, videoConfig)
+	appVideos, cleanup4 := newVideos(inference, catalog, providers, videos, env, log, videoConfig)
 	videosHandler := httpapi.NewVideosHandler(appVideos, config)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,

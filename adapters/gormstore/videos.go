@@ -56,7 +56,7 @@ type videoDetail struct {
 	Holds    []holdJSON        `json:"holds"`
 	Flags    []string          `json:"flags"`
 	Attempts []attemptJSON     `json:"attempts"`
-	Caller   video.Caller      `json:"caller"`
+	Caller   generation.Caller `json:"caller"`
 }
 
 type videoRequestJSON struct {

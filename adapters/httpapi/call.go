@@ -3,11 +3,11 @@ package httpapi
 import (
 	"github.com/gin-gonic/gin"
 
-	"github.com/switchboard-ai/switchboard/ports"
+	"github.com/switchboard-ai/switchboard/domain/generation"
 )
 
-// callInfo is what the request's headers say for the generation record.
-func callInfo(c *gin.Context) ports.CallInfo {
+// caller is what the request's headers say of the caller, for the generation record.
+func caller(c *gin.Context) generation.Caller {
 	referer := c.GetHeader("HTTP-Referer")
 	if referer == "" {
 		referer = c.GetHeader("Referer")
@@ -16,6 +16,6 @@ func callInfo(c *gin.Context) ports.CallInfo {
 	if origin == "" {
 		origin = referer
 	}
-	return ports.CallInfo{RequestID: RequestID(c.Request.Context()), Origin: origin, Referer: referer,
+	return generation.Caller{RequestID: RequestID(c.Request.Context()), Origin: origin, Referer: referer,
 		UserAgent: c.GetHeader("User-Agent"), SessionID: c.GetHeader("X-Session-Id")}
 }

@@ -164,6 +164,18 @@ func queryInt(c *gin.Context, name string, def, lo, hi int) (int, error) {
 	return n, nil
 }
 
+// decimal reads a number written as 1 to maxDigits decimal digits: no sign, no space, no point.
+func decimal(s string, maxDigits int) (int, bool) {
+	if s == "" || len(s) > maxDigits || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n := 0
+	for _, c := range s {
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
 // queryBool reads an optional true/false query parameter.
 func queryBool(c *gin.Context, name string) (bool, error) {
 	switch raw := strings.ToLower(c.Query(name)); raw {

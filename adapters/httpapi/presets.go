@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -91,7 +93,13 @@ func (h *PresetsHandler) versions(c *gin.Context) {
 }
 
 func (h *PresetsHandler) version(c *gin.Context) {
-	v, err := h.presets.Version(c.Request.Context(), scope(c), c.Param("version"))
+	raw := c.Param("version")
+	number, ok := decimal(raw, 9)
+	if !ok {
+		writeError(c, domain.Invalid("version", fmt.Sprintf("%q must be a version number written as decimal digits", raw)))
+		return
+	}
+	v, err := h.presets.Version(c.Request.Context(), scope(c), number)
 	if err != nil {
 		writeError(c, err)
 		return

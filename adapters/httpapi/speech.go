@@ -62,7 +62,7 @@ func (h *SpeechHandler) create(c *gin.Context) {
 		req.Options = body.Provider.Options
 	}
 	sink := &audioSink{newFlushWriter(c)}
-	id, err := h.speech.Synthesize(c.Request.Context(), principal(c), req, callInfo(c), sink)
+	id, err := h.speech.Synthesize(c.Request.Context(), principal(c), req, caller(c), sink)
 	if err != nil {
 		if id != "" && !sink.started {
 			c.Header("X-Generation-Id", id)

@@ -131,7 +131,7 @@ func (h *VideosHandler) create(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	j, err := h.videos.Create(c.Request.Context(), principal(c), body.request(), callInfo(c))
+	j, err := h.videos.Create(c.Request.Context(), principal(c), body.request(), caller(c))
 	if err != nil {
 		writeError(c, err)
 		return
@@ -148,11 +148,16 @@ func (h *VideosHandler) get(c *gin.Context) {
 	c.JSON(http.StatusOK, h.toJob(c, j, j.Status))
 }
 
+var errIndex = domain.Invalid("index", "must be an integer of at least 0")
+
 func (h *VideosHandler) content(c *gin.Context) {
-	index, given := c.GetQuery("index")
-	if given && index == "" {
-		writeError(c, domain.Invalid("index", "must be an integer of at least 0"))
-		return
+	index := 0
+	if raw, given := c.GetQuery("index"); given {
+		var ok bool
+		if index, ok = decimal(raw, 6); !ok {
+			writeError(c, errIndex)
+			return
+		}
 	}
 	sink := &videoSink{newFlushWriter(c)}
 	err := h.videos.Content(c.Request.Context(), principal(c), c.Param("jobId"), index, c.GetHeader("Range"), sink)

@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/domain/video"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -251,12 +252,26 @@ func Internal(err error) error {
 	return &ports.UpstreamError{Kind: domain.KindUpstream, Reason: "the gateway could not build the provider request", Err: err}
 }
 
-// Content views a successful download response as video content.
-func Content(resp *http.Response) ports.VideoContent {
+// Download views the answer to a download request: its content, streaming, or its failure classified. A
+// provider that no longer has the file (404, 410) means it has expired, and a range outside the file (416) is
+// the caller's; other failures stay the provider's.
+func Download(resp *http.Response, err error) (ports.VideoContent, error) {
+	var ue *ports.UpstreamError
+	switch {
+	case err == nil:
+	case !errors.As(err, &ue):
+		return ports.VideoContent{}, err
+	case ue.Status == http.StatusNotFound || ue.Status == http.StatusGone:
+		return ports.VideoContent{}, video.ErrExpired.Wrap(err)
+	case ue.Status == http.StatusRequestedRangeNotSatisfiable:
+		return ports.VideoContent{}, video.ErrRangeNotValid.Wrap(err)
+	default:
+		return ports.VideoContent{}, err
+	}
 	ct := resp.Header.Get("Content-Type")
 	if ct == "" || ct == "application/octet-stream" || ct == "application/binary" {
 		ct = "video/mp4"
 	}
 	return ports.VideoContent{Body: resp.Body, Status: resp.StatusCode, ContentType: ct, ContentLength: resp.ContentLength,
-		ContentRange: resp.Header.Get("Content-Range")}
+		ContentRange: resp.Header.Get("Content-Range")}, nil
 }

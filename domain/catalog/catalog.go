@@ -15,6 +15,12 @@ const (
 	Video Modality = "video"
 )
 
+// Modalities are every modality, in the order messages list them.
+var Modalities = []Modality{TTS, Video}
+
+// names are how messages call the modalities.
+var names = map[Modality]string{TTS: "text-to-speech", Video: "video"}
+
 // Pricing is what an endpoint costs; either price may be absent.
 type Pricing struct {
 	PerMillionChars *domain.Micros
@@ -64,6 +70,15 @@ func (c *Catalog) Model(id string) (Model, error) {
 		return Model{}, ErrUnknownModel.WithMsg(fmt.Sprintf("model %q not found", id)).With("model", id)
 	}
 	return m, nil
+}
+
+// Serves refuses, with a 400 naming the model field, a model of another modality than mod.
+func (m Model) Serves(mod Modality) error {
+	if m.Modality != mod {
+		return domain.E(domain.KindInvalid, "model_not_"+string(mod),
+			fmt.Sprintf("model: %q is a %s model, not a %s model", m.ID, m.Modality, names[mod])).With("field", "model")
+	}
+	return nil
 }
 
 // Len is the number of models.

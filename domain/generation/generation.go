@@ -61,6 +61,13 @@ type Record struct {
 	CreatedAt time.Time
 }
 
+// Statuses a record keeps beside those of failures (domain.Kind.Status): the HTTP status the caller got.
+const (
+	StatusOK = 200
+	// StatusClientClosed is a call whose caller left before any answer (nginx's 499).
+	StatusClientClosed = 499
+)
+
 // Counts are the integer usage counters of a generation.
 type Counts struct {
 	TokensPrompt, TokensCompletion                                           int64
@@ -68,6 +75,23 @@ type Counts struct {
 	NativeTokensReasoning, NativeTokensCached                                int64
 	NumInputAudioPrompt, NumMediaPrompt, NumMediaCompletion                  int64
 	NumSearchResults, NumFetches                                             int64
+}
+
+// Add sums two sets of counters: what a request said with what its answer measured.
+func (c Counts) Add(o Counts) Counts {
+	c.TokensPrompt += o.TokensPrompt
+	c.TokensCompletion += o.TokensCompletion
+	c.NativeTokensPrompt += o.NativeTokensPrompt
+	c.NativeTokensCompletion += o.NativeTokensCompletion
+	c.NativeTokensCompletionImages += o.NativeTokensCompletionImages
+	c.NativeTokensReasoning += o.NativeTokensReasoning
+	c.NativeTokensCached += o.NativeTokensCached
+	c.NumInputAudioPrompt += o.NumInputAudioPrompt
+	c.NumMediaPrompt += o.NumMediaPrompt
+	c.NumMediaCompletion += o.NumMediaCompletion
+	c.NumSearchResults += o.NumSearchResults
+	c.NumFetches += o.NumFetches
+	return c
 }
 
 // Attempt is one upstream call made for a generation.

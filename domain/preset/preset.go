@@ -3,7 +3,6 @@
 package preset
 
 import (
-	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -123,16 +122,4 @@ func (c Change) Apply(p *Preset, now time.Time) error {
 	}
 	p.UpdatedAt = now
 	return nil
-}
-
-// ParseVersion reads a version number written as decimal digits.
-func ParseVersion(s string) (int, error) {
-	if s == "" || len(s) > 9 || strings.Trim(s, "0123456789") != "" {
-		return 0, domain.Invalid("version", fmt.Sprintf("%q must be a version number written as decimal digits", s))
-	}
-	n := 0
-	for _, c := range s {
-		n = n*10 + int(c-'0')
-	}
-	return n, nil
 }

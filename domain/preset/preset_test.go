@@ -67,20 +67,6 @@ func TestConfigFrom(t *testing.T) {
 	}
 }
 
-func TestParseVersion(t *testing.T) {
-	t.Parallel()
-	for in, want := range map[string]int{"1": 1, "007": 7, "0": 0, "123456789": 123456789} {
-		if got, err := preset.ParseVersion(in); err != nil || got != want {
-			t.Errorf("ParseVersion(%q) = %d, %v", in, got, err)
-		}
-	}
-	for _, in := range []string{"", "a", "-1", "1.0", "+1", " 1", "1234567890"} {
-		if _, err := preset.ParseVersion(in); err == nil {
-			t.Errorf("ParseVersion(%q) accepted", in)
-		}
-	}
-}
-
 func TestAddVersionAndChange(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

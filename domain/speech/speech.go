@@ -86,17 +86,6 @@ func Characters(text string) int64 {
 	return n
 }
 
-// ErrNotTTS is the 400 for a model of another modality.
-var ErrNotTTS = domain.E(domain.KindInvalid, "model_not_tts", "").With("field", "model")
-
-// CheckModality refuses a model that is not a TTS model.
-func CheckModality(m catalog.Model) error {
-	if m.Modality != catalog.TTS {
-		return ErrNotTTS.WithMsg(fmt.Sprintf("model: %q is a %s model, not a text-to-speech model", m.ID, m.Modality))
-	}
-	return nil
-}
-
 // Cost prices a call on an endpoint: characters at the per-million price plus seconds of audio at the per-second
 // price, exact to the micro-dollar.
 func Cost(p catalog.Pricing, chars int64, audioBytes int64, f Format) domain.Micros {

@@ -112,16 +112,6 @@ func httpURL(u string) bool {
 	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "data:")
 }
 
-var ErrNotVideo = domain.E(domain.KindInvalid, "model_not_video", "").With("field", "model")
-
-// CheckModality refuses a model that is not a video model.
-func CheckModality(m catalog.Model) error {
-	if m.Modality != catalog.Video {
-		return ErrNotVideo.WithMsg(fmt.Sprintf("model: %q is a %s model, not a video model", m.ID, m.Modality))
-	}
-	return nil
-}
-
 // DefaultDuration is what a job is priced at before the provider says how long its video is.
 const DefaultDuration = 8
 
@@ -137,11 +127,6 @@ func Cost(p catalog.Pricing, seconds int) domain.Micros {
 type Output struct {
 	Ref         string // the provider's handle: a file URI, or empty when the job id is enough
 	ContentType string
-}
-
-// Caller is what the creating request said about its caller, kept for the generation record.
-type Caller struct {
-	RequestID, Origin, Referer, UserAgent, SessionID, User string
 }
 
 // Job is one video generation.
@@ -165,7 +150,7 @@ type Job struct {
 	Holds         []guardrail.Hold // budget reservations taken at creation, settled when the job ends
 	Flags         []string
 	Attempts      []generation.Attempt
-	Caller        Caller
+	Caller        generation.Caller
 	NextPollAt    time.Time
 	ExpiresAt     *time.Time
 	CreatedAt     time.Time

@@ -155,11 +155,7 @@ func (c *Client) Download(ctx context.Context, _ string, out video.Output, byteR
 	if byteRange != "" {
 		req.Header.Set("Range", byteRange)
 	}
-	resp, err := c.call(req)
-	if err != nil {
-		return ports.VideoContent{}, err
-	}
-	return upstream.Content(resp), nil
+	return upstream.Download(c.call(req))
 }
 
 // call sends req with the key and classifies a failure.

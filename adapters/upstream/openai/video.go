@@ -118,9 +118,5 @@ func (c *Client) Download(ctx context.Context, id string, _ video.Output, byteRa
 	if byteRange != "" {
 		req.Header.Set("Range", byteRange)
 	}
-	resp, err := c.do(req)
-	if err != nil {
-		return ports.VideoContent{}, err
-	}
-	return upstream.Content(resp), nil
+	return upstream.Download(c.do(req))
 }

@@ -1,0 +1,182 @@
+package app
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Inference is the pipeline every inference call goes through, whatever its modality; it owns the life of one
+// upstream call. It validates the request, looks the model up, admits the call (the organization's credits, the
+// key's limit, the guardrails, which may narrow the endpoints, redact the text and reserve budget as holds),
+// routes it to the model's endpoints in order with failover, lets the modality deliver the answer, and finishes
+// it: the generation record, and the settlement of the holds at what the call cost.
+//
+// What differs between speech, video and the modalities to come is the Modality a call plugs in.
+type Inference struct {
+	catalog  *catalog.Catalog
+	billing  *Billing
+	recorder ports.GenerationRecorder
+	env      Env
+}
+
+func NewInference(c *catalog.Catalog, billing *Billing, recorder ports.GenerationRecorder, env Env) *Inference {
+	return &Inference{catalog: c, billing: billing, recorder: recorder, env: env}
+}
+
+// Modality is one call of some modality as it plugs into the pipeline: the caller's request, and how to call a
+// provider with it, estimate it, deliver the answer and price it. One value serves one call: Open keeps what it
+// got for Deliver.
+type Modality interface {
+	// Spec validates the request, applying its defaults, and returns what the pipeline reads of it.
+	Spec() (Spec, error)
+	// Input is what the generation's content keeps of the request, given the text that goes upstream, with the
+	// counts known before the call.
+	Input(text string) (generation.Input, generation.Counts)
+	// Estimate is the most the call may cost on an endpoint, reserved against budgets before the call.
+	Estimate(ep catalog.Endpoint, text string) domain.Micros
+	// Open calls one endpoint with the admitted text and the endpoint's passthrough options, and returns once the
+	// upstream has answered — sent the first bytes of a stream, accepted a job — with the upstream's id for the
+	// answer. A failure before then may fail over to the next endpoint; none after it can.
+	Open(ctx context.Context, ep catalog.Endpoint, text string, opts map[string]any) (upstreamID string, err error)
+	// Deliver hands what Open got to the caller, and reports how that went and what it cost.
+	Deliver(ctx context.Context, c *Call) Delivery
+}
+
+// Spec is what the pipeline reads of a request, whatever its modality.
+type Spec struct {
+	API      generation.APIType
+	Modality catalog.Modality
+	Model    string
+	// Text is what the guardrails scan, and may redact, before it goes upstream: speech input, video prompt.
+	Text string
+	// Options is provider.options: passthrough objects keyed by provider slug.
+	Options map[string]any
+	// SessionID and User are the request body's.
+	SessionID, User string
+	Streamed        bool
+	// Hold is how long the call's budget reservations may stay unsettled.
+	Hold time.Duration
+}
+
+// Delivery is how a call's answer went, as its modality reports it.
+type Delivery struct {
+	// Err is nil when the answer was delivered whole, errCallerGone or context.Canceled when the caller left,
+	// and otherwise the failure the caller gets.
+	Err error
+	// Cost is what the caller pays for what was delivered: 0 when the call is not billed.
+	Cost domain.Micros
+	// Counts are what delivery measured, added to the request's own.
+	Counts generation.Counts
+	// FinishReason is the modality's word for how the call ended, when it has one ("stop" otherwise).
+	FinishReason string
+	// Output is what the generation's content keeps of the answer.
+	Output generation.Output
+	// Pending means the call goes on after this request — a video job — and its modality finishes it later.
+	Pending bool
+}
+
+// Run takes one call through the pipeline and returns its generation id, also when the call fails: every call
+// that gets as far as naming a model it may use leaves a record.
+func (p *Inference) Run(ctx context.Context, by account.Principal, caller generation.Caller, m Modality) (string, error) {
+	spec, err := m.Spec()
+	if err != nil {
+		return "", err
+	}
+	model, err := p.catalog.Model(spec.Model)
+	if err != nil {
+		return "", err
+	}
+	if err := model.Serves(spec.Modality); err != nil {
+		return "", err
+	}
+	now := p.env.Now()
+	c := newCall(generation.NewID(now, p.env.NewID()), spec.API, by, caller.WithBody(spec.SessionID, spec.User), spec.Model, now)
+	c.rec.Streamed = spec.Streamed
+	c.input, c.counts = m.Input(spec.Text)
+	admitted, err := p.billing.Admit(ctx, by, ports.Admission{Model: spec.Model, Endpoints: model.Endpoints, Text: spec.Text,
+		Estimate: m.Estimate, Hold: spec.Hold})
+	if err != nil {
+		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
+	}
+	c.text, c.holds, c.rec.Flags = admitted.Text, admitted.Holds, admitted.Flags
+	c.input, c.counts = m.Input(c.text)
+	if err := p.route(ctx, c, m, admitted.Endpoints, spec.Options); err != nil {
+		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
+	}
+	c.rec.Latency = time.Since(c.begin)
+	d := m.Deliver(ctx, c)
+	if d.Pending {
+		return c.ID(), nil
+	}
+	return c.ID(), p.finish(ctx, c, d)
+}
+
+// route tries the endpoints in order until one answers. Every attempt is recorded on c; a failure another
+// endpoint might not have moves on, any other stops. When none answers, the error is what the caller gets.
+func (p *Inference) route(ctx context.Context, c *Call, m Modality, endpoints []catalog.Endpoint, options map[string]any) error {
+	for _, ep := range endpoints {
+		opts, err := catalog.PassThrough(options, ep.Provider)
+		if err != nil {
+			return err
+		}
+		begin := time.Now()
+		upstreamID, err := m.Open(ctx, ep, c.text, opts)
+		if err == nil {
+			c.attempt(ep, generation.StatusOK, time.Since(begin), "", "", upstreamID)
+			c.rec.ProviderName, c.rec.UpstreamID = ep.Provider, upstreamID
+			c.endpoint = &ep
+			return nil
+		}
+		if ctx.Err() != nil { // the caller went away
+			c.rec.Cancelled = true
+			return ctx.Err()
+		}
+		ue := asUpstream(err)
+		c.attempt(ep, ue.Status, time.Since(begin), ue.Reason, ue.Raw, "")
+		c.failures = append(c.failures, ue)
+		if !ue.Retryable {
+			break
+		}
+	}
+	return failedOver(c.rec.Model, c.failures)
+}
+
+// finish is the one end of every call: it completes the generation record — status, counts, cost, content and
+// failure — hands it to the recorder, and settles the call's holds at the cost of what was delivered. It
+// returns the error the caller gets.
+func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
+	content := &generation.Content{Input: c.input, Output: d.Output}
+	err := d.Err
+	switch {
+	case err == nil:
+		c.rec.Status, c.rec.FinishReason = generation.StatusOK, cmp.Or(d.FinishReason, "stop")
+	case callerLeft(err):
+		c.rec.Status, c.rec.FinishReason, c.rec.Cancelled = generation.StatusClientClosed, "cancelled", true
+		if c.endpoint != nil { // the answer had begun: the caller got a 200
+			c.rec.Status = generation.StatusOK
+		}
+	default:
+		c.fail(content, err)
+		c.rec.FinishReason = cmp.Or(d.FinishReason, c.rec.FinishReason)
+	}
+	c.rec.Counts = c.counts.Add(d.Counts)
+	c.rec.TotalCost, c.rec.UpstreamCost = d.Cost, d.Cost
+	if !c.timed {
+		c.rec.GenerationTime = time.Since(c.begin)
+	}
+	c.rec.NativeFinishReason = c.rec.FinishReason
+	p.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content})
+	p.billing.Settle(ctx, c.by, d.Cost, c.holds)
+	if errors.Is(err, errCallerGone) {
+		return context.Canceled
+	}
+	return err
+}
