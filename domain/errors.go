@@ -8,7 +8,7 @@ import (
 )
 
 // Kind classifies a failure by whose fault it is and what the caller can do about it.
-// Only the HTTP adapter knows which status each kind maps to.
+// Each kind has one HTTP status (Status); only the HTTP adapter writes it on the wire.
 type Kind uint8
 
 const (
