@@ -26,10 +26,10 @@ type Accounts struct {
 }
 
 var (
-	_ ports.Keys          = (*Accounts)(nil)
-	_ ports.Members       = (*Accounts)(nil)
-	_ ports.Authenticator = (*Accounts)(nil)
-	_ ports.Workspaces    = (*Accounts)(nil)
+	_ ports.KeyService       = (*Accounts)(nil)
+	_ ports.MemberService    = (*Accounts)(nil)
+	_ ports.Authenticator    = (*Accounts)(nil)
+	_ ports.WorkspaceService = (*Accounts)(nil)
 )
 
 func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore, env Env) *Accounts {

@@ -10,7 +10,7 @@ import (
 // Credits reads and tops up the organization's balance.
 type Credits struct{ store ports.CreditStore }
 
-var _ ports.Credits = (*Credits)(nil)
+var _ ports.CreditService = (*Credits)(nil)
 
 func NewCredits(store ports.CreditStore) *Credits { return &Credits{store: store} }
 

@@ -11,7 +11,7 @@ import (
 // Generations reads generation records: a key sees its workspace's, a management key every workspace's.
 type Generations struct{ store ports.GenerationStore }
 
-var _ ports.Generations = (*Generations)(nil)
+var _ ports.GenerationService = (*Generations)(nil)
 
 func NewGenerations(store ports.GenerationStore) *Generations { return &Generations{store: store} }
 

@@ -39,7 +39,7 @@ type cachedPolicy struct {
 }
 
 var (
-	_ ports.Guardrails        = (*Guardrails)(nil)
+	_ ports.GuardrailService  = (*Guardrails)(nil)
 	_ ports.GuardrailEnforcer = (*Guardrails)(nil)
 )
 

@@ -18,7 +18,7 @@ type Presets struct {
 	env   Env
 }
 
-var _ ports.Presets = (*Presets)(nil)
+var _ ports.PresetService = (*Presets)(nil)
 
 func NewPresets(store ports.PresetStore, dir ports.Directory, env Env) *Presets {
 	return &Presets{store: store, dir: dir, env: env}

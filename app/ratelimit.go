@@ -8,9 +8,9 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// RateLimiter is a token bucket per key: a key may burst up to its per-minute limit, and regains
+// LocalRateLimiter is a token bucket per key, in this process: a key may burst up to its per-minute limit, and regains
 // limit/60 requests each second. It lives in memory, per gateway process.
-type RateLimiter struct {
+type LocalRateLimiter struct {
 	now     func() time.Time
 	mu      sync.Mutex
 	buckets map[string]*bucket
@@ -22,13 +22,13 @@ type bucket struct {
 	at       time.Time
 }
 
-var _ ports.RateLimiter = (*RateLimiter)(nil)
+var _ ports.RateLimiter = (*LocalRateLimiter)(nil)
 
-func NewRateLimiter(env Env) *RateLimiter {
-	return &RateLimiter{now: env.Now, buckets: map[string]*bucket{}}
+func NewLocalRateLimiter(env Env) *LocalRateLimiter {
+	return &LocalRateLimiter{now: env.Now, buckets: map[string]*bucket{}}
 }
 
-func (l *RateLimiter) Allow(key string, perMinute int) ports.RateDecision {
+func (l *LocalRateLimiter) Allow(key string, perMinute int) ports.RateDecision {
 	if perMinute <= 0 {
 		return ports.RateDecision{Allowed: true}
 	}

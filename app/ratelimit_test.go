@@ -10,7 +10,7 @@ import (
 func TestRateLimiter(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	l := app.NewRateLimiter(app.Env{Now: func() time.Time { return now }})
+	l := app.NewLocalRateLimiter(app.Env{Now: func() time.Time { return now }})
 	steps := []struct {
 		advance   time.Duration
 		limit     int

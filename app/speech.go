@@ -20,7 +20,7 @@ type Speech struct {
 	providers ports.Providers
 }
 
-var _ ports.Speech = (*Speech)(nil)
+var _ ports.SpeechService = (*Speech)(nil)
 
 func NewSpeech(inference *Inference, providers ports.Providers) *Speech {
 	return &Speech{inference: inference, providers: providers}

@@ -44,7 +44,7 @@ type Videos struct {
 	done sync.WaitGroup
 }
 
-var _ ports.Videos = (*Videos)(nil)
+var _ ports.VideoService = (*Videos)(nil)
 
 func NewVideos(inference *Inference, c *catalog.Catalog, providers ports.Providers, store ports.VideoStore, env Env,
 	log *slog.Logger, cfg VideoConfig) *Videos {

@@ -57,8 +57,8 @@ type KeyView struct {
 	Usage account.Usage
 }
 
-// Keys is the API-key use case.
-type Keys interface {
+// KeyService is the API-key use case.
+type KeyService interface {
 	CreateKey(ctx context.Context, by account.Principal, spec account.KeySpec) (KeyView, string, error)
 	ListKeys(ctx context.Context, f KeyFilter) ([]KeyView, error)
 	GetKey(ctx context.Context, hash string) (KeyView, error)
@@ -71,14 +71,14 @@ type Authenticator interface {
 	Authenticate(ctx context.Context, secret string) (account.Principal, error)
 }
 
-// Workspaces is the workspace use case.
-type Workspaces interface {
+// WorkspaceService is the workspace use case.
+type WorkspaceService interface {
 	CreateWorkspace(ctx context.Context, name, slug string) (account.Workspace, error)
 	ListWorkspaces(ctx context.Context, p Page) ([]account.Workspace, int, error)
 }
 
-// Members is the organization-member use case.
-type Members interface {
+// MemberService is the organization-member use case.
+type MemberService interface {
 	AddMember(ctx context.Context, email string, first, last *string, role account.Role) (account.Member, error)
 	ListMembers(ctx context.Context, p Page) ([]account.Member, int, error)
 }

@@ -13,8 +13,8 @@ type CreditStore interface {
 	AddCreditUsage(ctx context.Context, amount domain.Micros) error
 }
 
-// Credits reads and tops up the balance.
-type Credits interface {
+// CreditService reads and tops up the balance.
+type CreditService interface {
 	Credits(ctx context.Context) (total, used domain.Micros, err error)
 	AddCredits(ctx context.Context, amount domain.Micros) error
 }

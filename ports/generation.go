@@ -26,8 +26,8 @@ type GenerationStore interface {
 	PurgeGenerations(ctx context.Context, before time.Time, limit int) (int64, error)
 }
 
-// Generations reads generation records for callers.
-type Generations interface {
+// GenerationService reads generation records for callers.
+type GenerationService interface {
 	Generation(ctx context.Context, by account.Principal, id string) (generation.Record, error)
 	GenerationContent(ctx context.Context, by account.Principal, id string) (generation.Content, error)
 }

@@ -88,8 +88,8 @@ type GuardrailEnforcer interface {
 	Settle(ctx context.Context, holds []guardrail.Hold, actual domain.Micros)
 }
 
-// Guardrails is the guardrail management use case.
-type Guardrails interface {
+// GuardrailService is the guardrail management use case.
+type GuardrailService interface {
 	Create(ctx context.Context, by account.Principal, workspaceID string, spec guardrail.Spec) (guardrail.Guardrail, error)
 	Get(ctx context.Context, id string) (guardrail.Guardrail, error)
 	List(ctx context.Context, workspaceID string, p Page) ([]guardrail.Guardrail, int, error)

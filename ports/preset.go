@@ -38,8 +38,8 @@ type PresetVersionChange struct {
 	DesignatedVersion *int
 }
 
-// Presets is the preset use case.
-type Presets interface {
+// PresetService is the preset use case.
+type PresetService interface {
 	Get(ctx context.Context, s PresetScope) (preset.Preset, *preset.Version, error)
 	List(ctx context.Context, s PresetScope, p Page) ([]preset.Preset, int, error)
 	Versions(ctx context.Context, s PresetScope, p Page) ([]preset.Version, int, error)

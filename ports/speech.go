@@ -42,8 +42,8 @@ type AudioSink interface {
 	Write(p []byte) error
 }
 
-// Speech is the text-to-speech use case. It streams the audio into sink and returns the generation id, also
+// SpeechService is the text-to-speech use case. It streams the audio into sink and returns the generation id, also
 // when it fails (a failed call has a record too, unless it failed validation).
-type Speech interface {
+type SpeechService interface {
 	Synthesize(ctx context.Context, by account.Principal, req speech.Request, caller generation.Caller, sink AudioSink) (string, error)
 }

@@ -76,8 +76,8 @@ type VideoModel struct {
 	Created time.Time
 }
 
-// Videos is the video use case.
-type Videos interface {
+// VideoService is the video use case.
+type VideoService interface {
 	Create(ctx context.Context, by account.Principal, req video.Request, caller generation.Caller) (video.Job, error)
 	// Get returns the job, refreshed from the provider when a poll is due.
 	Get(ctx context.Context, by account.Principal, id string) (video.Job, error)

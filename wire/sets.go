@@ -38,16 +38,16 @@ var storeSet = wire.NewSet(
 )
 
 var accountSet = wire.NewSet(
-	gormstore.NewAccounts,
-	wire.Bind(new(ports.Directory), new(*gormstore.Accounts)),
-	wire.Bind(new(ports.KeyStore), new(*gormstore.Accounts)),
-	wire.Bind(new(ports.UsageStore), new(*gormstore.Accounts)),
-	wire.Bind(new(ports.MemberStore), new(*gormstore.Accounts)),
+	gormstore.NewAccountStore,
+	wire.Bind(new(ports.Directory), new(*gormstore.AccountStore)),
+	wire.Bind(new(ports.KeyStore), new(*gormstore.AccountStore)),
+	wire.Bind(new(ports.UsageStore), new(*gormstore.AccountStore)),
+	wire.Bind(new(ports.MemberStore), new(*gormstore.AccountStore)),
 	app.NewAccounts,
-	wire.Bind(new(ports.Keys), new(*app.Accounts)),
-	wire.Bind(new(ports.Members), new(*app.Accounts)),
+	wire.Bind(new(ports.KeyService), new(*app.Accounts)),
+	wire.Bind(new(ports.MemberService), new(*app.Accounts)),
 	wire.Bind(new(ports.Authenticator), new(*app.Accounts)),
-	wire.Bind(new(ports.Workspaces), new(*app.Accounts)),
+	wire.Bind(new(ports.WorkspaceService), new(*app.Accounts)),
 	defaultRateLimit,
 	httpapi.NewKeysHandler,
 	httpapi.NewMembersHandler,
@@ -59,10 +59,10 @@ func defaultRateLimit(l LimitsConfig) httpapi.DefaultRateLimit {
 }
 
 var generationSet = wire.NewSet(
-	gormstore.NewGenerations, wire.Bind(new(ports.GenerationStore), new(*gormstore.Generations)),
+	gormstore.NewGenerationStore, wire.Bind(new(ports.GenerationStore), new(*gormstore.GenerationStore)),
 	newRecorder, wire.Bind(new(ports.GenerationRecorder), new(*app.Recorder)),
 	newRetention,
-	app.NewGenerations, wire.Bind(new(ports.Generations), new(*app.Generations)),
+	app.NewGenerations, wire.Bind(new(ports.GenerationService), new(*app.Generations)),
 	httpapi.NewGenerationsHandler,
 )
 
@@ -82,18 +82,18 @@ func newRetention(store ports.GenerationStore, log *slog.Logger, cfg Generations
 }
 
 var presetSet = wire.NewSet(
-	gormstore.NewPresets, wire.Bind(new(ports.PresetStore), new(*gormstore.Presets)),
-	app.NewPresets, wire.Bind(new(ports.Presets), new(*app.Presets)),
+	gormstore.NewPresetStore, wire.Bind(new(ports.PresetStore), new(*gormstore.PresetStore)),
+	app.NewPresets, wire.Bind(new(ports.PresetService), new(*app.Presets)),
 	httpapi.NewPresetsHandler,
 )
 
 var guardrailSet = wire.NewSet(
-	gormstore.NewGuardrails,
-	wire.Bind(new(ports.GuardrailStore), new(*gormstore.Guardrails)),
-	wire.Bind(new(ports.AssignmentStore), new(*gormstore.Guardrails)),
-	wire.Bind(new(ports.BudgetStore), new(*gormstore.Guardrails)),
+	gormstore.NewGuardrailStore,
+	wire.Bind(new(ports.GuardrailStore), new(*gormstore.GuardrailStore)),
+	wire.Bind(new(ports.AssignmentStore), new(*gormstore.GuardrailStore)),
+	wire.Bind(new(ports.BudgetStore), new(*gormstore.GuardrailStore)),
 	app.NewGuardrails,
-	wire.Bind(new(ports.Guardrails), new(*app.Guardrails)),
+	wire.Bind(new(ports.GuardrailService), new(*app.Guardrails)),
 	wire.Bind(new(ports.GuardrailEnforcer), new(*app.Guardrails)),
 	httpapi.NewGuardrailsHandler,
 )
@@ -104,8 +104,8 @@ var providerSet = wire.NewSet(
 )
 
 var creditSet = wire.NewSet(
-	gormstore.NewCredits, wire.Bind(new(ports.CreditStore), new(*gormstore.Credits)),
-	app.NewCredits, wire.Bind(new(ports.Credits), new(*app.Credits)),
+	gormstore.NewCreditStore, wire.Bind(new(ports.CreditStore), new(*gormstore.CreditStore)),
+	app.NewCredits, wire.Bind(new(ports.CreditService), new(*app.Credits)),
 )
 
 var creditHTTPSet = wire.NewSet(
@@ -125,7 +125,7 @@ func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.G
 }
 
 var rateLimitSet = wire.NewSet(
-	app.NewRateLimiter, wire.Bind(new(ports.RateLimiter), new(*app.RateLimiter)),
+	app.NewLocalRateLimiter, wire.Bind(new(ports.RateLimiter), new(*app.LocalRateLimiter)),
 )
 
 // inferenceSet is the pipeline every inference call goes through.
@@ -134,13 +134,13 @@ var inferenceSet = wire.NewSet(
 )
 
 var speechSet = wire.NewSet(
-	app.NewSpeech, wire.Bind(new(ports.Speech), new(*app.Speech)),
+	app.NewSpeech, wire.Bind(new(ports.SpeechService), new(*app.Speech)),
 	httpapi.NewSpeechHandler,
 )
 
 var videoSet = wire.NewSet(
-	gormstore.NewVideos, wire.Bind(new(ports.VideoStore), new(*gormstore.Videos)),
-	newVideos, wire.Bind(new(ports.Videos), new(*app.Videos)),
+	gormstore.NewVideoStore, wire.Bind(new(ports.VideoStore), new(*gormstore.VideoStore)),
+	newVideos, wire.Bind(new(ports.VideoService), new(*app.Videos)),
 	httpapi.NewVideosHandler,
 )
 

@@ -30,29 +30,29 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		cleanup()
 		return nil, nil, err
 	}
-	accounts := gormstore.NewAccounts(db)
-	appAccounts := app.NewAccounts(accounts, accounts, accounts, accounts, env)
-	rateLimiter := app.NewRateLimiter(env)
+	accountStore := gormstore.NewAccountStore(db)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, env)
+	localRateLimiter := app.NewLocalRateLimiter(env)
 	limitsConfig := cfg.Limits
 	httpapiDefaultRateLimit := defaultRateLimit(limitsConfig)
-	keysHandler := httpapi.NewKeysHandler(appAccounts, httpapiDefaultRateLimit)
-	membersHandler := httpapi.NewMembersHandler(appAccounts)
-	workspacesHandler := httpapi.NewWorkspacesHandler(appAccounts)
-	generations := gormstore.NewGenerations(db)
-	appGenerations := app.NewGenerations(generations)
-	generationsHandler := httpapi.NewGenerationsHandler(appGenerations)
-	presets := gormstore.NewPresets(db)
-	appPresets := app.NewPresets(presets, accounts, env)
-	presetsHandler := httpapi.NewPresetsHandler(appPresets)
-	guardrails := gormstore.NewGuardrails(db)
-	appGuardrails := app.NewGuardrails(guardrails, guardrails, guardrails, accounts, accounts, env, log)
-	guardrailsHandler := httpapi.NewGuardrailsHandler(appGuardrails)
+	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
+	membersHandler := httpapi.NewMembersHandler(accounts)
+	workspacesHandler := httpapi.NewWorkspacesHandler(accounts)
+	generationStore := gormstore.NewGenerationStore(db)
+	generations := app.NewGenerations(generationStore)
+	generationsHandler := httpapi.NewGenerationsHandler(generations)
+	presetStore := gormstore.NewPresetStore(db)
+	presets := app.NewPresets(presetStore, accountStore, env)
+	presetsHandler := httpapi.NewPresetsHandler(presets)
+	guardrailStore := gormstore.NewGuardrailStore(db)
+	guardrails := app.NewGuardrails(guardrailStore, guardrailStore, guardrailStore, accountStore, accountStore, env, log)
+	guardrailsHandler := httpapi.NewGuardrailsHandler(guardrails)
 	catalog := cfg.Catalog
-	credits := gormstore.NewCredits(db)
+	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
-	billing, cleanup2 := newBilling(accounts, credits, appGuardrails, creditsConfig, env, log)
+	billing, cleanup2 := newBilling(accountStore, creditStore, guardrails, creditsConfig, env, log)
 	generationsConfig := cfg.Generations
-	recorder, cleanup3 := newRecorder(generations, log, generationsConfig)
+	recorder, cleanup3 := newRecorder(generationStore, log, generationsConfig)
 	inference := app.NewInference(catalog, billing, recorder, env)
 	v := cfg.Providers
 	providers, err := newProviders(v, log)
@@ -64,12 +64,12 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	speech := app.NewSpeech(inference, providers)
 	speechHandler := httpapi.NewSpeechHandler(speech)
-	appCredits := app.NewCredits(credits)
-	creditsHandler := httpapi.NewCreditsHandler(appCredits)
-	videos := gormstore.NewVideos(db)
+	credits := app.NewCredits(creditStore)
+	creditsHandler := httpapi.NewCreditsHandler(credits)
+	videoStore := gormstore.NewVideoStore(db)
 	videoConfig := cfg.Video
-	appVideos, cleanup4 := newVideos(inference, catalog, providers, videos, env, log, videoConfig)
-	videosHandler := httpapi.NewVideosHandler(appVideos, config)
+	videos, cleanup4 := newVideos(inference, catalog, providers, videoStore, env, log, videoConfig)
+	videosHandler := httpapi.NewVideosHandler(videos, config)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,
@@ -81,16 +81,16 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
 	}
-	server := httpapi.NewServer(config, log, health, appAccounts, rateLimiter, httpapiDefaultRateLimit, handlers)
-	retention, cleanup5 := newRetention(generations, log, generationsConfig, env)
+	server := httpapi.NewServer(config, log, health, accounts, localRateLimiter, httpapiDefaultRateLimit, handlers)
+	retention, cleanup5 := newRetention(generationStore, log, generationsConfig, env)
 	gateway := &Gateway{
 		Server:    server,
-		Accounts:  appAccounts,
+		Accounts:  accounts,
 		Recorder:  recorder,
 		Retention: retention,
 		Billing:   billing,
-		Credits:   appCredits,
-		Videos:    appVideos,
+		Credits:   credits,
+		Videos:    videos,
 	}
 	return gateway, func() {
 		cleanup5()
@@ -108,13 +108,13 @@ func InitializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 	if err != nil {
 		return nil, nil, err
 	}
-	accounts := gormstore.NewAccounts(db)
-	appAccounts := app.NewAccounts(accounts, accounts, accounts, accounts, env)
-	credits := gormstore.NewCredits(db)
-	appCredits := app.NewCredits(credits)
+	accountStore := gormstore.NewAccountStore(db)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, env)
+	creditStore := gormstore.NewCreditStore(db)
+	credits := app.NewCredits(creditStore)
 	admin := &Admin{
-		Accounts: appAccounts,
-		Credits:  appCredits,
+		Accounts: accounts,
+		Credits:  credits,
 	}
 	return admin, func() {
 		cleanup()

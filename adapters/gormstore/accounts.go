@@ -13,17 +13,17 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Accounts stores the organization, workspaces, members, keys and key usage.
-type Accounts struct{ db *gorm.DB }
+// AccountStore stores the organization, workspaces, members, keys and key usage.
+type AccountStore struct{ db *gorm.DB }
 
 var (
-	_ ports.Directory   = (*Accounts)(nil)
-	_ ports.KeyStore    = (*Accounts)(nil)
-	_ ports.UsageStore  = (*Accounts)(nil)
-	_ ports.MemberStore = (*Accounts)(nil)
+	_ ports.Directory   = (*AccountStore)(nil)
+	_ ports.KeyStore    = (*AccountStore)(nil)
+	_ ports.UsageStore  = (*AccountStore)(nil)
+	_ ports.MemberStore = (*AccountStore)(nil)
 )
 
-func NewAccounts(db *gorm.DB) *Accounts { return &Accounts{db: db} }
+func NewAccountStore(db *gorm.DB) *AccountStore { return &AccountStore{db: db} }
 
 type organizationRow struct {
 	ID        string
@@ -46,7 +46,7 @@ func (r workspaceRow) domain() account.Workspace {
 	return account.Workspace{ID: r.ID, Name: r.Name, Slug: r.Slug, CreatedAt: r.CreatedAt.UTC()}
 }
 
-func (s *Accounts) Organization(ctx context.Context) (account.Organization, error) {
+func (s *AccountStore) Organization(ctx context.Context) (account.Organization, error) {
 	var r organizationRow
 	if err := s.db.WithContext(ctx).Take(&r).Error; err != nil {
 		return account.Organization{}, fmt.Errorf("select organization: %w", err)
@@ -54,7 +54,7 @@ func (s *Accounts) Organization(ctx context.Context) (account.Organization, erro
 	return account.Organization{ID: r.ID, Name: r.Name}, nil
 }
 
-func (s *Accounts) DefaultWorkspace(ctx context.Context) (account.Workspace, error) {
+func (s *AccountStore) DefaultWorkspace(ctx context.Context) (account.Workspace, error) {
 	var r workspaceRow
 	if err := s.db.WithContext(ctx).Take(&r, "slug = ?", account.DefaultWorkspaceSlug).Error; err != nil {
 		return account.Workspace{}, fmt.Errorf("select default workspace: %w", err)
@@ -62,7 +62,7 @@ func (s *Accounts) DefaultWorkspace(ctx context.Context) (account.Workspace, err
 	return r.domain(), nil
 }
 
-func (s *Accounts) Workspace(ctx context.Context, id string) (account.Workspace, error) {
+func (s *AccountStore) Workspace(ctx context.Context, id string) (account.Workspace, error) {
 	var r workspaceRow
 	err := s.db.WithContext(ctx).Take(&r, "id = ?", id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -74,7 +74,7 @@ func (s *Accounts) Workspace(ctx context.Context, id string) (account.Workspace,
 	return r.domain(), nil
 }
 
-func (s *Accounts) CreateWorkspace(ctx context.Context, ws account.Workspace) error {
+func (s *AccountStore) CreateWorkspace(ctx context.Context, ws account.Workspace) error {
 	r := workspaceRow{ID: ws.ID, Name: ws.Name, Slug: ws.Slug, CreatedAt: ws.CreatedAt.UTC()}
 	err := s.db.WithContext(ctx).Create(&r).Error
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -86,7 +86,7 @@ func (s *Accounts) CreateWorkspace(ctx context.Context, ws account.Workspace) er
 	return nil
 }
 
-func (s *Accounts) ListWorkspaces(ctx context.Context, p ports.Page) ([]account.Workspace, int, error) {
+func (s *AccountStore) ListWorkspaces(ctx context.Context, p ports.Page) ([]account.Workspace, int, error) {
 	var rows []workspaceRow
 	total, err := page(s.db.WithContext(ctx).Order("created_at, id"), p, &rows)
 	if err != nil {
@@ -160,7 +160,7 @@ func utcPtr(t *time.Time) *time.Time {
 	return &u
 }
 
-func (s *Accounts) CreateKey(ctx context.Context, k account.Key) error {
+func (s *AccountStore) CreateKey(ctx context.Context, k account.Key) error {
 	r := toKeyRow(k)
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("insert key: %w", err)
@@ -168,7 +168,7 @@ func (s *Accounts) CreateKey(ctx context.Context, k account.Key) error {
 	return nil
 }
 
-func (s *Accounts) Key(ctx context.Context, hash string) (account.Key, error) {
+func (s *AccountStore) Key(ctx context.Context, hash string) (account.Key, error) {
 	return takeKey(s.db.WithContext(ctx), hash)
 }
 
@@ -184,7 +184,7 @@ func takeKey(db *gorm.DB, hash string) (account.Key, error) {
 	return r.domain(), nil
 }
 
-func (s *Accounts) ListKeys(ctx context.Context, f ports.KeyFilter) ([]account.Key, error) {
+func (s *AccountStore) ListKeys(ctx context.Context, f ports.KeyFilter) ([]account.Key, error) {
 	q := s.db.WithContext(ctx).Order("created_at DESC, hash")
 	if f.WorkspaceID != "" {
 		q = q.Where("workspace_id = ?", f.WorkspaceID)
@@ -206,11 +206,11 @@ func (s *Accounts) ListKeys(ctx context.Context, f ports.KeyFilter) ([]account.K
 	return keys, nil
 }
 
-func (s *Accounts) UpdateKey(ctx context.Context, hash string, change func(*account.Key) error) (account.Key, error) {
+func (s *AccountStore) UpdateKey(ctx context.Context, hash string, change func(*account.Key) error) (account.Key, error) {
 	return update(ctx, s.db, func(tx *gorm.DB) (account.Key, error) { return takeKey(tx, hash) }, change, toKeyRow)
 }
 
-func (s *Accounts) DeleteKey(ctx context.Context, hash string) error {
+func (s *AccountStore) DeleteKey(ctx context.Context, hash string) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		res := tx.Delete(&keyRow{}, "hash = ?", hash)
 		if res.Error != nil {
@@ -223,7 +223,7 @@ func (s *Accounts) DeleteKey(ctx context.Context, hash string) error {
 	})
 }
 
-func (s *Accounts) HasManagementKey(ctx context.Context) (bool, error) {
+func (s *AccountStore) HasManagementKey(ctx context.Context) (bool, error) {
 	var n int64
 	if err := s.db.WithContext(ctx).Model(&keyRow{}).Where("management = ?", true).Limit(1).Count(&n).Error; err != nil {
 		return false, fmt.Errorf("count management keys: %w", err)
@@ -233,7 +233,7 @@ func (s *Accounts) HasManagementKey(ctx context.Context) (bool, error) {
 
 const dayLayout = "2006-01-02"
 
-func (s *Accounts) Usage(ctx context.Context, hashes []string, now time.Time) (map[string]account.Usage, error) {
+func (s *AccountStore) Usage(ctx context.Context, hashes []string, now time.Time) (map[string]account.Usage, error) {
 	out := make(map[string]account.Usage, len(hashes))
 	if len(hashes) == 0 {
 		return out, nil
@@ -260,7 +260,7 @@ func (s *Accounts) Usage(ctx context.Context, hashes []string, now time.Time) (m
 	return out, nil
 }
 
-func (s *Accounts) AddUsage(ctx context.Context, hash string, at time.Time, amount domain.Micros) error {
+func (s *AccountStore) AddUsage(ctx context.Context, hash string, at time.Time, amount domain.Micros) error {
 	if amount == 0 {
 		return nil
 	}
@@ -284,7 +284,7 @@ type memberRow struct {
 
 func (memberRow) TableName() string { return "members" }
 
-func (s *Accounts) CreateMember(ctx context.Context, m account.Member) error {
+func (s *AccountStore) CreateMember(ctx context.Context, m account.Member) error {
 	r := memberRow{ID: m.ID, Email: m.Email, FirstName: m.FirstName, LastName: m.LastName, Role: string(m.Role), CreatedAt: m.CreatedAt.UTC()}
 	err := s.db.WithContext(ctx).Create(&r).Error
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
@@ -296,7 +296,7 @@ func (s *Accounts) CreateMember(ctx context.Context, m account.Member) error {
 	return nil
 }
 
-func (s *Accounts) ListMembers(ctx context.Context, p ports.Page) ([]account.Member, int, error) {
+func (s *AccountStore) ListMembers(ctx context.Context, p ports.Page) ([]account.Member, int, error) {
 	var rows []memberRow
 	total, err := page(s.db.WithContext(ctx).Order("created_at, id"), p, &rows)
 	if err != nil {
@@ -310,7 +310,7 @@ func (s *Accounts) ListMembers(ctx context.Context, p ports.Page) ([]account.Mem
 	return out, total, nil
 }
 
-func (s *Accounts) UnknownMembers(ctx context.Context, ids []string) ([]string, error) {
+func (s *AccountStore) UnknownMembers(ctx context.Context, ids []string) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}

@@ -12,14 +12,14 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Credits stores the organization's credit balance.
-type Credits struct{ db *gorm.DB }
+// CreditStore stores the organization's credit balance.
+type CreditStore struct{ db *gorm.DB }
 
-var _ ports.CreditStore = (*Credits)(nil)
+var _ ports.CreditStore = (*CreditStore)(nil)
 
-func NewCredits(db *gorm.DB) *Credits { return &Credits{db: db} }
+func NewCreditStore(db *gorm.DB) *CreditStore { return &CreditStore{db: db} }
 
-func (s *Credits) Credits(ctx context.Context) (domain.Micros, domain.Micros, error) {
+func (s *CreditStore) Credits(ctx context.Context) (domain.Micros, domain.Micros, error) {
 	var row struct{ TotalMicros, UsedMicros int64 }
 	if err := s.db.WithContext(ctx).Raw("SELECT total_micros, used_micros FROM credit_balance WHERE id = 1").Scan(&row).Error; err != nil {
 		return 0, 0, fmt.Errorf("select credits: %w", err)
@@ -27,7 +27,7 @@ func (s *Credits) Credits(ctx context.Context) (domain.Micros, domain.Micros, er
 	return domain.Micros(row.TotalMicros), domain.Micros(row.UsedMicros), nil
 }
 
-func (s *Credits) AddCredits(ctx context.Context, amount domain.Micros) error {
+func (s *CreditStore) AddCredits(ctx context.Context, amount domain.Micros) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("INSERT INTO credit_grants (id, amount_micros, created_at) VALUES (?, ?, ?)",
 			uuid.NewString(), int64(amount), time.Now().UTC()).Error; err != nil {
@@ -37,6 +37,6 @@ func (s *Credits) AddCredits(ctx context.Context, amount domain.Micros) error {
 	})
 }
 
-func (s *Credits) AddCreditUsage(ctx context.Context, amount domain.Micros) error {
+func (s *CreditStore) AddCreditUsage(ctx context.Context, amount domain.Micros) error {
 	return s.db.WithContext(ctx).Exec("UPDATE credit_balance SET used_micros = used_micros + ? WHERE id = 1", int64(amount)).Error
 }

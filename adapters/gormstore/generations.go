@@ -15,12 +15,12 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Generations stores generation records and their content.
-type Generations struct{ db *gorm.DB }
+// GenerationStore stores generation records and their content.
+type GenerationStore struct{ db *gorm.DB }
 
-var _ ports.GenerationStore = (*Generations)(nil)
+var _ ports.GenerationStore = (*GenerationStore)(nil)
 
-func NewGenerations(db *gorm.DB) *Generations { return &Generations{db: db} }
+func NewGenerationStore(db *gorm.DB) *GenerationStore { return &GenerationStore{db: db} }
 
 type generationRow struct {
 	ID                           string `gorm:"primaryKey"`
@@ -242,7 +242,7 @@ func (c contentRow) domain() (generation.Content, error) {
 	return content, nil
 }
 
-func (s *Generations) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
+func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
 	rows := make([]generationRow, len(batch))
 	contents := make([]contentRow, 0, len(batch))
 	for i, e := range batch {
@@ -272,7 +272,7 @@ func (s *Generations) InsertGenerations(ctx context.Context, batch []generation.
 	})
 }
 
-func (s *Generations) Generation(ctx context.Context, id string) (generation.Record, error) {
+func (s *GenerationStore) Generation(ctx context.Context, id string) (generation.Record, error) {
 	var r generationRow
 	err := s.db.WithContext(ctx).Take(&r, "id = ?", id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -284,7 +284,7 @@ func (s *Generations) Generation(ctx context.Context, id string) (generation.Rec
 	return r.domain()
 }
 
-func (s *Generations) GenerationContent(ctx context.Context, id string) (generation.Content, error) {
+func (s *GenerationStore) GenerationContent(ctx context.Context, id string) (generation.Content, error) {
 	var c contentRow
 	err := s.db.WithContext(ctx).Take(&c, "id = ?", id).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -296,7 +296,7 @@ func (s *Generations) GenerationContent(ctx context.Context, id string) (generat
 	return c.domain()
 }
 
-func (s *Generations) PurgeGenerations(ctx context.Context, before time.Time, limit int) (int64, error) {
+func (s *GenerationStore) PurgeGenerations(ctx context.Context, before time.Time, limit int) (int64, error) {
 	res := s.db.WithContext(ctx).Exec(`DELETE FROM generations WHERE id IN
 		(SELECT id FROM generations WHERE created_at < ? ORDER BY created_at LIMIT ?)`, before.UTC(), limit)
 	if res.Error != nil {

@@ -17,16 +17,16 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Guardrails stores guardrails, their assignments and their budgets.
-type Guardrails struct{ db *gorm.DB }
+// GuardrailStore stores guardrails, their assignments and their budgets.
+type GuardrailStore struct{ db *gorm.DB }
 
 var (
-	_ ports.GuardrailStore  = (*Guardrails)(nil)
-	_ ports.AssignmentStore = (*Guardrails)(nil)
-	_ ports.BudgetStore     = (*Guardrails)(nil)
+	_ ports.GuardrailStore  = (*GuardrailStore)(nil)
+	_ ports.AssignmentStore = (*GuardrailStore)(nil)
+	_ ports.BudgetStore     = (*GuardrailStore)(nil)
 )
 
-func NewGuardrails(db *gorm.DB) *Guardrails { return &Guardrails{db: db} }
+func NewGuardrailStore(db *gorm.DB) *GuardrailStore { return &GuardrailStore{db: db} }
 
 type guardrailRow struct {
 	ID                    string `gorm:"primaryKey"`
@@ -156,7 +156,7 @@ func guardrailsOf(rows []guardrailRow) ([]guardrail.Guardrail, error) {
 	return out, nil
 }
 
-func (s *Guardrails) CreateGuardrail(ctx context.Context, g guardrail.Guardrail) error {
+func (s *GuardrailStore) CreateGuardrail(ctx context.Context, g guardrail.Guardrail) error {
 	r := toGuardrailRow(g)
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("insert guardrail: %w", err)
@@ -164,7 +164,7 @@ func (s *Guardrails) CreateGuardrail(ctx context.Context, g guardrail.Guardrail)
 	return nil
 }
 
-func (s *Guardrails) Guardrail(ctx context.Context, id string) (guardrail.Guardrail, error) {
+func (s *GuardrailStore) Guardrail(ctx context.Context, id string) (guardrail.Guardrail, error) {
 	return takeGuardrail(s.db.WithContext(ctx), id)
 }
 
@@ -180,7 +180,7 @@ func takeGuardrail(db *gorm.DB, id string) (guardrail.Guardrail, error) {
 	return r.domain()
 }
 
-func (s *Guardrails) ListGuardrails(ctx context.Context, workspaceID string, p ports.Page) ([]guardrail.Guardrail, int, error) {
+func (s *GuardrailStore) ListGuardrails(ctx context.Context, workspaceID string, p ports.Page) ([]guardrail.Guardrail, int, error) {
 	q := s.db.WithContext(ctx).Order("created_at DESC, id")
 	if workspaceID != "" {
 		q = q.Where("workspace_id = ?", workspaceID)
@@ -194,11 +194,11 @@ func (s *Guardrails) ListGuardrails(ctx context.Context, workspaceID string, p p
 	return gs, total, err
 }
 
-func (s *Guardrails) UpdateGuardrail(ctx context.Context, id string, change func(*guardrail.Guardrail) error) (guardrail.Guardrail, error) {
+func (s *GuardrailStore) UpdateGuardrail(ctx context.Context, id string, change func(*guardrail.Guardrail) error) (guardrail.Guardrail, error) {
 	return update(ctx, s.db, func(tx *gorm.DB) (guardrail.Guardrail, error) { return takeGuardrail(tx, id) }, change, toGuardrailRow)
 }
 
-func (s *Guardrails) DeleteGuardrail(ctx context.Context, id string) error {
+func (s *GuardrailStore) DeleteGuardrail(ctx context.Context, id string) error {
 	res := s.db.WithContext(ctx).Delete(&guardrailRow{}, "id = ?", id)
 	if res.Error != nil {
 		return fmt.Errorf("delete guardrail: %w", res.Error)
@@ -209,7 +209,7 @@ func (s *Guardrails) DeleteGuardrail(ctx context.Context, id string) error {
 	return nil
 }
 
-func (s *Guardrails) Applicable(ctx context.Context, keyHash string, userID *string) ([]guardrail.Guardrail, error) {
+func (s *GuardrailStore) Applicable(ctx context.Context, keyHash string, userID *string) ([]guardrail.Guardrail, error) {
 	user := ""
 	if userID != nil {
 		user = *userID
@@ -235,7 +235,7 @@ var (
 // assign upserts one row per holder: a new holder is inserted, a holder of another guardrail is moved, a holder
 // of this one is left alone. The statement's row count is therefore exactly "created or moved". Holders are
 // sorted so that concurrent calls take row locks in one order and cannot deadlock.
-func (s *Guardrails) assign(ctx context.Context, t assignmentTable, guardrailID string, holders []string, by *string, now time.Time) (int, error) {
+func (s *GuardrailStore) assign(ctx context.Context, t assignmentTable, guardrailID string, holders []string, by *string, now time.Time) (int, error) {
 	var n int64
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if _, err := takeGuardrail(tx.Clauses(clause.Locking{Strength: "SHARE"}), guardrailID); err != nil {
@@ -260,7 +260,7 @@ func (s *Guardrails) assign(ctx context.Context, t assignmentTable, guardrailID 
 	return int(n), err
 }
 
-func (s *Guardrails) unassign(ctx context.Context, t assignmentTable, guardrailID string, holders []string) (int, error) {
+func (s *GuardrailStore) unassign(ctx context.Context, t assignmentTable, guardrailID string, holders []string) (int, error) {
 	if _, err := s.Guardrail(ctx, guardrailID); err != nil {
 		return 0, err
 	}
@@ -271,19 +271,19 @@ func (s *Guardrails) unassign(ctx context.Context, t assignmentTable, guardrailI
 	return int(res.RowsAffected), nil
 }
 
-func (s *Guardrails) AssignMembers(ctx context.Context, guardrailID string, userIDs []string, by *string, now time.Time) (int, error) {
+func (s *GuardrailStore) AssignMembers(ctx context.Context, guardrailID string, userIDs []string, by *string, now time.Time) (int, error) {
 	return s.assign(ctx, memberAssignments, guardrailID, userIDs, by, now)
 }
 
-func (s *Guardrails) UnassignMembers(ctx context.Context, guardrailID string, userIDs []string) (int, error) {
+func (s *GuardrailStore) UnassignMembers(ctx context.Context, guardrailID string, userIDs []string) (int, error) {
 	return s.unassign(ctx, memberAssignments, guardrailID, userIDs)
 }
 
-func (s *Guardrails) AssignKeys(ctx context.Context, guardrailID string, keyHashes []string, by *string, now time.Time) (int, error) {
+func (s *GuardrailStore) AssignKeys(ctx context.Context, guardrailID string, keyHashes []string, by *string, now time.Time) (int, error) {
 	return s.assign(ctx, keyAssignments, guardrailID, keyHashes, by, now)
 }
 
-func (s *Guardrails) UnassignKeys(ctx context.Context, guardrailID string, keyHashes []string) (int, error) {
+func (s *GuardrailStore) UnassignKeys(ctx context.Context, guardrailID string, keyHashes []string) (int, error) {
 	return s.unassign(ctx, keyAssignments, guardrailID, keyHashes)
 }
 
@@ -298,7 +298,7 @@ type assignmentRow struct {
 }
 
 // assignments lists one guardrail's (or all) assignments of a table, newest first; 404 for an unknown guardrail.
-func (s *Guardrails) assignments(ctx context.Context, t assignmentTable, guardrailID string, p ports.Page) ([]assignmentRow, int, error) {
+func (s *GuardrailStore) assignments(ctx context.Context, t assignmentTable, guardrailID string, p ports.Page) ([]assignmentRow, int, error) {
 	if guardrailID != "" {
 		if _, err := s.Guardrail(ctx, guardrailID); err != nil {
 			return nil, 0, err
@@ -325,7 +325,7 @@ func (s *Guardrails) assignments(ctx context.Context, t assignmentTable, guardra
 	return rows, int(total), nil
 }
 
-func (s *Guardrails) MemberAssignments(ctx context.Context, guardrailID string, p ports.Page) ([]ports.MemberAssignment, int, error) {
+func (s *GuardrailStore) MemberAssignments(ctx context.Context, guardrailID string, p ports.Page) ([]ports.MemberAssignment, int, error) {
 	rows, total, err := s.assignments(ctx, memberAssignments, guardrailID, p)
 	out := make([]ports.MemberAssignment, len(rows))
 	for i, r := range rows {
@@ -334,7 +334,7 @@ func (s *Guardrails) MemberAssignments(ctx context.Context, guardrailID string, 
 	return out, total, err
 }
 
-func (s *Guardrails) KeyAssignments(ctx context.Context, guardrailID string, p ports.Page) ([]ports.KeyAssignment, int, error) {
+func (s *GuardrailStore) KeyAssignments(ctx context.Context, guardrailID string, p ports.Page) ([]ports.KeyAssignment, int, error) {
 	rows, total, err := s.assignments(ctx, keyAssignments, guardrailID, p)
 	out := make([]ports.KeyAssignment, len(rows))
 	for i, r := range rows {
@@ -344,7 +344,7 @@ func (s *Guardrails) KeyAssignments(ctx context.Context, guardrailID string, p p
 	return out, total, err
 }
 
-func (s *Guardrails) UnknownKeys(ctx context.Context, hashes []string) ([]string, error) {
+func (s *GuardrailStore) UnknownKeys(ctx context.Context, hashes []string) ([]string, error) {
 	var found []string
 	if err := s.db.WithContext(ctx).Model(&keyRow{}).Where("hash IN ?", hashes).Pluck("hash", &found).Error; err != nil {
 		return nil, fmt.Errorf("select keys: %w", err)
@@ -367,7 +367,7 @@ func missing(want, found []string) []string {
 	return out
 }
 
-func (s *Guardrails) Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (bool, error) {
+func (s *GuardrailStore) Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (bool, error) {
 	window := h.Window.UTC().Format(dayLayout)
 	ok := false
 	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
@@ -405,7 +405,7 @@ func (s *Guardrails) Reserve(ctx context.Context, h guardrail.Hold, limit domain
 	return ok, err
 }
 
-func (s *Guardrails) Settle(ctx context.Context, h guardrail.Hold, actual domain.Micros) error {
+func (s *GuardrailStore) Settle(ctx context.Context, h guardrail.Hold, actual domain.Micros) error {
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Exec("DELETE FROM guardrail_holds WHERE id = ?", h.ID).Error; err != nil {
 			return fmt.Errorf("release hold: %w", err)
@@ -423,7 +423,7 @@ func (s *Guardrails) Settle(ctx context.Context, h guardrail.Hold, actual domain
 	})
 }
 
-func (s *Guardrails) Spent(ctx context.Context, guardrailID string, window time.Time) (domain.Micros, error) {
+func (s *GuardrailStore) Spent(ctx context.Context, guardrailID string, window time.Time) (domain.Micros, error) {
 	var spent int64
 	err := s.db.WithContext(ctx).Raw("SELECT COALESCE(SUM(spent_micros), 0) FROM guardrail_budgets WHERE guardrail_id = ? AND window_start = ?",
 		guardrailID, window.UTC().Format(dayLayout)).Scan(&spent).Error

@@ -15,12 +15,12 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Presets stores presets and their versions.
-type Presets struct{ db *gorm.DB }
+// PresetStore stores presets and their versions.
+type PresetStore struct{ db *gorm.DB }
 
-var _ ports.PresetStore = (*Presets)(nil)
+var _ ports.PresetStore = (*PresetStore)(nil)
 
-func NewPresets(db *gorm.DB) *Presets { return &Presets{db: db} }
+func NewPresetStore(db *gorm.DB) *PresetStore { return &PresetStore{db: db} }
 
 type presetRow struct {
 	ID                  string `gorm:"primaryKey"`
@@ -82,7 +82,7 @@ func (r versionRow) domain() (preset.Version, error) {
 		SystemPrompt: r.SystemPrompt, CreatorID: r.CreatorID, CreatedAt: r.CreatedAt.UTC()}, nil
 }
 
-func (s *Presets) AddVersion(ctx context.Context, workspaceID, slug string,
+func (s *PresetStore) AddVersion(ctx context.Context, workspaceID, slug string,
 	build func(p *preset.Preset, next int) (preset.Preset, preset.Version, error)) (preset.Preset, preset.Version, error) {
 	for attempt := 0; ; attempt++ {
 		p, v, err := s.addVersion(ctx, workspaceID, slug, build)
@@ -93,7 +93,7 @@ func (s *Presets) AddVersion(ctx context.Context, workspaceID, slug string,
 	}
 }
 
-func (s *Presets) addVersion(ctx context.Context, workspaceID, slug string,
+func (s *PresetStore) addVersion(ctx context.Context, workspaceID, slug string,
 	build func(p *preset.Preset, next int) (preset.Preset, preset.Version, error)) (preset.Preset, preset.Version, error) {
 	var outP preset.Preset
 	var outV preset.Version
@@ -136,7 +136,7 @@ func (s *Presets) addVersion(ctx context.Context, workspaceID, slug string,
 	return outP, outV, err
 }
 
-func (s *Presets) Preset(ctx context.Context, workspaceID, slug string) (preset.Preset, *preset.Version, error) {
+func (s *PresetStore) Preset(ctx context.Context, workspaceID, slug string) (preset.Preset, *preset.Version, error) {
 	return s.presetWithVersion(s.db.WithContext(ctx), workspaceID, slug)
 }
 
@@ -152,7 +152,7 @@ func takePreset(db *gorm.DB, workspaceID, slug string) (preset.Preset, error) {
 	return row.domain(), nil
 }
 
-func (s *Presets) presetWithVersion(db *gorm.DB, workspaceID, slug string) (preset.Preset, *preset.Version, error) {
+func (s *PresetStore) presetWithVersion(db *gorm.DB, workspaceID, slug string) (preset.Preset, *preset.Version, error) {
 	p, err := takePreset(db, workspaceID, slug)
 	if err != nil || p.DesignatedVersionID == nil {
 		return p, nil, err
@@ -168,7 +168,7 @@ func (s *Presets) presetWithVersion(db *gorm.DB, workspaceID, slug string) (pres
 	return p, &v, nil
 }
 
-func (s *Presets) ListPresets(ctx context.Context, workspaceID string, p ports.Page) ([]preset.Preset, int, error) {
+func (s *PresetStore) ListPresets(ctx context.Context, workspaceID string, p ports.Page) ([]preset.Preset, int, error) {
 	var rows []presetRow
 	total, err := page(s.db.WithContext(ctx).Where("workspace_id = ?", workspaceID).Order("updated_at DESC, id"), p, &rows)
 	if err != nil {
@@ -181,7 +181,7 @@ func (s *Presets) ListPresets(ctx context.Context, workspaceID string, p ports.P
 	return out, total, nil
 }
 
-func (s *Presets) Versions(ctx context.Context, presetID string, p ports.Page) ([]preset.Version, int, error) {
+func (s *PresetStore) Versions(ctx context.Context, presetID string, p ports.Page) ([]preset.Version, int, error) {
 	var rows []versionRow
 	total, err := page(s.db.WithContext(ctx).Where("preset_id = ?", presetID).Order("version"), p, &rows)
 	if err != nil {
@@ -196,7 +196,7 @@ func (s *Presets) Versions(ctx context.Context, presetID string, p ports.Page) (
 	return out, total, nil
 }
 
-func (s *Presets) Version(ctx context.Context, presetID string, number int) (preset.Version, error) {
+func (s *PresetStore) Version(ctx context.Context, presetID string, number int) (preset.Version, error) {
 	var r versionRow
 	err := s.db.WithContext(ctx).Take(&r, "preset_id = ? AND version = ?", presetID, number).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -208,7 +208,7 @@ func (s *Presets) Version(ctx context.Context, presetID string, number int) (pre
 	return r.domain()
 }
 
-func (s *Presets) UpdatePreset(ctx context.Context, workspaceID, slug string, change func(*preset.Preset) error) (preset.Preset, *preset.Version, error) {
+func (s *PresetStore) UpdatePreset(ctx context.Context, workspaceID, slug string, change func(*preset.Preset) error) (preset.Preset, *preset.Version, error) {
 	take := func(tx *gorm.DB) (preset.Preset, error) { return takePreset(tx, workspaceID, slug) }
 	if _, err := update(ctx, s.db, take, change, toPresetRow); err != nil {
 		return preset.Preset{}, nil, err

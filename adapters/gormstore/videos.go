@@ -17,12 +17,12 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Videos stores video jobs.
-type Videos struct{ db *gorm.DB }
+// VideoStore stores video jobs.
+type VideoStore struct{ db *gorm.DB }
 
-var _ ports.VideoStore = (*Videos)(nil)
+var _ ports.VideoStore = (*VideoStore)(nil)
 
-func NewVideos(db *gorm.DB) *Videos { return &Videos{db: db} }
+func NewVideoStore(db *gorm.DB) *VideoStore { return &VideoStore{db: db} }
 
 type videoRow struct {
 	ID            string `gorm:"primaryKey"`
@@ -141,7 +141,7 @@ func (r videoRow) domain() (video.Job, error) {
 	return j, nil
 }
 
-func (s *Videos) CreateJob(ctx context.Context, j video.Job) error {
+func (s *VideoStore) CreateJob(ctx context.Context, j video.Job) error {
 	r := toVideoRow(j)
 	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
 		return fmt.Errorf("insert video job: %w", err)
@@ -149,7 +149,7 @@ func (s *Videos) CreateJob(ctx context.Context, j video.Job) error {
 	return nil
 }
 
-func (s *Videos) Job(ctx context.Context, id string) (video.Job, error) {
+func (s *VideoStore) Job(ctx context.Context, id string) (video.Job, error) {
 	return takeVideo(s.db.WithContext(ctx), id)
 }
 
@@ -165,11 +165,11 @@ func takeVideo(db *gorm.DB, id string) (video.Job, error) {
 	return r.domain()
 }
 
-func (s *Videos) UpdateJob(ctx context.Context, id string, change func(*video.Job) error) (video.Job, error) {
+func (s *VideoStore) UpdateJob(ctx context.Context, id string, change func(*video.Job) error) (video.Job, error) {
 	return update(ctx, s.db, func(tx *gorm.DB) (video.Job, error) { return takeVideo(tx, id) }, change, toVideoRow)
 }
 
-func (s *Videos) ClaimPoll(ctx context.Context, id string, now, next time.Time) (bool, error) {
+func (s *VideoStore) ClaimPoll(ctx context.Context, id string, now, next time.Time) (bool, error) {
 	res := s.db.WithContext(ctx).Exec(`UPDATE video_jobs SET next_poll_at = ? WHERE id = ? AND next_poll_at <= ?
 		AND status IN ('pending', 'in_progress')`, next.UTC(), id, now.UTC())
 	if res.Error != nil {
@@ -178,7 +178,7 @@ func (s *Videos) ClaimPoll(ctx context.Context, id string, now, next time.Time) 
 	return res.RowsAffected == 1, nil
 }
 
-func (s *Videos) DueJobs(ctx context.Context, now time.Time, limit int) ([]string, error) {
+func (s *VideoStore) DueJobs(ctx context.Context, now time.Time, limit int) ([]string, error) {
 	var ids []string
 	err := s.db.WithContext(ctx).Model(&videoRow{}).Where("status IN ('pending', 'in_progress') AND next_poll_at <= ?", now.UTC()).
 		Order("next_poll_at").Limit(limit).Pluck("id", &ids).Error

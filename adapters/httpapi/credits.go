@@ -9,9 +9,9 @@ import (
 )
 
 // CreditsHandler serves GET /credits.
-type CreditsHandler struct{ credits ports.Credits }
+type CreditsHandler struct{ credits ports.CreditService }
 
-func NewCreditsHandler(c ports.Credits) *CreditsHandler { return &CreditsHandler{credits: c} }
+func NewCreditsHandler(c ports.CreditService) *CreditsHandler { return &CreditsHandler{credits: c} }
 
 func (h *CreditsHandler) get(c *gin.Context) {
 	total, used, err := h.credits.Credits(c.Request.Context())

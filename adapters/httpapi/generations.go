@@ -13,9 +13,9 @@ import (
 )
 
 // GenerationsHandler serves GET /generation and GET /generation/content.
-type GenerationsHandler struct{ gens ports.Generations }
+type GenerationsHandler struct{ gens ports.GenerationService }
 
-func NewGenerationsHandler(g ports.Generations) *GenerationsHandler {
+func NewGenerationsHandler(g ports.GenerationService) *GenerationsHandler {
 	return &GenerationsHandler{gens: g}
 }
 

@@ -11,9 +11,11 @@ import (
 )
 
 // GuardrailsHandler serves /guardrails (management keys).
-type GuardrailsHandler struct{ g ports.Guardrails }
+type GuardrailsHandler struct{ g ports.GuardrailService }
 
-func NewGuardrailsHandler(g ports.Guardrails) *GuardrailsHandler { return &GuardrailsHandler{g: g} }
+func NewGuardrailsHandler(g ports.GuardrailService) *GuardrailsHandler {
+	return &GuardrailsHandler{g: g}
+}
 
 type filterIO struct {
 	Pattern string  `json:"pattern"`

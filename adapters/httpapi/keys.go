@@ -13,7 +13,7 @@ import (
 
 // KeysHandler serves /keys (management) and /key (any key).
 type KeysHandler struct {
-	keys ports.Keys
+	keys ports.KeyService
 	// defaultRPM is reported by GET /key for keys without their own rate limit.
 	defaultRPM DefaultRateLimit
 }
@@ -21,7 +21,7 @@ type KeysHandler struct {
 // DefaultRateLimit is the configured requests per minute for keys without an override (0: unlimited).
 type DefaultRateLimit int
 
-func NewKeysHandler(keys ports.Keys, rpm DefaultRateLimit) *KeysHandler {
+func NewKeysHandler(keys ports.KeyService, rpm DefaultRateLimit) *KeysHandler {
 	return &KeysHandler{keys: keys, defaultRPM: rpm}
 }
 

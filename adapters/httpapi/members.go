@@ -11,9 +11,9 @@ import (
 )
 
 // MembersHandler serves /organization/members.
-type MembersHandler struct{ members ports.Members }
+type MembersHandler struct{ members ports.MemberService }
 
-func NewMembersHandler(m ports.Members) *MembersHandler { return &MembersHandler{members: m} }
+func NewMembersHandler(m ports.MemberService) *MembersHandler { return &MembersHandler{members: m} }
 
 type memberResp struct {
 	ID        string  `json:"id"`

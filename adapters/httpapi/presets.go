@@ -12,9 +12,9 @@ import (
 )
 
 // PresetsHandler serves /presets.
-type PresetsHandler struct{ presets ports.Presets }
+type PresetsHandler struct{ presets ports.PresetService }
 
-func NewPresetsHandler(p ports.Presets) *PresetsHandler { return &PresetsHandler{presets: p} }
+func NewPresetsHandler(p ports.PresetService) *PresetsHandler { return &PresetsHandler{presets: p} }
 
 type presetResp struct {
 	ID                  string  `json:"id"`

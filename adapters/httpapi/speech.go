@@ -12,9 +12,9 @@ import (
 )
 
 // SpeechHandler serves POST /audio/speech.
-type SpeechHandler struct{ speech ports.Speech }
+type SpeechHandler struct{ speech ports.SpeechService }
 
-func NewSpeechHandler(s ports.Speech) *SpeechHandler { return &SpeechHandler{speech: s} }
+func NewSpeechHandler(s ports.SpeechService) *SpeechHandler { return &SpeechHandler{speech: s} }
 
 type speechReq struct {
 	Model          *string  `json:"model"`

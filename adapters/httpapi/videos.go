@@ -14,11 +14,11 @@ import (
 
 // VideosHandler serves /videos.
 type VideosHandler struct {
-	videos   ports.Videos
+	videos   ports.VideoService
 	basePath string
 }
 
-func NewVideosHandler(v ports.Videos, cfg Config) *VideosHandler {
+func NewVideosHandler(v ports.VideoService, cfg Config) *VideosHandler {
 	return &VideosHandler{videos: v, basePath: cfg.BasePath}
 }
 

@@ -11,9 +11,11 @@ import (
 )
 
 // WorkspacesHandler serves /workspaces (management keys).
-type WorkspacesHandler struct{ ws ports.Workspaces }
+type WorkspacesHandler struct{ ws ports.WorkspaceService }
 
-func NewWorkspacesHandler(ws ports.Workspaces) *WorkspacesHandler { return &WorkspacesHandler{ws: ws} }
+func NewWorkspacesHandler(ws ports.WorkspaceService) *WorkspacesHandler {
+	return &WorkspacesHandler{ws: ws}
+}
 
 // workspaceResp is the reference's Workspace; settings Switchboard does not have are answered with their
 // neutral values.

@@ -23,7 +23,7 @@ func ptr[T any](v T) *T { return &v }
 func TestAccountStoreContract(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := gormstore.NewAccounts(db)
+		s := gormstore.NewAccountStore(db)
 
 		ws, err := s.DefaultWorkspace(ctx)
 		if err != nil || ws.Slug != account.DefaultWorkspaceSlug || ws.ID == "" {

@@ -16,7 +16,7 @@ import (
 func TestBootstrapManagementKey(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := gormstore.NewAccounts(db)
+		s := gormstore.NewAccountStore(db)
 		a := app.NewAccounts(s, s, s, s, app.SystemEnv())
 		if _, err := a.EnsureManagementKey(ctx, "too-short"); err == nil {
 			t.Fatal("a short bootstrap key was accepted")

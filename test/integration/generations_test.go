@@ -55,7 +55,7 @@ func fullEntry(id string, at time.Time) generation.Entry {
 func TestGenerationStoreContract(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		s := gormstore.NewGenerations(db)
+		s := gormstore.NewGenerationStore(db)
 		old, recent := t0.Add(-48*time.Hour), t0
 		a, b := fullEntry("gen-1-a", recent), fullEntry("gen-1-b", old)
 		b.Content.Input = generation.Input{Messages: []generation.Message{{Role: "user", Content: "hello"}}}
@@ -133,7 +133,7 @@ func holdLock(t *testing.T, db *gorm.DB) (release func()) {
 // down: every record reaches PostgreSQL.
 func TestRecorderDrainsFullQueueOnShutdown(t *testing.T) {
 	db := testdb.Postgres(t)
-	store := gormstore.NewGenerations(db)
+	store := gormstore.NewGenerationStore(db)
 	cfg := app.DefaultRecorderConfig()
 	cfg.QueueSize = 2000
 	release := holdLock(t, db)
@@ -154,7 +154,7 @@ func TestRecorderDrainsFullQueueOnShutdown(t *testing.T) {
 // the heap does not grow with the number of records, and all of them are stored once the lock goes.
 func TestRecorderStalledDatabase(t *testing.T) {
 	db := testdb.Postgres(t)
-	store := gormstore.NewGenerations(db)
+	store := gormstore.NewGenerationStore(db)
 	cfg := app.DefaultRecorderConfig()
 	cfg.QueueSize, cfg.FullWait = 500, time.Millisecond
 	release := holdLock(t, db)
@@ -205,7 +205,7 @@ func TestRecorderStalledDatabase(t *testing.T) {
 // go test -run '^$' -bench Recorder ./test/integration/
 func BenchmarkRecorder(b *testing.B) {
 	db := testdb.Postgres(b)
-	store := gormstore.NewGenerations(db)
+	store := gormstore.NewGenerationStore(db)
 	cfg := app.DefaultRecorderConfig()
 	r := app.NewRecorder(store, quiet(), cfg)
 	entries := make([]generation.Entry, b.N)

@@ -23,8 +23,8 @@ import (
 
 // enforcer assembles the guardrail use case on db, as one gateway process would.
 func enforcer(db *gorm.DB, clock func() time.Time) *app.Guardrails {
-	s := gormstore.NewGuardrails(db)
-	acc := gormstore.NewAccounts(db)
+	s := gormstore.NewGuardrailStore(db)
+	acc := gormstore.NewAccountStore(db)
 	return app.NewGuardrails(s, s, s, acc, acc, app.Env{Now: clock, NewID: uuid.NewString}, quiet())
 }
 
@@ -32,7 +32,7 @@ func enforcer(db *gorm.DB, clock func() time.Time) *app.Guardrails {
 func setup(t *testing.T, db *gorm.DB, g *app.Guardrails, spec guardrail.Spec) (account.Principal, guardrail.Guardrail) {
 	t.Helper()
 	ctx := context.Background()
-	acc := gormstore.NewAccounts(db)
+	acc := gormstore.NewAccountStore(db)
 	ws, _ := acc.DefaultWorkspace(ctx)
 	user := "user_" + uuid.NewString()[:8]
 	if err := acc.CreateMember(ctx, account.Member{ID: user, Email: user + "@x.io", Role: account.RoleMember, CreatedAt: t0}); err != nil {
@@ -133,7 +133,7 @@ func TestBudgetUnderConcurrency(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	spent, err := gormstore.NewGuardrails(db).Spent(context.Background(), gr.ID, t0)
+	spent, err := gormstore.NewGuardrailStore(db).Spent(context.Background(), gr.ID, t0)
 	if err != nil {
 		t.Fatal(err)
 	}

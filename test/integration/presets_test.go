@@ -18,11 +18,11 @@ import (
 func TestPresetStoreContract(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
-		ws, err := gormstore.NewAccounts(db).DefaultWorkspace(ctx)
+		ws, err := gormstore.NewAccountStore(db).DefaultWorkspace(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := gormstore.NewPresets(db)
+		s := gormstore.NewPresetStore(db)
 		add := func(slug, vid string, at time.Time, config map[string]any) (preset.Preset, preset.Version) {
 			t.Helper()
 			p, v, err := s.AddVersion(ctx, ws.ID, slug, func(cur *preset.Preset, next int) (preset.Preset, preset.Version, error) {
