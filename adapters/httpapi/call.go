@@ -3,19 +3,22 @@ package httpapi
 import (
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 )
 
-// caller is what the request's headers say of the caller, for the generation record.
+// caller is what the request's headers say of the caller, for the generation record. Headers are metadata the
+// caller does not choose deliberately: what a database cannot store is repaired, not refused.
 func caller(c *gin.Context) generation.Caller {
-	referer := c.GetHeader("HTTP-Referer")
+	header := func(name string) string { return domain.RepairText(c.GetHeader(name)) }
+	referer := header("HTTP-Referer")
 	if referer == "" {
-		referer = c.GetHeader("Referer")
+		referer = header("Referer")
 	}
-	origin := c.GetHeader("Origin")
+	origin := header("Origin")
 	if origin == "" {
 		origin = referer
 	}
 	return generation.Caller{RequestID: RequestID(c.Request.Context()), Origin: origin, Referer: referer,
-		UserAgent: c.GetHeader("User-Agent"), SessionID: c.GetHeader("X-Session-Id")}
+		UserAgent: header("User-Agent"), SessionID: header("X-Session-Id")}
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -40,4 +41,33 @@ func sanitize(m map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// CheckOptions applies domain.CheckText to every key and string value of provider.options, at any depth: a 400
+// naming the first bad one (provider.options.slug.key, list items by index).
+func CheckOptions(options map[string]any) error {
+	return checkValue("provider.options", options)
+}
+
+func checkValue(field string, v any) error {
+	switch v := v.(type) {
+	case string:
+		return domain.CheckText(field, v)
+	case map[string]any:
+		for k, item := range v {
+			if err := domain.CheckText(field, k); err != nil {
+				return err
+			}
+			if err := checkValue(field+"."+k, item); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, item := range v {
+			if err := checkValue(field+"["+strconv.Itoa(i)+"]", item); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

@@ -74,7 +74,19 @@ func (r *Request) Validate() error {
 	if r.Speed != nil && (*r.Speed < 0.25 || *r.Speed > 4) {
 		return domain.Invalid("speed", "must be a number from 0.25 to 4.0")
 	}
-	return nil
+	return r.checkText()
+}
+
+// checkText refuses text the records cannot store, in every field a call keeps or sends on.
+func (r *Request) checkText() error {
+	for _, f := range []struct{ name, value string }{
+		{"model", r.Model}, {"input", r.Input}, {"voice", r.Voice}, {"user", r.User}, {"session_id", r.SessionID},
+	} {
+		if err := domain.CheckText(f.name, f.value); err != nil {
+			return err
+		}
+	}
+	return catalog.CheckOptions(r.Options)
 }
 
 // Characters counts text as the reference bills it: UTF-16 code units.

@@ -105,7 +105,27 @@ func (r *Request) Validate() error {
 			return domain.Invalid(field+"."+ref.Type+".url", "must be an http(s) URL or a data: URL")
 		}
 	}
-	return nil
+	return r.checkText()
+}
+
+// checkText refuses text the job and its record cannot store, in every field they keep.
+func (r *Request) checkText() error {
+	type field struct{ name, value string }
+	fields := []field{
+		{"model", r.Model}, {"prompt", r.Prompt}, {"user", r.User}, {"session_id", r.SessionID},
+	}
+	for i, f := range r.FrameImages {
+		fields = append(fields, field{fmt.Sprintf("frame_images[%d].image_url.url", i), f.URL})
+	}
+	for i, ref := range r.InputReferences {
+		fields = append(fields, field{fmt.Sprintf("input_references[%d].%s.url", i, ref.Type), ref.URL})
+	}
+	for _, f := range fields {
+		if err := domain.CheckText(f.name, f.value); err != nil {
+			return err
+		}
+	}
+	return catalog.CheckOptions(r.Options)
 }
 
 func httpURL(u string) bool {

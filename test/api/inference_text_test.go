@@ -1,0 +1,95 @@
+package api_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// TestInferenceTextADatabaseCannotStore: a NUL in any text field of an inference call is a 400 naming the field,
+// before any upstream call and without a charge; invalid UTF-8 and NUL in stored headers are repaired, and the
+// call keeps its record. Never a 200 without a record, on either dialect.
+func TestInferenceTextADatabaseCannotStore(t *testing.T) {
+	harness.Dialects(t, func(t *testing.T, db harness.Option) {
+		u := newUpstreams(t)
+		g := harness.Start(t, db, harness.WithConfig(u.config("openai")))
+		key, _ := g.Key(t, nil)
+
+		refused := []struct {
+			field string
+			body  map[string]any
+		}{
+			{"input", map[string]any{"input": "a\u0000b"}},
+			{"voice", map[string]any{"voice": "al\u0000loy"}},
+			{"user", map[string]any{"user": "u\u0000"}},
+			{"session_id", map[string]any{"session_id": "\u0000"}},
+			{"model", map[string]any{"model": "tts\u0000"}},
+			{"provider.options.openai.instructions", map[string]any{"provider": map[string]any{"options": map[string]any{
+				"openai": map[string]any{"instructions": "x\u0000"}}}}},
+			{"provider.options.openai.list[1]", map[string]any{"provider": map[string]any{"options": map[string]any{
+				"openai": map[string]any{"list": []any{"ok", "\u0000"}}}}}},
+		}
+		for _, tt := range refused {
+			e := harness.AssertError(t, speak(t, g, key, tt.body), 400)
+			if !strings.Contains(e["message"].(string), tt.field+":") {
+				t.Errorf("%s: message %q does not name the field", tt.field, e["message"])
+			}
+		}
+		if n := u.openai.Calls(); n != 0 {
+			t.Fatalf("refused calls reached the provider %d times", n)
+		}
+
+		// Raw invalid UTF-8 inside a JSON string is decoded as U+FFFD: stored as such.
+		raw := []byte(`{"model":"tts","voice":"alloy","input":"caf` + "\xff" + `","user":"` + "\xc3" + `"}`)
+		stored := []harness.Response{
+			g.Do(t, "POST", "/audio/speech", key, raw),
+			speak(t, g, key, nil, "User-Agent", "agent/\xff\xfe1", "Referer", "https://x.example/\xc3",
+				"Origin", "https://o.example\xe2\x82", "X-Session-Id", "sess\xff"),
+		}
+		for _, r := range stored {
+			if r.Status != 200 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+		}
+		if rec := generationOf(t, g, stored[0]); rec["external_user"] != "\uFFFD" {
+			t.Errorf("external_user = %q", rec["external_user"])
+		}
+		rec := generationOf(t, g, stored[1])
+		for k, want := range map[string]string{"user_agent": "agent/\uFFFD1", "http_referer": "https://x.example/\uFFFD",
+			"origin": "https://o.example\uFFFD", "session_id": "sess\uFFFD"} {
+			if rec[k] != want {
+				t.Errorf("%s = %q, want %q", k, rec[k], want)
+			}
+		}
+	})
+}
+
+// TestVideoTextADatabaseCannotStore: the same for a video job, whose request is stored with the job.
+func TestVideoTextADatabaseCannotStore(t *testing.T) {
+	t.Parallel()
+	r := newVideoRig(t, "")
+	for _, tt := range []struct {
+		field string
+		body  map[string]any
+	}{
+		{"prompt", map[string]any{"prompt": "a cat\u0000"}},
+		{"user", map[string]any{"user": "\u0000"}},
+		{"frame_images[0].image_url.url", map[string]any{"frame_images": []any{map[string]any{"type": "image_url",
+			"frame_type": "first_frame", "image_url": map[string]any{"url": "https://x.example/\u0000.png"}}}}},
+		{"provider.options.openai.style", map[string]any{"provider": map[string]any{"options": map[string]any{
+			"openai": map[string]any{"style": "\u0000"}}}}},
+	} {
+		body := map[string]any{"model": "sora", "prompt": "a cat"}
+		for k, v := range tt.body {
+			body[k] = v
+		}
+		e := harness.AssertError(t, r.g.Do(t, "POST", "/videos", r.key, body), 400)
+		if !strings.Contains(e["message"].(string), tt.field+":") {
+			t.Errorf("%s: message %q does not name the field", tt.field, e["message"])
+		}
+	}
+	if n := r.openai.Calls(); n != 0 {
+		t.Fatalf("refused jobs reached the provider %d times", n)
+	}
+}
