@@ -9,8 +9,14 @@ E2E_JS := test/e2e/js
 
 .PHONY: run test test-deps build generate check bench
 
+# What `switchboard version` prints: set at link time.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
+
 run:
-	go run ./cmd/switchboard
+	go run -ldflags "$(LDFLAGS)" ./cmd/switchboard
 
 test: test-deps $(E2E_JS)/node_modules/.package-lock.json
 	go test -race -count=1 ./...
@@ -29,7 +35,7 @@ $(E2E_JS)/node_modules/.package-lock.json: $(E2E_JS)/package-lock.json
 	cd $(E2E_JS) && npm ci --no-audit --no-fund --ignore-scripts
 
 build:
-	CGO_ENABLED=0 go build -trimpath -o bin/switchboard ./cmd/switchboard
+	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/switchboard ./cmd/switchboard
 
 generate:
 	cd wire && go tool wire gen .

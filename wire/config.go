@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"reflect"
 	"regexp"
@@ -193,12 +195,8 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 			}
 		}
 	}
-	for env, dst := range map[string]*string{
-		"SWITCHBOARD_LOG_LEVEL": &f.Log.Level, "SWITCHBOARD_ADDR": &f.Server.Addr, "DATABASE_URL": &f.Database.URL,
-	} {
-		if v := getenv(env); v != "" {
-			*dst = v
-		}
+	if err := applyEnv(&f, getenv); err != nil {
+		return Config{}, err
 	}
 	cfg, err := f.build(locator{root: root})
 	if err != nil {
@@ -209,6 +207,9 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		return Config{}, err
 	}
 	cfg.Bootstrap = getenv("SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY")
+	if cfg.Bootstrap != "" && len(cfg.Bootstrap) < 32 {
+		return Config{}, &ConfigError{Field: "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", Msg: "must be at least 32 characters"}
+	}
 	return cfg, nil
 }
 
@@ -347,6 +348,9 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	cfg.Log.Format = f.Log.Format
 
 	s := f.Server
+	if err := checkAddr(s.Addr); err != nil {
+		return Config{}, loc.err(fmt.Sprintf("%q: %v", s.Addr, err), "server", "addr")
+	}
 	if !strings.HasPrefix(s.BasePath, "/") || strings.HasSuffix(s.BasePath, "/") && s.BasePath != "/" {
 		return Config{}, loc.err("must start with / and not end with /", "server", "base_path")
 	}
@@ -378,8 +382,11 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err(fmt.Sprintf("duplicate provider slug %q", p.Slug), "providers", i, "slug")
 		case providerKinds[p.Kind].build == nil:
 			return Config{}, loc.err(fmt.Sprintf("unknown kind %q; known: %s", p.Kind, knownKinds()), "providers", i, "kind")
-		case !providerKinds[p.Kind].local && !strings.HasPrefix(p.BaseURL, "http://") && !strings.HasPrefix(p.BaseURL, "https://"):
-			return Config{}, loc.err("must be an http:// or https:// URL (the provider's API root)", "providers", i, "base_url")
+		case !providerKinds[p.Kind].local && !isHTTPURL(p.BaseURL):
+			return Config{}, loc.err("must be an http:// or https:// URL with a host (the provider's API root)", "providers", i, "base_url")
+		case !providerKinds[p.Kind].local && p.APIKey == "":
+			return Config{}, loc.err("is empty (after ${VAR} expansion): every call would be refused upstream; "+
+				"set it (any placeholder for a host that takes no key)", "providers", i, "api_key")
 		case p.Timeout < 0:
 			return Config{}, loc.err("must not be negative", "providers", i, "timeout")
 		case p.IdleTimeout < 0:
@@ -453,6 +460,23 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	}
 	cfg.Video = app.VideoConfig{PollInterval: f.Video.PollInterval, WorkerEvery: f.Video.WorkerInterval}
 	return cfg, nil
+}
+
+// checkAddr accepts what net.Listen("tcp", addr) would: host:port with a port number or service name.
+func checkAddr(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return errors.New("must be host:port or :port")
+	}
+	if _, err := net.LookupPort("tcp", port); err != nil {
+		return fmt.Errorf("port %q: not a port number", port)
+	}
+	return nil
+}
+
+func isHTTPURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // oneOf lists choices for a message: "a or b", "a, b or c".

@@ -59,14 +59,15 @@ models:
         upstream_model: tts-1
         pricing: {per_million_characters: 15, per_second: 0.000125}
 `)
+	const boot = "bootstrap-key-of-at-least-32-characters"
 	cfg, err := sbwire.LoadConfig(path, env("OPENAI_KEY", "sk-secret", "TIMEOUT", "7s", "SWITCHBOARD_ADDR", ":7000",
-		"DATABASE_URL", "postgres://x@y/z", "SWITCHBOARD_LOG_LEVEL", "debug", "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", "boot"))
+		"DATABASE_URL", "postgres://x@y/z", "SWITCHBOARD_LOG_LEVEL", "debug", "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", boot))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := cfg.Providers[0]
 	if p.APIKey != "sk-secret" || p.Timeout != 7*time.Second || cfg.Server.Addr != ":7000" ||
-		cfg.Database.URL != "postgres://x@y/z" || cfg.Log.Level.String() != "DEBUG" || cfg.Bootstrap != "boot" {
+		cfg.Database.URL != "postgres://x@y/z" || cfg.Log.Level.String() != "DEBUG" || cfg.Bootstrap != boot {
 		t.Fatalf("environment not applied: %+v", cfg)
 	}
 	m, err := cfg.Catalog.Model("openai/tts-1")
@@ -80,7 +81,7 @@ models:
 
 func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 	t.Parallel()
-	const provider = "providers:\n  - slug: openai\n    kind: openai\n    base_url: https://api.openai.com/v1\n"
+	const provider = "providers:\n  - slug: openai\n    kind: openai\n    base_url: https://api.openai.com/v1\n    api_key: sk\n"
 	tests := []struct {
 		name string
 		yaml string
@@ -88,28 +89,32 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 	}{
 		{"yaml syntax", "server: [", "line 1"},
 		{"unknown setting", "server:\n  adress: x\n", ":2: server.adress: unknown setting"},
-		{"unknown nested setting", provider + "    apikey: x\n", ":5: providers[0].apikey: unknown setting"},
+		{"unknown nested setting", provider + "    apikey: x\n", ":6: providers[0].apikey: unknown setting"},
 		{"wrong type", "server:\n  max_body_bytes: lots\n", "line 2"},
 		{"bad duration", "server:\n  read_timeout: soon\n", "line 2"},
 		{"bad log level", "log:\n  level: loud\n", ":2: log.level:"},
 		{"bad log format", "log:\n  format: xml\n", ":2: log.format:"},
 		{"bad database url", "database:\n  url: mysql://x\n", ":2: database.url:"},
 		{"bad base path", "server:\n  base_path: api\n", ":2: server.base_path:"},
-		{"duplicate slug", provider + "  - slug: openai\n    kind: openai\n    base_url: https://x\n", `:5: providers[1].slug: duplicate provider slug "openai"`},
+		{"duplicate slug", provider + "  - slug: openai\n    kind: openai\n    base_url: https://x\n    api_key: k\n", `:6: providers[1].slug: duplicate provider slug "openai"`},
 		{"unknown kind", "providers:\n  - slug: x\n    kind: carrier-pigeon\n    base_url: https://x\n", ":3: providers[0].kind: unknown kind"},
 		{"missing base_url", "providers:\n  - slug: x\n    kind: openai\n", "providers[0].base_url"},
 		{"unknown provider", provider + "models:\n  - id: m\n    modality: tts\n    endpoints:\n      - provider: nope\n        upstream_model: x\n",
-			`:9: models[0].endpoints[0].provider: unknown provider "nope"`},
+			`:10: models[0].endpoints[0].provider: unknown provider "nope"`},
 		{"unknown modality", provider + "models:\n  - id: m\n    modality: image\n    endpoints:\n      - provider: openai\n        upstream_model: x\n",
-			`:7: models[0].modality: unknown modality "image"`},
-		{"kind cannot serve modality", "providers:\n  - slug: el\n    kind: elevenlabs\n    base_url: https://x\nmodels:\n  - id: m\n    modality: video\n    endpoints:\n      - provider: el\n        upstream_model: x\n",
+			`:8: models[0].modality: unknown modality "image"`},
+		{"kind cannot serve modality", "providers:\n  - slug: el\n    kind: elevenlabs\n    base_url: https://x\n    api_key: k\nmodels:\n  - id: m\n    modality: video\n    endpoints:\n      - provider: el\n        upstream_model: x\n",
 			"models[0].endpoints[0].provider: provider \"el\" (kind elevenlabs) cannot serve video models"},
 		{"duplicate model", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: x}]\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: x}]\n",
-			`:9: models[1].id: duplicate model id "m"`},
+			`:10: models[1].id: duplicate model id "m"`},
 		{"negative price", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: x, pricing: {per_second: -1}}]\n",
-			"line 8: price"},
+			"line 9: price"},
 		{"no endpoints", provider + "models:\n  - id: m\n    modality: tts\n", "models[0].endpoints: needs at least one endpoint"},
 		{"negative retention", "generations:\n  retention_days: -1\n", ":2: generations.retention_days:"},
+		{"base_url without host", "providers:\n  - {slug: x, kind: openai, base_url: 'https:/x', api_key: k}\n", ":2: providers[0].base_url:"},
+		{"api_key empty after expansion", "providers:\n  - {slug: x, kind: openai, base_url: https://x, api_key: '${UNSET}'}\n", ":2: providers[0].api_key: is empty"},
+		{"bad addr", "server:\n  addr: 8080\n", `:2: server.addr: "8080": must be host:port or :port`},
+		{"bad port", "server:\n  addr: ':http-ish'\n", ":2: server.addr:"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -123,6 +128,45 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 				t.Fatalf("error %q does not name %q in %s", err, tt.want, path)
 			}
 		})
+	}
+}
+
+// TestEnvOverrides: every scalar setting has its SWITCHBOARD_SECTION_KEY variable, which wins over the file
+// (and over an alias), and a bad value names the variable.
+func TestEnvOverrides(t *testing.T) {
+	t.Parallel()
+	path := write(t, "server:\n  addr: ':9000'\ngenerations:\n  store_content: true\n")
+	cfg, err := sbwire.LoadConfig(path, env("SWITCHBOARD_SERVER_ADDR", ":7001", "SWITCHBOARD_ADDR", ":7000",
+		"SWITCHBOARD_SERVER_READ_TIMEOUT", "3s", "SWITCHBOARD_GENERATIONS_STORE_CONTENT", "false",
+		"SWITCHBOARD_DATABASE_MAX_OPEN_CONNS", "7", "SWITCHBOARD_CREDITS_ENABLED", "true", "SWITCHBOARD_LOG_FORMAT", "json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.Addr != ":7001" || cfg.Server.ReadTimeout != 3*time.Second || cfg.Generations.StoreContent ||
+		cfg.Database.MaxOpenConns != 7 || !cfg.Credits.Enabled || cfg.Log.Format != "json" {
+		t.Fatalf("overrides not applied: %+v", cfg)
+	}
+	_, err = sbwire.LoadConfig("", env("SWITCHBOARD_SERVER_MAX_BODY_BYTES", "lots"))
+	if err == nil || !strings.Contains(err.Error(), "SWITCHBOARD_SERVER_MAX_BODY_BYTES") {
+		t.Fatalf("bad override: %v", err)
+	}
+	if _, err = sbwire.LoadConfig("", env("SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", "short")); err == nil ||
+		!strings.Contains(err.Error(), "at least 32") {
+		t.Fatalf("short bootstrap key: %v", err)
+	}
+}
+
+// TestREADMEListsEveryOverride: the README's configuration table names every variable.
+func TestREADMEListsEveryOverride(t *testing.T) {
+	t.Parallel()
+	raw, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range sbwire.EnvOverrides() {
+		if !strings.Contains(string(raw), "`"+o.Env+"`") {
+			t.Errorf("README does not list %s (%s)", o.Env, o.Setting)
+		}
 	}
 }
 

@@ -30,7 +30,7 @@ func TestProviderRegistry(t *testing.T) {
 				t.Fatalf("the client serves %v, the registry says %v", got, kind.modalities)
 			}
 			for _, mod := range kind.modalities {
-				yaml := fmt.Sprintf("providers:\n  - {slug: p, kind: %s, base_url: https://example.test}\nmodels:\n  - {id: m, modality: %s, endpoints: [{provider: p, upstream_model: u}]}\n", name, mod)
+				yaml := fmt.Sprintf("providers:\n  - {slug: p, kind: %s, base_url: https://example.test, api_key: k}\nmodels:\n  - {id: m, modality: %s, endpoints: [{provider: p, upstream_model: u}]}\n", name, mod)
 				path := filepath.Join(t.TempDir(), "c.yaml")
 				if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
 					t.Fatal(err)

@@ -167,9 +167,3 @@ type Gateway struct {
 	Credits   *app.Credits
 	Videos    *app.Videos
 }
-
-// Admin is what the administrative subcommands use.
-type Admin struct {
-	Accounts *app.Accounts
-	Credits  *app.Credits
-}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/wire"
 
+	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/app"
 )
 
@@ -18,7 +19,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		providerSet, creditHTTPSet, billingSet, rateLimitSet, inferenceSet, speechSet, videoSet, httpSet, wire.Struct(new(Gateway), "*")))
 }
 
-// InitializeAdmin assembles what the administrative subcommands need: a migrated database and the use cases.
-func InitializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Admin, func(), error) {
-	panic(wire.Build(configSet, openDB, accountSet, creditSet, wire.Struct(new(Admin), "*")))
+// initializeAdmin assembles what the administrative subcommands need: a database that exists and is migrated
+// already (they never create one), and the use cases.
+func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Admin, func(), error) {
+	panic(wire.Build(configSet, gormstore.OpenExisting, accountSet, creditSet, newAdmin))
 }

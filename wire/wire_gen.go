@@ -101,10 +101,11 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}, nil
 }
 
-// InitializeAdmin assembles what the administrative subcommands need: a migrated database and the use cases.
-func InitializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Admin, func(), error) {
+// initializeAdmin assembles what the administrative subcommands need: a database that exists and is migrated
+// already (they never create one), and the use cases.
+func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Admin, func(), error) {
 	config := cfg.Database
-	db, cleanup, err := openDB(ctx, config, log)
+	db, cleanup, err := gormstore.OpenExisting(ctx, config, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -112,10 +113,7 @@ func InitializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, env)
 	creditStore := gormstore.NewCreditStore(db)
 	credits := app.NewCredits(creditStore)
-	admin := &Admin{
-		Accounts: accounts,
-		Credits:  credits,
-	}
+	admin := newAdmin(accounts, credits)
 	return admin, func() {
 		cleanup()
 	}, nil

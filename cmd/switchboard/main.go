@@ -1,102 +1,136 @@
-// Command switchboard is the gateway: `switchboard serve` (the default) runs it; the other subcommands administer
-// it. Every subcommand accepts --config PATH (or SWITCHBOARD_CONFIG).
+// Command switchboard is the gateway: `switchboard serve` (the default) runs it; the other commands administer
+// it. Every command accepts --config PATH (or SWITCHBOARD_CONFIG) and -h/--help, which prints the command's help
+// and does nothing else. Usage errors exit with 2, failures with 1.
+//
+// This package parses the command line and prints; every operation is a function of the wire package.
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
+	"text/tabwriter"
+	"time"
 
-	"github.com/switchboard-ai/switchboard/adapters/httpapi"
-	"github.com/switchboard-ai/switchboard/app"
-	"github.com/switchboard-ai/switchboard/domain"
-	"github.com/switchboard-ai/switchboard/domain/account"
 	sbwire "github.com/switchboard-ai/switchboard/wire"
 )
 
-const usage = `usage: switchboard [--config PATH] [command]
-
-commands:
-  serve                     run the gateway (the default)
-  migrate                   bring the database schema up to date
-  config check              validate the configuration and exit
-  keys create --name NAME [--management] [--workspace ID] [--limit USD]
-                            create an API key; prints only the key
-  members add --email EMAIL [--first-name F] [--last-name L] [--role org:admin|org:member]
-                            add an organization member; prints the member id
-  workspaces create --name NAME [--slug SLUG]
-                            create a workspace; prints its id
-  credits add USD           top up the organization's credits (credits.enabled); prints the balance
-`
+// Set at build time: go build -ldflags "-X main.version=... -X main.commit=... -X main.date=..." (see the Makefile).
+var version, commit, date string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
+	code := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// errUsage marks a command line that does not parse; it exits with 2.
-var errUsage = errors.New("usage")
+// usageError is a command line that does not parse: the message, then the usage, exit code 2.
+type usageError struct {
+	msg, usage string
+}
 
-func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	configPath, args, err := extractConfigFlag(args)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 2
-	}
-	if configPath == "" {
-		configPath = getenv("SWITCHBOARD_CONFIG")
-	}
-	cmd := "serve"
-	if len(args) > 0 {
-		cmd, args = args[0], args[1:]
-	}
-	if cmd == "help" || cmd == "-h" || cmd == "--help" {
-		fmt.Fprint(stdout, usage)
-		return 0
-	}
-	cfg, err := sbwire.LoadConfig(configPath, getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return 1
-	}
-	log := newLogger(cfg.Log, stderr)
-	slog.SetDefault(log)
+func (e *usageError) Error() string { return e.msg }
 
-	switch cmd {
-	case "serve":
-		err = serve(ctx, cfg, log, args)
-	case "migrate":
-		err = withAdmin(ctx, cfg, log, func(*sbwire.Admin) error {
-			log.Info("database schema is up to date")
-			return nil
-		})
-	case "config":
-		if len(args) != 1 || args[0] != "check" {
-			err = errUsage
-			break
-		}
-		fmt.Fprintf(stdout, "configuration OK: %d providers, %d models, database %s\n",
-			len(cfg.Providers), cfg.Catalog.Len(), dialectOf(cfg.Database.URL))
-	default:
-		sub, ok := subcommands[cmd]
-		if !ok {
-			err = errUsage
-			break
-		}
-		err = sub.run(ctx, cfg, log, args, stdout)
+// cli is what a command was given and where it prints.
+type cli struct {
+	ctx            context.Context
+	self           string // how the binary was invoked, for hints
+	configPath     string
+	getenv         func(string) string
+	stdout, stderr io.Writer
+}
+
+// command is one command: its words, its synopsis and flags, and what it does once they are parsed.
+type command struct {
+	name    string // "keys create"
+	args    string // synopsis after the name
+	summary string
+	// nargs is how many positional arguments follow the flags.
+	nargs int
+	// define declares the flags and returns the action, which runs once they parsed.
+	define func(fs *flag.FlagSet) func(c *cli, pos []string) error
+}
+
+func commands() []*command {
+	return []*command{
+		{name: "serve", summary: "run the gateway (the default): creates and migrates the database, then listens; SIGINT/SIGTERM drain",
+			define: func(*flag.FlagSet) func(*cli, []string) error { return serve }},
+		{name: "migrate", summary: "create the database if needed and bring its schema up to date",
+			define: func(*flag.FlagSet) func(*cli, []string) error { return migrate }},
+		{name: "config check", summary: "run every check serve runs on the configuration, and print what it would serve",
+			define: func(*flag.FlagSet) func(*cli, []string) error { return configCheck }},
+		{name: "health", args: "[--url URL]", define: health,
+			summary: "exit 0 when the gateway on this host answers /readyz with 200, 1 otherwise (the container health check)"},
+		{name: "version", summary: "print the version, commit, build date and Go version",
+			define: func(*flag.FlagSet) func(*cli, []string) error { return printVersion }},
+		{name: "keys create", args: "--name NAME [--management] [--workspace ID] [--limit USD]",
+			summary: "create an API key; prints only the key, shown this once", define: keysCreate},
+		{name: "keys list", args: "[--include-disabled] [--workspace ID]", summary: "list the API keys, newest first", define: keysList},
+		{name: "keys disable", args: "HASH", nargs: 1, summary: "disable an API key by its hash (see keys list)", define: keysDisable},
+		{name: "members add", args: "--email EMAIL [--first-name F] [--last-name L] [--role org:admin|org:member]",
+			summary: "add an organization member; prints the member id", define: membersAdd},
+		{name: "members list", summary: "list the organization's members", define: membersList},
+		{name: "workspaces create", args: "--name NAME [--slug SLUG]", summary: "create a workspace; prints its id", define: workspacesCreate},
+		{name: "credits add", args: "USD", nargs: 1, summary: "top up the organization's credits (credits.enabled); prints the balance",
+			define: creditsAdd},
 	}
+}
+
+func globalUsage(cmds []*command) string {
+	var b strings.Builder
+	b.WriteString("usage: switchboard [--config PATH] [command] [flags]\n\ncommands:\n")
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %s\t%s\n", c.name, c.summary)
+	}
+	_ = w.Flush()
+	b.WriteString("\n`switchboard COMMAND --help` describes a command. --config PATH (or SWITCHBOARD_CONFIG) names the\n" +
+		"configuration file; without one, the defaults and the SWITCHBOARD_* environment apply.\n")
+	return b.String()
+}
+
+func (c *command) usage(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "usage: %s\n\n%s\n", strings.TrimSpace("switchboard "+c.name+" "+c.args), c.summary)
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if hasFlags {
+		b.WriteString("\nflags:\n")
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	b.WriteString("  --config PATH\n    \tthe configuration file (or SWITCHBOARD_CONFIG)\n")
+	return b.String()
+}
+
+func run(ctx context.Context, argv []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	self := "switchboard"
+	if len(argv) > 0 && strings.Contains(argv[0], "/") && filepath.Base(argv[0]) == "switchboard" {
+		self = argv[0] // "/switchboard" in the container image
+	}
+	c := &cli{ctx: ctx, self: self, getenv: getenv, stdout: stdout, stderr: stderr}
+	err := c.dispatch(commands(), argv[1:])
+	var ue *usageError
 	switch {
-	case errors.Is(err, errUsage):
-		fmt.Fprint(stderr, usage)
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "switchboard: %s\n\n%s", ue.msg, cmp.Or(ue.usage, "`switchboard --help` lists the commands.\n"))
 		return 2
 	case err != nil:
 		fmt.Fprintln(stderr, "error:", err)
@@ -105,164 +139,342 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	return 0
 }
 
-// extractConfigFlag takes --config PATH (or --config=PATH) from anywhere on the command line.
-func extractConfigFlag(args []string) (string, []string, error) {
-	var path string
+// dispatch finds the command, parses its flags, loads the configuration and runs it. Help, anywhere on the
+// line, prints and returns flag.ErrHelp before anything else happens.
+func (c *cli) dispatch(cmds []*command, args []string) error {
+	args, err := c.extractConfig(args)
+	if err != nil {
+		return &usageError{msg: err.Error()}
+	}
+	if len(args) == 0 {
+		args = []string{"serve"}
+	}
+	if args[0] == "help" || isHelp(args[0]) {
+		if len(args) > 1 && !isHelp(args[0]) { // help COMMAND
+			args = append(args[1:], "--help")
+		} else {
+			fmt.Fprint(c.stdout, globalUsage(cmds))
+			return flag.ErrHelp
+		}
+	}
+	cmd, rest := find(cmds, args)
+	if cmd == nil {
+		return unknown(cmds, args)
+	}
+	fs := flag.NewFlagSet("switchboard "+cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	action := cmd.define(fs)
+	if slices.ContainsFunc(rest, isHelp) {
+		fmt.Fprint(c.stdout, cmd.usage(fs))
+		return flag.ErrHelp
+	}
+	if err := fs.Parse(rest); err != nil {
+		return &usageError{msg: cmd.name + ": " + err.Error(), usage: cmd.usage(fs)}
+	}
+	if fs.NArg() != cmd.nargs {
+		msg := fmt.Sprintf("%s: takes %d argument(s) (%s), got %d", cmd.name, cmd.nargs, cmd.args, fs.NArg())
+		if cmd.nargs == 0 {
+			msg = fmt.Sprintf("%s: unexpected argument %q", cmd.name, fs.Arg(0))
+		}
+		return &usageError{msg: msg, usage: cmd.usage(fs)}
+	}
+	if err := missingFlags(cmd, fs); err != nil {
+		return err
+	}
+	return action(c, fs.Args())
+}
+
+func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }
+
+// find matches the longest command name at the start of args.
+func find(cmds []*command, args []string) (*command, []string) {
+	for _, cmd := range cmds {
+		words := strings.Fields(cmd.name)
+		if len(args) >= len(words) && slices.Equal(args[:len(words)], words) {
+			return cmd, args[len(words):]
+		}
+	}
+	return nil, nil
+}
+
+// unknown says what was not understood: a command, or a verb of a known group.
+func unknown(cmds []*command, args []string) error {
+	var verbs []string
+	for _, cmd := range cmds {
+		if group, verb, ok := strings.Cut(cmd.name, " "); ok && group == args[0] {
+			verbs = append(verbs, verb)
+		}
+	}
+	switch {
+	case len(verbs) == 0:
+		return &usageError{msg: fmt.Sprintf("unknown command %q", args[0])}
+	case len(args) == 1:
+		return &usageError{msg: fmt.Sprintf("%s: which one? %s", args[0], strings.Join(verbs, ", "))}
+	}
+	return &usageError{msg: fmt.Sprintf("unknown command %q; %s takes %s", args[0]+" "+args[1], args[0], strings.Join(verbs, ", "))}
+}
+
+// missingFlags refuses a command whose required flags (shown without brackets in its synopsis) are absent.
+func missingFlags(cmd *command, fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, word := range strings.Fields(cmd.args) {
+		if name, ok := strings.CutPrefix(word, "--"); ok && !set[name] {
+			return &usageError{msg: fmt.Sprintf("%s: --%s is required", cmd.name, name), usage: cmd.usage(fs)}
+		}
+	}
+	return nil
+}
+
+// extractConfig takes --config PATH (or --config=PATH) from anywhere on the command line.
+func (c *cli) extractConfig(args []string) ([]string, error) {
 	rest := make([]string, 0, len(args))
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
 		case a == "--config" || a == "-config":
 			if i+1 >= len(args) {
-				return "", nil, errors.New("--config needs a path")
+				return nil, errors.New("--config needs a path")
 			}
-			path = args[i+1]
+			c.configPath = args[i+1]
 			i++
 		case strings.HasPrefix(a, "--config=") || strings.HasPrefix(a, "-config="):
-			_, path, _ = strings.Cut(a, "=")
+			_, c.configPath, _ = strings.Cut(a, "=")
 		default:
 			rest = append(rest, a)
 		}
 	}
-	return path, rest, nil
+	if c.configPath == "" {
+		c.configPath = c.getenv("SWITCHBOARD_CONFIG")
+	}
+	return rest, nil
 }
 
-func newLogger(cfg sbwire.LogConfig, w io.Writer) *slog.Logger {
-	opts := &slog.HandlerOptions{Level: cfg.Level}
-	var h slog.Handler = slog.NewTextHandler(w, opts)
-	if cfg.Format == "json" {
-		h = slog.NewJSONHandler(w, opts)
-	}
-	return slog.New(httpapi.LogHandler(h))
+func (c *cli) config() (sbwire.Config, error) {
+	return sbwire.LoadConfig(c.configPath, c.getenv)
 }
 
-func dialectOf(url string) string {
-	if strings.HasPrefix(url, "sqlite:") {
-		return "SQLite (" + strings.TrimPrefix(url, "sqlite:") + ")"
-	}
-	return "PostgreSQL"
-}
-
-func serve(ctx context.Context, cfg sbwire.Config, log *slog.Logger, args []string) error {
-	if len(args) > 0 {
-		return errUsage
-	}
-	gw, cleanup, err := sbwire.InitializeGateway(ctx, cfg, log, app.SystemEnv())
+// withConfig loads the configuration and the logger, then runs f.
+func (c *cli) withConfig(f func(cfg sbwire.Config, log *slog.Logger) error) error {
+	cfg, err := c.config()
 	if err != nil {
 		return err
 	}
-	defer cleanup()
-	if cfg.Bootstrap != "" {
-		created, err := gw.Accounts.EnsureManagementKey(ctx, cfg.Bootstrap)
-		if err != nil {
-			return fmt.Errorf("bootstrap management key: %w", err)
-		}
-		if created {
-			log.Info("created the management key given by SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY")
-		}
-	}
-	if has, err := gw.Accounts.HasManagementKey(ctx); err != nil {
-		return err
-	} else if !has {
-		log.Info("no management key exists yet; create one with `switchboard keys create --management --name admin`")
-	}
-	return gw.Server.Run(ctx)
+	return f(cfg, sbwire.NewLogger(cfg.Log, c.stderr))
 }
 
-func withAdmin(ctx context.Context, cfg sbwire.Config, log *slog.Logger, f func(*sbwire.Admin) error) error {
-	admin, cleanup, err := sbwire.InitializeAdmin(ctx, cfg, log, app.SystemEnv())
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	return f(admin)
-}
-
-// subcommand is an administrative "<group> <verb> [flags]" command that prints one line.
-type subcommand struct {
-	verb string
-	// args is how many positional arguments follow the flags.
-	args int
-	// define declares the flags and returns what runs once they are parsed.
-	define func(fs *flag.FlagSet) func(ctx context.Context, a *sbwire.Admin) (string, error)
-}
-
-func (s subcommand) run(ctx context.Context, cfg sbwire.Config, log *slog.Logger, args []string, stdout io.Writer) error {
-	if len(args) == 0 || args[0] != s.verb {
-		return errUsage
-	}
-	fs := flag.NewFlagSet(s.verb, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	do := s.define(fs)
-	if err := fs.Parse(args[1:]); err != nil || fs.NArg() != s.args {
-		return errUsage
-	}
-	return withAdmin(ctx, cfg, log, func(a *sbwire.Admin) error {
-		out, err := do(ctx, a)
+// withAdmin opens the existing database for an administrative command, saying which one on stderr.
+func (c *cli) withAdmin(f func(a *sbwire.Admin) error) error {
+	return c.withConfig(func(cfg sbwire.Config, log *slog.Logger) error {
+		fmt.Fprintln(c.stderr, "database:", cfg.DescribeDatabase())
+		a, cleanup, err := sbwire.OpenAdmin(c.ctx, cfg, log)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, out)
+		defer cleanup()
+		return f(a)
+	})
+}
+
+func serve(c *cli, _ []string) error {
+	return c.withConfig(func(cfg sbwire.Config, log *slog.Logger) error {
+		return sbwire.Serve(c.ctx, cfg, log, c.self)
+	})
+}
+
+func migrate(c *cli, _ []string) error {
+	return c.withConfig(func(cfg sbwire.Config, log *slog.Logger) error {
+		fmt.Fprintln(c.stderr, "database:", cfg.DescribeDatabase())
+		if err := sbwire.Migrate(c.ctx, cfg, log); err != nil {
+			return err
+		}
+		fmt.Fprintln(c.stdout, "database schema is up to date")
 		return nil
 	})
 }
 
-// subcommands are the administrative commands, by group.
-var subcommands = map[string]subcommand{
-	"keys": {verb: "create", define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {
-		name := fs.String("name", "", "")
-		management := fs.Bool("management", false, "")
-		workspace := fs.String("workspace", "", "")
-		limit := fs.String("limit", "", "")
-		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
-			spec := account.KeySpec{Name: *name, Management: *management, WorkspaceID: *workspace}
-			if *limit != "" {
-				m, err := domain.ParseUSD(*limit)
-				if err != nil {
-					return "", fmt.Errorf("--limit: %w", err)
-				}
-				spec.Limit = &m
-			}
-			_, secret, err := a.Accounts.CreateKey(ctx, account.Principal{}, spec)
-			return secret, err
-		}
-	}},
-	"members": {verb: "add", define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {
-		email := fs.String("email", "", "")
-		first := fs.String("first-name", "", "")
-		last := fs.String("last-name", "", "")
-		role := fs.String("role", string(account.RoleMember), "")
-		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
-			m, err := a.Accounts.AddMember(ctx, *email, nonEmpty(*first), nonEmpty(*last), account.Role(*role))
-			return m.ID, err
-		}
-	}},
-	"credits": {verb: "add", args: 1, define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {
-		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
-			amount, err := domain.ParseUSD(fs.Arg(0))
-			if err != nil {
-				return "", fmt.Errorf("USD: %w", err)
-			}
-			if err := a.Credits.AddCredits(ctx, amount); err != nil {
-				return "", err
-			}
-			total, used, err := a.Credits.Credits(ctx)
-			return fmt.Sprintf("total_credits %s, total_usage %s", total.Decimal(), used.Decimal()), err
-		}
-	}},
-	"workspaces": {verb: "create", define: func(fs *flag.FlagSet) func(context.Context, *sbwire.Admin) (string, error) {
-		name := fs.String("name", "", "")
-		slug := fs.String("slug", "", "")
-		return func(ctx context.Context, a *sbwire.Admin) (string, error) {
-			ws, err := a.Accounts.CreateWorkspace(ctx, *name, *slug)
-			return ws.ID, err
-		}
-	}},
+func configCheck(c *cli, _ []string) error {
+	cfg, err := c.config()
+	if err != nil {
+		return err
+	}
+	fmt.Fprint(c.stdout, cfg.Summary())
+	return nil
 }
 
-func nonEmpty(s string) *string {
-	if s == "" {
+func health(fs *flag.FlagSet) func(*cli, []string) error {
+	target := fs.String("url", "", "the readiness URL (default: /readyz on server.addr, on the loopback interface)")
+	return func(c *cli, _ []string) error {
+		u := *target
+		if u == "" {
+			cfg, err := c.config()
+			if err != nil {
+				return err
+			}
+			u = "http://" + sbwire.LocalAddr(cfg.Server.Addr) + "/readyz"
+		}
+		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: %s %s", u, resp.Status, strings.TrimSpace(string(body)))
+		}
+		fmt.Fprintf(c.stdout, "%s: %s\n", u, strings.TrimSpace(string(body)))
 		return nil
 	}
-	return &s
+}
+
+func printVersion(c *cli, _ []string) error {
+	v, rev, built := version, commit, date
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range info.Settings {
+			switch {
+			case s.Key == "vcs.revision" && rev == "":
+				rev = s.Value
+			case s.Key == "vcs.time" && built == "":
+				built = s.Value
+			}
+		}
+		if v == "" && info.Main.Version != "(devel)" {
+			v = info.Main.Version
+		}
+	}
+	orUnknown := func(s string) string {
+		if s == "" {
+			return "unknown"
+		}
+		return s
+	}
+	fmt.Fprintf(c.stdout, "switchboard %s\ncommit  %s\nbuilt   %s\ngo      %s %s/%s\n", cmp.Or(v, "dev"),
+		orUnknown(rev), orUnknown(built), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return nil
+}
+
+func keysCreate(fs *flag.FlagSet) func(*cli, []string) error {
+	var r sbwire.KeyRequest
+	fs.StringVar(&r.Name, "name", "", "the key's name (1 to 200 characters)")
+	fs.BoolVar(&r.Management, "management", false, "a management key (administers keys, members, workspaces), not an inference key")
+	fs.StringVar(&r.Workspace, "workspace", "", "the workspace id (default: the default workspace)")
+	fs.StringVar(&r.Limit, "limit", "", "spending limit in USD (default: none)")
+	return func(c *cli, _ []string) error {
+		return c.withAdmin(func(a *sbwire.Admin) error {
+			secret, err := a.CreateKey(c.ctx, r)
+			if err == nil {
+				fmt.Fprintln(c.stdout, secret)
+			}
+			return err
+		})
+	}
+}
+
+func keysList(fs *flag.FlagSet) func(*cli, []string) error {
+	all := fs.Bool("include-disabled", false, "list disabled keys too")
+	workspace := fs.String("workspace", "", "only the keys of this workspace id")
+	return func(c *cli, _ []string) error {
+		return c.withAdmin(func(a *sbwire.Admin) error {
+			keys, err := a.ListKeys(c.ctx, *workspace, *all)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "HASH\tNAME\tLABEL\tKIND\tSTATE\tLIMIT\tUSAGE\tCREATED")
+			for _, k := range keys {
+				kind, state, limit := "inference", "enabled", "none"
+				if k.Management {
+					kind = "management"
+				}
+				if k.Disabled {
+					state = "disabled"
+				}
+				if k.Limit != "" {
+					limit = k.Limit
+				}
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.Hash, k.Name, k.Label, kind, state, limit, k.Usage,
+					k.CreatedAt.Format(time.RFC3339))
+			}
+			return w.Flush()
+		})
+	}
+}
+
+func keysDisable(*flag.FlagSet) func(*cli, []string) error {
+	return func(c *cli, pos []string) error {
+		return c.withAdmin(func(a *sbwire.Admin) error {
+			if err := a.DisableKey(c.ctx, pos[0]); err != nil {
+				return err
+			}
+			fmt.Fprintln(c.stdout, "disabled", pos[0])
+			return nil
+		})
+	}
+}
+
+func membersAdd(fs *flag.FlagSet) func(*cli, []string) error {
+	var r sbwire.MemberRequest
+	fs.StringVar(&r.Email, "email", "", "the member's email (unique)")
+	fs.StringVar(&r.FirstName, "first-name", "", "first name")
+	fs.StringVar(&r.LastName, "last-name", "", "last name")
+	fs.StringVar(&r.Role, "role", "org:member", "org:admin or org:member")
+	return func(c *cli, _ []string) error {
+		return c.withAdmin(func(a *sbwire.Admin) error {
+			id, err := a.AddMember(c.ctx, r)
+			if err == nil {
+				fmt.Fprintln(c.stdout, id)
+			}
+			return err
+		})
+	}
+}
+
+func membersList(*flag.FlagSet) func(*cli, []string) error {
+	return func(c *cli, _ []string) error {
+		return c.withAdmin(func(a *sbwire.Admin) error {
+			members, err := a.ListMembers(c.ctx)
+			if err != nil {
+				return err
+			}
+			w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(w, "ID\tEMAIL\tNAME\tROLE\tCREATED")
+			for _, m := range members {
+				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", m.ID, m.Email, strings.TrimSpace(m.FirstName+" "+m.LastName), m.Role,
+					m.CreatedAt.Format(time.RFC3339))
+			}
+			return w.Flush()
+		})
+	}
+}
+
+func workspacesCreate(fs *flag.FlagSet) func(*cli, []string) error {
+	name := fs.String("name", "", "the workspace's name")
+	slug := fs.String("slug", "", "its slug (default: derived from the name)")
+	return func(c *cli, _ []string) error {
+		return c.withAdmin(func(a *sbwire.Admin) error {
+			id, err := a.CreateWorkspace(c.ctx, *name, *slug)
+			if err == nil {
+				fmt.Fprintln(c.stdout, id)
+			}
+			return err
+		})
+	}
+}
+
+func creditsAdd(*flag.FlagSet) func(*cli, []string) error {
+	return func(c *cli, pos []string) error {
+		return c.withAdmin(func(a *sbwire.Admin) error {
+			balance, err := a.AddCredits(c.ctx, pos[0])
+			if err == nil {
+				fmt.Fprintln(c.stdout, balance)
+			}
+			return err
+		})
+	}
 }

@@ -3,8 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/test/testdb"
@@ -18,7 +23,7 @@ type result struct {
 func runCLI(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), args, func(k string) string { return env[k] }, &out, &errb)
+	code := run(context.Background(), append([]string{"switchboard"}, args...), func(k string) string { return env[k] }, &out, &errb)
 	return result{code, out.String(), errb.String()}
 }
 
@@ -26,16 +31,22 @@ func TestCLI(t *testing.T) {
 	t.Parallel()
 	for _, db := range []struct{ name, url string }{
 		{"sqlite", "sqlite:" + filepath.Join(t.TempDir(), "sb.db")},
-		{"postgres", testdb.PostgresURL(t)},
+		{"postgres", testdb.EmptyPostgresURL(t)},
 	} {
 		t.Run(db.name, func(t *testing.T) {
 			env := map[string]string{"DATABASE_URL": db.url, "SWITCHBOARD_LOG_LEVEL": "error"}
-			if r := runCLI(t, env, "migrate"); r.code != 0 {
+			if r := runCLI(t, env, "keys", "list"); r.code != 1 || !strings.Contains(r.stderr, "switchboard migrate") {
+				t.Fatalf("an admin command before migrate must refuse and say what to do: %+v", r)
+			}
+			if r := runCLI(t, env, "migrate"); r.code != 0 || !strings.Contains(r.stderr, "database: ") {
 				t.Fatalf("migrate: %+v", r)
 			}
 			r := runCLI(t, env, "keys", "create", "--management", "--name", "admin")
 			if r.code != 0 || !strings.HasPrefix(r.stdout, "sk-sb-v1-") || strings.Count(r.stdout, "\n") != 1 {
 				t.Fatalf("keys create must print only the key: %+v", r)
+			}
+			if !strings.HasPrefix(r.stderr, "database: ") || strings.Contains(r.stderr, "postgres@") && !strings.Contains(db.url, "postgres@") {
+				t.Fatalf("keys create must say which database it used: %q", r.stderr)
 			}
 			if r := runCLI(t, env, "keys", "create", "--name", "limited", "--limit", "2.5"); r.code != 0 {
 				t.Fatalf("keys create --limit: %+v", r)
@@ -46,38 +57,200 @@ func TestCLI(t *testing.T) {
 			if r := runCLI(t, env, "keys", "create", "--name", "x", "--workspace", "nope"); r.code != 1 || !strings.Contains(r.stderr, "workspace_id") {
 				t.Fatalf("unknown --workspace: %+v", r)
 			}
+			r = runCLI(t, env, "keys", "list")
+			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+			if r.code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "HASH") || !strings.Contains(r.stdout, "limited") ||
+				!strings.Contains(r.stdout, "2.5") || !strings.Contains(r.stdout, "management") {
+				t.Fatalf("keys list: %+v", r)
+			}
+			hash := strings.Fields(lines[1])[0] // newest first: "limited"
+			if r := runCLI(t, env, "keys", "disable", hash); r.code != 0 || !strings.Contains(r.stdout, hash) {
+				t.Fatalf("keys disable: %+v", r)
+			}
+			if r := runCLI(t, env, "keys", "list"); strings.Contains(r.stdout, hash) {
+				t.Fatalf("a disabled key is listed without --include-disabled: %+v", r)
+			}
+			if r := runCLI(t, env, "keys", "list", "--include-disabled"); !strings.Contains(r.stdout, "disabled") {
+				t.Fatalf("keys list --include-disabled: %+v", r)
+			}
+			if r := runCLI(t, env, "keys", "disable", "nope"); r.code != 1 || !strings.Contains(r.stderr, "not found") {
+				t.Fatalf("disable an unknown key: %+v", r)
+			}
 			r = runCLI(t, env, "members", "add", "--email", "ada@example.com", "--first-name", "Ada", "--role", "org:admin")
 			if r.code != 0 || !strings.HasPrefix(r.stdout, "user_") {
 				t.Fatalf("members add: %+v", r)
 			}
-			if r := runCLI(t, env, "members", "add", "--email", "ada@example.com"); r.code != 1 || !strings.Contains(r.stderr, "already exists") {
+			r = runCLI(t, env, "members", "add", "--email", "ada@example.com")
+			if r.code != 1 || !strings.Contains(r.stderr, "a member with email ada@example.com already exists") ||
+				strings.Contains(r.stderr, "SQLSTATE") || strings.Contains(r.stderr, "UNIQUE") {
 				t.Fatalf("duplicate member: %+v", r)
+			}
+			if r := runCLI(t, env, "members", "list"); r.code != 0 || !strings.Contains(r.stdout, "ada@example.com") ||
+				!strings.Contains(r.stdout, "org:admin") {
+				t.Fatalf("members list: %+v", r)
+			}
+			if r := runCLI(t, env, "workspaces", "create", "--name", "Team A"); r.code != 0 || strings.TrimSpace(r.stdout) == "" {
+				t.Fatalf("workspaces create: %+v", r)
+			}
+			if r := runCLI(t, env, "credits", "add", "5"); r.code != 0 || !strings.Contains(r.stdout, "total_credits 5") {
+				t.Fatalf("credits add: %+v", r)
 			}
 		})
 	}
 }
 
-func TestCLIUsageAndConfig(t *testing.T) {
+// TestAdminRefusesMissingDatabase: an administrative command never creates a database; only serve and migrate
+// do. Run from the wrong directory, it says which database it looked for instead of starting an empty one.
+func TestAdminRefusesMissingDatabase(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "data", "switchboard.db")
+	env := map[string]string{"DATABASE_URL": "sqlite:" + path}
+	for _, args := range [][]string{
+		{"keys", "create", "--name", "x"}, {"keys", "list"}, {"keys", "disable", "h"}, {"members", "add", "--email", "a@b.c"},
+		{"members", "list"}, {"workspaces", "create", "--name", "w"}, {"credits", "add", "1"},
+	} {
+		r := runCLI(t, env, args...)
+		if r.code != 1 || !strings.Contains(r.stderr, path) || !strings.Contains(r.stderr, "switchboard migrate") {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+		t.Fatalf("an administrative command created %s (%v)", filepath.Dir(path), err)
+	}
+}
+
+// TestHelpNeverActs: --help on every command, anywhere on its line, prints the command's help on stdout, exits
+// 0 and does nothing else — not even migrate creates its database.
+func TestHelpNeverActs(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "data", "switchboard.db")
+	env := map[string]string{"DATABASE_URL": "sqlite:" + path}
+	for _, cmd := range commands() {
+		for _, help := range []string{"--help", "-h"} {
+			args := append(strings.Fields(cmd.name), help)
+			r := runCLI(t, env, args...)
+			if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: switchboard "+cmd.name) || r.stderr != "" {
+				t.Errorf("%v: %+v", args, r)
+			}
+		}
+		r := runCLI(t, env, append([]string{"help"}, strings.Fields(cmd.name)...)...)
+		if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: switchboard "+cmd.name) {
+			t.Errorf("help %s: %+v", cmd.name, r)
+		}
+	}
+	if r := runCLI(t, env, "keys", "create", "--name", "x", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--name NAME") {
+		t.Errorf("--help after flags: %+v", r)
+	}
+	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
+		t.Fatalf("--help created %s (%v)", filepath.Dir(path), err)
+	}
+}
+
+func TestCLIUsageErrors(t *testing.T) {
 	t.Parallel()
 	env := map[string]string{"DATABASE_URL": "sqlite:" + filepath.Join(t.TempDir(), "sb.db")}
 	tests := []struct {
 		args []string
-		code int
 		out  string
 	}{
-		{[]string{"help"}, 0, "usage: switchboard"},
-		{[]string{"frobnicate"}, 2, "usage: switchboard"},
-		{[]string{"keys"}, 2, "usage"},
-		{[]string{"keys", "create", "--nope"}, 2, "usage"},
-		{[]string{"config"}, 2, "usage"},
-		{[]string{"config", "check"}, 0, "configuration OK: 0 providers, 0 models"},
-		{[]string{"--config"}, 2, "--config needs a path"},
-		{[]string{"--config", "/nope.yaml", "config", "check"}, 1, "/nope.yaml"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"keys"}, "keys: which one? create, list, disable"},
+		{[]string{"keys", "rotate"}, `unknown command "keys rotate"; keys takes create, list, disable`},
+		{[]string{"keys", "create"}, "keys create: --name is required"},
+		{[]string{"keys", "create", "--nope"}, "keys create: flag provided but not defined: -nope"},
+		{[]string{"keys", "create", "--name"}, "flag needs an argument: -name"},
+		{[]string{"keys", "disable"}, "keys disable: takes 1 argument(s) (HASH), got 0"},
+		{[]string{"members", "add"}, "members add: --email is required"},
+		{[]string{"workspaces", "create"}, "workspaces create: --name is required"},
+		{[]string{"credits", "add"}, "credits add: takes 1 argument(s)"},
+		{[]string{"migrate", "now"}, `migrate: unexpected argument "now"`},
+		{[]string{"config"}, "config: which one? check"},
+		{[]string{"--config"}, "--config needs a path"},
 	}
 	for _, tt := range tests {
 		r := runCLI(t, env, tt.args...)
-		if r.code != tt.code || !strings.Contains(r.stdout+r.stderr, tt.out) {
-			t.Errorf("%v: %+v, want code %d and %q", tt.args, r, tt.code, tt.out)
+		if r.code != 2 || !strings.Contains(r.stderr, tt.out) || !strings.Contains(r.stderr, "usage") && !strings.Contains(r.stderr, "--help") {
+			t.Errorf("%v: %+v, want exit 2 and %q", tt.args, r, tt.out)
 		}
+	}
+}
+
+func TestConfigCheck(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(yaml string) string {
+		p := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(p, []byte(yaml), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	env := map[string]string{"DATABASE_URL": "postgres://sb:secret@db:5432/sb", "OPENAI_KEY": "sk-x"}
+	const good = `
+providers:
+  - {slug: openai, kind: openai, base_url: https://api.openai.com/v1, api_key: "${OPENAI_KEY}"}
+models:
+  - id: openai/tts-1
+    modality: tts
+    endpoints: [{provider: openai, upstream_model: tts-1, pricing: {per_million_characters: 15}}]
+`
+	r := runCLI(t, env, "--config", write(good), "config", "check")
+	if r.code != 0 || !strings.Contains(r.stdout, "configuration OK: 1 providers, 1 models") ||
+		!strings.Contains(r.stdout, "openai/tts-1") || !strings.Contains(r.stdout, "$15/M chars") ||
+		!strings.Contains(r.stdout, "PostgreSQL postgres://sb:xxxxx@db:5432/sb") || strings.Contains(r.stdout+r.stderr, "secret") {
+		t.Fatalf("config check: %+v", r)
+	}
+	for _, tt := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"api key empty after expansion", map[string]string{}, "providers[0].api_key: is empty"},
+		{"bad listen address", map[string]string{"OPENAI_KEY": "k", "SWITCHBOARD_SERVER_ADDR": "8080"}, "server.addr"},
+		{"short bootstrap key", map[string]string{"OPENAI_KEY": "k", "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY": "short"}, "at least 32"},
+	} {
+		r := runCLI(t, tt.env, "--config", write(good), "config", "check")
+		if r.code != 1 || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%s: %+v", tt.name, r)
+		}
+	}
+	if r := runCLI(t, env, "--config", "/nope.yaml", "config", "check"); r.code != 1 || !strings.Contains(r.stderr, "/nope.yaml") {
+		t.Errorf("missing file: %+v", r)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	r := runCLI(t, nil, "version")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "switchboard ") || !strings.Contains(r.stdout, "go      go1.") {
+		t.Fatalf("version: %+v", r)
+	}
+}
+
+func TestHealth(t *testing.T) {
+	t.Parallel()
+	status := http.StatusOK
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.URL.Path != "/readyz" {
+			http.NotFound(w, r)
+			return
+		}
+		w.WriteHeader(status)
+		fmt.Fprint(w, `{"status":"ready"}`)
+	}))
+	defer srv.Close()
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	_, port, _ := strings.Cut(addr, ":")
+	if r := runCLI(t, map[string]string{"SWITCHBOARD_SERVER_ADDR": ":" + port}, "health"); r.code != 0 || !strings.Contains(r.stdout, "ready") {
+		t.Fatalf("health of a ready gateway: %+v", r)
+	}
+	mu.Lock()
+	status = http.StatusServiceUnavailable
+	mu.Unlock()
+	if r := runCLI(t, nil, "health", "--url", srv.URL+"/readyz"); r.code != 1 || !strings.Contains(r.stderr, "503") {
+		t.Fatalf("health of an unready gateway: %+v", r)
 	}
 }

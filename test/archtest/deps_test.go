@@ -69,6 +69,11 @@ func TestDependencyRule(t *testing.T) {
 			},
 		},
 		{
+			name:  "cmd imports only the composition root (and the standard library)",
+			scope: func(p string) bool { return within(p, "cmd") },
+			bad:   func(d string) bool { return !isStd(d) && !within(d, "wire") },
+		},
+		{
 			name:  "adapters import no app",
 			scope: func(p string) bool { return within(p, "adapters") },
 			bad:   func(d string) bool { return within(d, "app") || within(d, "wire") },

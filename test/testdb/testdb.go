@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -52,6 +53,21 @@ func PostgresURL(t testing.TB) string {
 	admin := open(t, server.url)
 	name := fmt.Sprintf("t_%016x", rand.Uint64())
 	mustExec(t, admin, "CREATE DATABASE "+name+" TEMPLATE "+server.template)
+	t.Cleanup(func() { mustExec(t, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
+	return withDatabase(t, server.url, name)
+}
+
+// EmptyPostgresURL creates a fresh database with no schema at all for this test and returns its URL.
+func EmptyPostgresURL(t testing.TB) string {
+	t.Helper()
+	migrated := PostgresURL(t) // the server, and a database whose name is free for this test
+	u, err := url.Parse(migrated)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := path.Base(u.Path) + "_empty"
+	admin := open(t, server.url)
+	mustExec(t, admin, "CREATE DATABASE "+name)
 	t.Cleanup(func() { mustExec(t, admin, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") })
 	return withDatabase(t, server.url, name)
 }
