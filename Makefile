@@ -3,6 +3,9 @@
 # The tests need a PostgreSQL server they may create databases on. Defaults to the local one (trust auth).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
 export TEST_DATABASE_URL
+# And a Redis server (shared rate limits, several replicas); nothing is persisted in it.
+TEST_REDIS_URL ?= redis://127.0.0.1:6379/0
+export TEST_REDIS_URL
 
 # The end-to-end tests run the reference API's real clients (@openrouter/sdk, openai) from npm.
 E2E_JS := test/e2e/js

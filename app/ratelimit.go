@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"math"
 	"sync"
 	"time"
@@ -8,8 +9,8 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// LocalRateLimiter is a token bucket per key, in this process: a key may burst up to its per-minute limit, and regains
-// limit/60 requests each second. It lives in memory, per gateway process.
+// LocalRateLimiter is a token bucket per key, in this process: a key may burst up to its per-minute limit, and
+// regains limit/60 requests each second. With several replicas and no Redis, each replica admits the full limit.
 type LocalRateLimiter struct {
 	now     func() time.Time
 	mu      sync.Mutex
@@ -28,7 +29,7 @@ func NewLocalRateLimiter(env Env) *LocalRateLimiter {
 	return &LocalRateLimiter{now: env.Now, buckets: map[string]*bucket{}}
 }
 
-func (l *LocalRateLimiter) Allow(key string, perMinute int) ports.RateDecision {
+func (l *LocalRateLimiter) Allow(_ context.Context, key string, perMinute int) ports.RateDecision {
 	if perMinute <= 0 {
 		return ports.RateDecision{Allowed: true}
 	}

@@ -25,15 +25,15 @@ func TestRateLimiter(t *testing.T) {
 	}
 	for i, s := range steps {
 		now = now.Add(s.advance)
-		d := l.Allow("k", s.limit)
+		d := l.Allow(t.Context(), "k", s.limit)
 		if d.Allowed != s.allowed || d.Remaining != s.remaining {
 			t.Fatalf("step %d: allowed %v remaining %d, want %v %d", i, d.Allowed, d.Remaining, s.allowed, s.remaining)
 		}
 	}
-	if d := l.Allow("other", 1); !d.Allowed {
+	if d := l.Allow(t.Context(), "other", 1); !d.Allowed {
 		t.Fatal("keys share a bucket")
 	}
-	if d := l.Allow("other", 1); d.Allowed || d.RetryAfter != time.Minute {
+	if d := l.Allow(t.Context(), "other", 1); d.Allowed || d.RetryAfter != time.Minute {
 		t.Fatalf("Retry-After %v, want 1m", d.RetryAfter)
 	}
 }

@@ -1,6 +1,9 @@
 package ports
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // RateDecision is the outcome of a rate-limit check, with what the caller is told in headers.
 type RateDecision struct {
@@ -11,7 +14,8 @@ type RateDecision struct {
 	RetryAfter time.Duration
 }
 
-// RateLimiter admits requests per key and minute; a limit of 0 admits everything.
+// RateLimiter admits requests per key and minute; a limit of 0 admits everything. It always decides: an
+// implementation whose shared state is unreachable decides from what it has (see README, rate limits).
 type RateLimiter interface {
-	Allow(key string, perMinute int) RateDecision
+	Allow(ctx context.Context, key string, perMinute int) RateDecision
 }

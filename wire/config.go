@@ -20,6 +20,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
@@ -36,6 +37,7 @@ type Config struct {
 	Credits     CreditsConfig
 	Generations GenerationsConfig
 	Video       app.VideoConfig
+	Redis       RedisConfig
 	// Bootstrap is SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY: a management key serve creates when none exists.
 	Bootstrap string
 }
@@ -58,6 +60,9 @@ type ProviderConfig struct {
 type LimitsConfig struct{ RequestsPerMinute int }
 
 type CreditsConfig struct{ Enabled bool }
+
+// RedisConfig is where replicas share their rate limits; without a URL each replica limits on its own.
+type RedisConfig struct{ URL string }
 
 type GenerationsConfig struct {
 	StoreContent  bool
@@ -118,6 +123,9 @@ type fileConfig struct {
 		PollInterval   time.Duration `yaml:"poll_interval"`
 		WorkerInterval time.Duration `yaml:"worker_interval"`
 	} `yaml:"video"`
+	Redis struct {
+		URL string `yaml:"url"`
+	} `yaml:"redis"`
 }
 
 // price is a dollar amount in the file, read exactly.
@@ -459,6 +467,12 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		return Config{}, loc.err("must be positive", "video", "worker_interval")
 	}
 	cfg.Video = app.VideoConfig{PollInterval: f.Video.PollInterval, WorkerEvery: f.Video.WorkerInterval}
+	if f.Redis.URL != "" {
+		if _, err := redisrate.Options(f.Redis.URL); err != nil { // the parser's message may quote a password
+			return Config{}, loc.err("must be a redis:// or rediss:// URL, as in redis://127.0.0.1:6379/0", "redis", "url")
+		}
+	}
+	cfg.Redis = RedisConfig{URL: f.Redis.URL}
 	return cfg, nil
 }
 

@@ -61,13 +61,15 @@ models:
 `)
 	const boot = "bootstrap-key-of-at-least-32-characters"
 	cfg, err := sbwire.LoadConfig(path, env("OPENAI_KEY", "sk-secret", "TIMEOUT", "7s", "SWITCHBOARD_ADDR", ":7000",
-		"DATABASE_URL", "postgres://x@y/z", "SWITCHBOARD_LOG_LEVEL", "debug", "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", boot))
+		"DATABASE_URL", "postgres://x@y/z", "SWITCHBOARD_LOG_LEVEL", "debug", "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", boot,
+		"REDIS_URL", "redis://127.0.0.1:6379/2"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := cfg.Providers[0]
 	if p.APIKey != "sk-secret" || p.Timeout != 7*time.Second || cfg.Server.Addr != ":7000" ||
-		cfg.Database.URL != "postgres://x@y/z" || cfg.Log.Level.String() != "DEBUG" || cfg.Bootstrap != boot {
+		cfg.Database.URL != "postgres://x@y/z" || cfg.Log.Level.String() != "DEBUG" || cfg.Bootstrap != boot ||
+		cfg.Redis.URL != "redis://127.0.0.1:6379/2" {
 		t.Fatalf("environment not applied: %+v", cfg)
 	}
 	m, err := cfg.Catalog.Model("openai/tts-1")
@@ -110,6 +112,7 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"negative price", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: x, pricing: {per_second: -1}}]\n",
 			"line 9: price"},
 		{"no endpoints", provider + "models:\n  - id: m\n    modality: tts\n", "models[0].endpoints: needs at least one endpoint"},
+		{"bad redis url", "redis:\n  url: http://user:hunter2@x\n", ":2: redis.url: must be a redis:// or rediss:// URL"},
 		{"negative retention", "generations:\n  retention_days: -1\n", ":2: generations.retention_days:"},
 		{"base_url without host", "providers:\n  - {slug: x, kind: openai, base_url: 'https:/x', api_key: k}\n", ":2: providers[0].base_url:"},
 		{"api_key empty after expansion", "providers:\n  - {slug: x, kind: openai, base_url: https://x, api_key: '${UNSET}'}\n", ":2: providers[0].api_key: is empty"},

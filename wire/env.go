@@ -15,6 +15,7 @@ import (
 var envAliases = map[string]string{
 	"server.addr":  "SWITCHBOARD_ADDR",
 	"database.url": "DATABASE_URL",
+	"redis.url":    "REDIS_URL",
 }
 
 // EnvOverride is one setting and the variable that overrides it.

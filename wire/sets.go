@@ -2,21 +2,24 @@ package wire
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
 	"github.com/google/wire"
+	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
 var configSet = wire.NewSet(
-	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video"),
+	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Redis"),
 )
 
 // openDB connects and migrates: every command works on a current schema.
@@ -125,8 +128,29 @@ func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.G
 }
 
 var rateLimitSet = wire.NewSet(
-	app.NewLocalRateLimiter, wire.Bind(new(ports.RateLimiter), new(*app.LocalRateLimiter)),
+	newRateLimiter,
 )
+
+// newRateLimiter shares the limits of every replica through Redis when redis.url is set; without it, each
+// replica keeps its own (and says so at startup).
+func newRateLimiter(ctx context.Context, cfg RedisConfig, env app.Env, log *slog.Logger) (ports.RateLimiter, func(), error) {
+	local := app.NewLocalRateLimiter(env)
+	if cfg.URL == "" {
+		log.Info("rate limits are per replica: without redis.url (REDIS_URL) each gateway process admits a key's full limit")
+		return local, func() {}, nil
+	}
+	opts, err := redisrate.Options(cfg.URL)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redis.url: %w", err)
+	}
+	client := redis.NewClient(opts)
+	if err := redisrate.Ping(ctx, client); err != nil {
+		log.Warn("Redis is unreachable at startup: rate limits hold per replica until it answers", "addr", opts.Addr, "err", err)
+	} else {
+		log.Info("rate limits are shared by every replica through Redis", "addr", opts.Addr)
+	}
+	return redisrate.New(client, local, env.Now, log), func() { _ = client.Close() }, nil
+}
 
 // inferenceSet is the pipeline every inference call goes through.
 var inferenceSet = wire.NewSet(

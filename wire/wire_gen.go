@@ -32,7 +32,12 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	accountStore := gormstore.NewAccountStore(db)
 	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, env)
-	localRateLimiter := app.NewLocalRateLimiter(env)
+	redisConfig := cfg.Redis
+	rateLimiter, cleanup2, err := newRateLimiter(ctx, redisConfig, env, log)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
 	limitsConfig := cfg.Limits
 	httpapiDefaultRateLimit := defaultRateLimit(limitsConfig)
 	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
@@ -50,13 +55,14 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	catalog := cfg.Catalog
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
-	billing, cleanup2 := newBilling(accountStore, creditStore, guardrails, creditsConfig, env, log)
+	billing, cleanup3 := newBilling(accountStore, creditStore, guardrails, creditsConfig, env, log)
 	generationsConfig := cfg.Generations
-	recorder, cleanup3 := newRecorder(generationStore, log, generationsConfig)
+	recorder, cleanup4 := newRecorder(generationStore, log, generationsConfig)
 	inference := app.NewInference(catalog, billing, recorder, env)
 	v := cfg.Providers
 	providers, err := newProviders(v, log)
 	if err != nil {
+		cleanup4()
 		cleanup3()
 		cleanup2()
 		cleanup()
@@ -68,7 +74,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	creditsHandler := httpapi.NewCreditsHandler(credits)
 	videoStore := gormstore.NewVideoStore(db)
 	videoConfig := cfg.Video
-	videos, cleanup4 := newVideos(inference, catalog, providers, videoStore, env, log, videoConfig)
+	videos, cleanup5 := newVideos(inference, catalog, providers, videoStore, env, log, videoConfig)
 	videosHandler := httpapi.NewVideosHandler(videos, config)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
@@ -81,8 +87,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
 	}
-	server := httpapi.NewServer(config, log, health, accounts, localRateLimiter, httpapiDefaultRateLimit, handlers)
-	retention, cleanup5 := newRetention(generationStore, log, generationsConfig, env)
+	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, handlers)
+	retention, cleanup6 := newRetention(generationStore, log, generationsConfig, env)
 	gateway := &Gateway{
 		Server:    server,
 		Accounts:  accounts,
@@ -93,6 +99,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Videos:    videos,
 	}
 	return gateway, func() {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()

@@ -187,7 +187,7 @@ func rateLimit(rl ports.RateLimiter, def DefaultRateLimit) gin.HandlerFunc {
 		if rpm == 0 {
 			rpm = int(def)
 		}
-		d := rl.Allow(p.KeyHash, rpm)
+		d := rl.Allow(c.Request.Context(), p.KeyHash, rpm)
 		if d.Limit > 0 {
 			h := c.Writer.Header()
 			h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))

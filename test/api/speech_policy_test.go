@@ -3,12 +3,14 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/test/harness"
+	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
 func TestSpeechRateLimit(t *testing.T) {
@@ -38,6 +40,37 @@ func TestSpeechRateLimit(t *testing.T) {
 		if r := speak(t, g, key, nil); r.Status != 200 {
 			t.Fatalf("with the key's own limit: %d", r.Status)
 		}
+	}
+}
+
+// With redis.url, two gateways on one database count a key's calls against one limit, and the headers and
+// Retry-After come from Redis.
+func TestSpeechRateLimitSharedThroughRedis(t *testing.T) {
+	t.Parallel()
+	u := newUpstreams(t)
+	redis := testdb.RedisURL(t)
+	a := harness.Start(t, harness.WithEnv("REDIS_URL", redis), harness.WithConfig(u.config("openai")))
+	b := harness.Start(t, harness.WithEnv("REDIS_URL", redis), harness.WithEnv("DATABASE_URL", a.DatabaseURL),
+		harness.WithConfig(u.config("openai")))
+	key, hash := a.Key(t, nil)
+	if r := a.Do(t, "PATCH", "/keys/"+hash, a.Admin, map[string]any{"requests_per_minute": 4}); r.Status != 200 {
+		t.Fatalf("set the key's limit: %d %s", r.Status, r.Body)
+	}
+	for i := range 4 {
+		r := speak(t, []*harness.Gateway{a, b}[i%2], key, nil)
+		if r.Status != 200 || r.Header.Get("X-RateLimit-Limit") != "4" || r.Header.Get("X-RateLimit-Remaining") != strconv.Itoa(3-i) {
+			t.Fatalf("call %d: %d, headers %v", i, r.Status, r.Header)
+		}
+	}
+	for _, g := range []*harness.Gateway{a, b} {
+		r := speak(t, g, key, nil)
+		harness.AssertError(t, r, 429)
+		if ra, err := strconv.Atoi(r.Header.Get("Retry-After")); err != nil || ra < 1 || ra > 15 {
+			t.Fatalf("Retry-After %q, want 1..15 s (a call every 15 s)", r.Header.Get("Retry-After"))
+		}
+	}
+	if n := u.openai.Calls(); n != 4 {
+		t.Fatalf("%d upstream calls, want 4", n)
 	}
 }
 

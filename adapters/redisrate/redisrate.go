@@ -1,0 +1,117 @@
+// Package redisrate enforces per-key rate limits in Redis, so that every replica of the gateway counts against
+// one limit: a GCRA limiter (github.com/go-redis/redis_rate) whose state is one Redis key per API key.
+//
+// When Redis cannot be reached, it falls back to the in-process limiter it is given: limits then hold per replica
+// until Redis answers again (a replica retries Redis at most once per RetryEvery). It neither fails open (a key
+// would get no limit at all) nor closed (every call would be refused because of an outage that is not the key's).
+package redisrate
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// RetryEvery is how long a replica decides locally after Redis failed, before it asks Redis again: an outage
+// costs a request at most one timeout per period, not one each.
+const RetryEvery = time.Second
+
+// keyPrefix namespaces the limiter's keys (redis_rate adds its own "rate:" before it).
+const keyPrefix = "switchboard:"
+
+// Options are the client settings used for a rate limiter: short timeouts, since every inference call waits on it.
+func Options(url string) (*redis.Options, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, err
+	}
+	opts.DialTimeout = 500 * time.Millisecond
+	opts.ReadTimeout = 250 * time.Millisecond
+	opts.WriteTimeout = 250 * time.Millisecond
+	opts.MaxRetries = 1
+	return opts, nil
+}
+
+// Limiter is the shared rate limiter.
+type Limiter struct {
+	gcra     *redis_rate.Limiter
+	fallback ports.RateLimiter
+	now      func() time.Time
+	log      *slog.Logger
+
+	mu        sync.Mutex
+	down      bool      // the last call to Redis failed
+	downUntil time.Time // no call to Redis before this
+}
+
+var _ ports.RateLimiter = (*Limiter)(nil)
+
+// New limits through client, and through fallback while Redis is unreachable.
+func New(client *redis.Client, fallback ports.RateLimiter, now func() time.Time, log *slog.Logger) *Limiter {
+	return &Limiter{gcra: redis_rate.NewLimiter(client), fallback: fallback, now: now, log: log}
+}
+
+// Allow admits a burst of perMinute calls, then one every minute/perMinute, counted across every replica.
+func (l *Limiter) Allow(ctx context.Context, key string, perMinute int) ports.RateDecision {
+	if perMinute <= 0 {
+		return ports.RateDecision{Allowed: true}
+	}
+	if l.useRedis() {
+		res, err := l.gcra.Allow(ctx, keyPrefix+key, redis_rate.PerMinute(perMinute))
+		if err == nil {
+			l.up()
+			now := l.now()
+			d := ports.RateDecision{Allowed: res.Allowed > 0, Limit: perMinute, Remaining: res.Remaining,
+				Reset: now.Add(res.ResetAfter)}
+			if !d.Allowed {
+				d.RetryAfter = res.RetryAfter
+			}
+			return d
+		}
+		if ctx.Err() == nil { // a caller who hung up says nothing about Redis
+			l.failed(err)
+		}
+	}
+	return l.fallback.Allow(ctx, key, perMinute)
+}
+
+func (l *Limiter) useRedis() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return !l.down || !l.now().Before(l.downUntil)
+}
+
+func (l *Limiter) failed(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.down {
+		l.log.Warn("Redis is unreachable: rate limits now hold per replica until it answers again", "err", err)
+	}
+	l.down, l.downUntil = true, l.now().Add(RetryEvery)
+}
+
+func (l *Limiter) up() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.down {
+		l.log.Info("Redis answers again: rate limits are shared by every replica")
+		l.down = false
+	}
+}
+
+// Ping reports whether Redis answers, for the startup log.
+func Ping(ctx context.Context, client *redis.Client) error {
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	if err := client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("ping redis: %w", err)
+	}
+	return nil
+}
