@@ -21,9 +21,9 @@ type Call struct {
 	begin  time.Time
 	// timed is set when the call's times are known otherwise than by measuring (a job taken up again).
 	timed bool
-	// text is what goes upstream, once the guardrails admitted it; input and counts are what the record keeps
-	// of the request.
-	text   string
+	// texts are what goes upstream, once the guardrails admitted them; input and counts are what the record
+	// keeps of the request.
+	texts  []string
 	input  generation.Input
 	counts generation.Counts
 	holds  []guardrail.Hold

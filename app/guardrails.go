@@ -175,12 +175,12 @@ func (g *Guardrails) KeyAssignments(ctx context.Context, id string, p ports.Page
 // lists filter the endpoints, content filters block, redact or flag the text, and each guardrail with a budget
 // reserves the most the call may cost on the remaining endpoints. All must pass.
 func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
-	out := ports.Admitted{Endpoints: a.Endpoints, Text: a.Text}
+	out := ports.Admitted{Endpoints: a.Endpoints, Texts: a.Texts}
 	rails, err := g.rails(ctx, by)
 	if err != nil || len(rails) == 0 {
 		return out, err
 	}
-	scan := guardrail.Scan{Text: a.Text}
+	scan := guardrail.Scan{Texts: a.Texts}
 	for _, r := range rails {
 		if out.Endpoints, err = r.Filter(a.Model, out.Endpoints); err != nil {
 			return ports.Admitted{}, err
@@ -189,11 +189,11 @@ func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Ad
 			return ports.Admitted{}, err
 		}
 	}
-	out.Text, out.Flags = scan.Text, scan.Flags
+	out.Texts, out.Flags = scan.Texts, scan.Flags
 
 	var estimate domain.Micros
 	for _, e := range out.Endpoints {
-		estimate = max(estimate, a.Estimate(e, out.Text))
+		estimate = max(estimate, a.Estimate(e, out.Texts))
 	}
 	now := g.env.Now()
 	for _, r := range rails {

@@ -37,15 +37,15 @@ func NewInference(c *catalog.Catalog, billing *Billing, recorder ports.Generatio
 type Modality interface {
 	// Spec validates the request, applying its defaults, and returns what the pipeline reads of it.
 	Spec() (Spec, error)
-	// Input is what the generation's content keeps of the request, given the text that goes upstream, with the
+	// Input is what the generation's content keeps of the request, given the texts that go upstream, with the
 	// counts known before the call.
-	Input(text string) (generation.Input, generation.Counts)
+	Input(texts []string) (generation.Input, generation.Counts)
 	// Estimate is the most the call may cost on an endpoint, reserved against budgets before the call.
-	Estimate(ep catalog.Endpoint, text string) domain.Micros
-	// Open calls one endpoint with the admitted text and the endpoint's passthrough options, and returns once the
-	// upstream has answered — sent the first bytes of a stream, accepted a job — with the upstream's id for the
-	// answer. A failure before then may fail over to the next endpoint; none after it can.
-	Open(ctx context.Context, ep catalog.Endpoint, text string, opts map[string]any) (upstreamID string, err error)
+	Estimate(ep catalog.Endpoint, texts []string) domain.Micros
+	// Open calls one endpoint with the admitted texts and the endpoint's passthrough options, and returns once
+	// the upstream has answered — sent the first bytes or first token of a stream, accepted a job — with the
+	// upstream's id for the answer. A failure before then may fail over to the next endpoint; none after it can.
+	Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (upstreamID string, err error)
 	// Deliver hands what Open got to the caller, and reports how that went and what it cost.
 	Deliver(ctx context.Context, c *Call) Delivery
 }
@@ -55,8 +55,9 @@ type Spec struct {
 	API      generation.APIType
 	Modality catalog.Modality
 	Model    string
-	// Text is what the guardrails scan, and may redact, before it goes upstream: speech input, video prompt.
-	Text string
+	// Texts are what the guardrails scan, and may redact, before they go upstream: speech input, video prompt,
+	// the text parts of chat messages.
+	Texts []string
 	// Options is provider.options: passthrough objects keyed by provider slug.
 	Options map[string]any
 	// SessionID and User are the request body's.
@@ -64,6 +65,8 @@ type Spec struct {
 	Streamed        bool
 	// Hold is how long the call's budget reservations may stay unsettled.
 	Hold time.Duration
+	// PresetID is the preset the request was made from, if any.
+	PresetID *string
 }
 
 // Delivery is how a call's answer went, as its modality reports it.
@@ -75,8 +78,9 @@ type Delivery struct {
 	Cost domain.Micros
 	// Counts are what delivery measured, added to the request's own.
 	Counts generation.Counts
-	// FinishReason is the modality's word for how the call ended, when it has one ("stop" otherwise).
-	FinishReason string
+	// FinishReason is the modality's word for how the call ended, when it has one ("stop" otherwise), and
+	// NativeFinishReason the upstream's own (FinishReason when empty).
+	FinishReason, NativeFinishReason string
 	// Output is what the generation's content keeps of the answer.
 	Output generation.Output
 	// Pending means the call goes on after this request — a video job — and its modality finishes it later.
@@ -99,15 +103,15 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	}
 	now := p.env.Now()
 	c := newCall(generation.NewID(now, p.env.NewID()), spec.API, by, caller.WithBody(spec.SessionID, spec.User), spec.Model, now)
-	c.rec.Streamed = spec.Streamed
-	c.input, c.counts = m.Input(spec.Text)
-	admitted, err := p.billing.Admit(ctx, by, ports.Admission{Model: spec.Model, Endpoints: model.Endpoints, Text: spec.Text,
+	c.rec.Streamed, c.rec.PresetID = spec.Streamed, spec.PresetID
+	c.input, c.counts = m.Input(spec.Texts)
+	admitted, err := p.billing.Admit(ctx, by, ports.Admission{Model: spec.Model, Endpoints: model.Endpoints, Texts: spec.Texts,
 		Estimate: m.Estimate, Hold: spec.Hold})
 	if err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
 	}
-	c.text, c.holds, c.rec.Flags = admitted.Text, admitted.Holds, admitted.Flags
-	c.input, c.counts = m.Input(c.text)
+	c.texts, c.holds, c.rec.Flags = admitted.Texts, admitted.Holds, admitted.Flags
+	c.input, c.counts = m.Input(c.texts)
 	if err := p.route(ctx, c, m, admitted.Endpoints, spec.Options); err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
 	}
@@ -128,7 +132,7 @@ func (p *Inference) route(ctx context.Context, c *Call, m Modality, endpoints []
 			return err
 		}
 		begin := time.Now()
-		upstreamID, err := m.Open(ctx, ep, c.text, opts)
+		upstreamID, err := m.Open(ctx, ep, c.texts, opts)
 		if err == nil {
 			c.attempt(ep, generation.StatusOK, time.Since(begin), "", "", upstreamID)
 			c.rec.ProviderName, c.rec.UpstreamID = ep.Provider, upstreamID
@@ -172,7 +176,7 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	if !c.timed {
 		c.rec.GenerationTime = time.Since(c.begin)
 	}
-	c.rec.NativeFinishReason = c.rec.FinishReason
+	c.rec.NativeFinishReason = cmp.Or(d.NativeFinishReason, c.rec.FinishReason)
 	p.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content})
 	p.billing.Settle(ctx, c.by, d.Cost, c.holds)
 	if errors.Is(err, errCallerGone) {

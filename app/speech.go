@@ -51,28 +51,28 @@ func (s *speechCall) Spec() (Spec, error) {
 		return Spec{}, err
 	}
 	r := s.req
-	return Spec{API: generation.TTS, Modality: catalog.TTS, Model: r.Model, Text: r.Input, Options: r.Options,
+	return Spec{API: generation.TTS, Modality: catalog.TTS, Model: r.Model, Texts: []string{r.Input}, Options: r.Options,
 		SessionID: r.SessionID, User: r.User, Streamed: true, Hold: speechHold}, nil
 }
 
 // Input keeps the text as the user's message; it is billed, and counted, in characters.
-func (s *speechCall) Input(text string) (generation.Input, generation.Counts) {
-	chars := speech.Characters(text)
-	return generation.Input{Messages: []generation.Message{{Role: "user", Content: text}}},
+func (s *speechCall) Input(texts []string) (generation.Input, generation.Counts) {
+	chars := speech.Characters(texts[0])
+	return generation.Input{Messages: []generation.Message{{Role: "user", Content: texts[0]}}},
 		generation.Counts{TokensPrompt: chars, NativeTokensPrompt: chars}
 }
 
-func (s *speechCall) Estimate(ep catalog.Endpoint, text string) domain.Micros {
-	return speech.Estimate(ep.Pricing, text, s.req.Speed, s.req.Format)
+func (s *speechCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
+	return speech.Estimate(ep.Pricing, texts[0], s.req.Speed, s.req.Format)
 }
 
 // Open asks one endpoint for the audio and waits for its first bytes.
-func (s *speechCall) Open(ctx context.Context, ep catalog.Endpoint, text string, opts map[string]any) (string, error) {
+func (s *speechCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
 	p, err := providerOf[ports.SpeechProvider](s.providers, ep.Provider)
 	if err != nil {
 		return "", err
 	}
-	a, err := p.Synthesize(ctx, ports.SynthesisRequest{UpstreamModel: ep.UpstreamModel, Input: text, Voice: s.req.Voice,
+	a, err := p.Synthesize(ctx, ports.SynthesisRequest{UpstreamModel: ep.UpstreamModel, Input: texts[0], Voice: s.req.Voice,
 		Format: s.req.Format, Speed: s.req.Speed, Options: opts})
 	if err != nil {
 		return "", err
@@ -94,7 +94,7 @@ func (s *speechCall) Deliver(_ context.Context, c *Call) Delivery {
 	s.body.Close()
 	d := Delivery{Err: err, Counts: generation.Counts{NumMediaCompletion: 1}}
 	if err == nil || callerLeft(err) {
-		d.Cost = speech.Cost(c.endpoint.Pricing, speech.Characters(c.text), sent, s.req.Format)
+		d.Cost = speech.Cost(c.endpoint.Pricing, speech.Characters(c.texts[0]), sent, s.req.Format)
 	}
 	return d
 }

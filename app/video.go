@@ -124,26 +124,26 @@ func (vc *videoCall) Spec() (Spec, error) {
 		return Spec{}, err
 	}
 	r := vc.req
-	return Spec{API: generation.Video, Modality: catalog.Video, Model: r.Model, Text: r.Prompt, Options: r.Options,
+	return Spec{API: generation.Video, Modality: catalog.Video, Model: r.Model, Texts: []string{r.Prompt}, Options: r.Options,
 		SessionID: r.SessionID, User: r.User, Hold: videoHold}, nil
 }
 
-func (vc *videoCall) Input(text string) (generation.Input, generation.Counts) {
-	return generation.Input{Prompt: &text}, generation.Counts{}
+func (vc *videoCall) Input(texts []string) (generation.Input, generation.Counts) {
+	return generation.Input{Prompt: &texts[0]}, generation.Counts{}
 }
 
 // Estimate prices the duration asked for, or the default one.
-func (vc *videoCall) Estimate(ep catalog.Endpoint, _ string) domain.Micros {
+func (vc *videoCall) Estimate(ep catalog.Endpoint, _ []string) domain.Micros {
 	return video.Cost(ep.Pricing, cmp.Or(vc.req.Duration, video.DefaultDuration))
 }
 
 // Open submits the job.
-func (vc *videoCall) Open(ctx context.Context, ep catalog.Endpoint, text string, opts map[string]any) (string, error) {
+func (vc *videoCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
 	p, err := providerOf[ports.VideoProvider](vc.videos.providers, ep.Provider)
 	if err != nil {
 		return "", err
 	}
-	vc.req.Prompt = text
+	vc.req.Prompt = texts[0]
 	vc.upstreamID, err = p.Submit(ctx, ports.VideoSubmission{UpstreamModel: ep.UpstreamModel, Request: vc.req, Options: opts})
 	return vc.upstreamID, err
 }
@@ -258,8 +258,8 @@ func (v *Videos) finished(ctx context.Context, j video.Job) {
 	by := account.Principal{WorkspaceID: j.WorkspaceID, KeyHash: j.KeyHash, CreatorUserID: j.UserID}
 	c := newCall(j.GenerationID, generation.Video, by, j.Caller, j.Model, j.CreatedAt)
 	c.rec.ProviderName, c.rec.UpstreamID, c.rec.Attempts, c.rec.Flags = j.Provider, j.UpstreamID, j.Attempts, j.Flags
-	c.holds, c.text = j.Holds, j.Request.Prompt
-	c.input, c.counts = (&videoCall{req: j.Request}).Input(c.text)
+	c.holds, c.texts = j.Holds, []string{j.Request.Prompt}
+	c.input, c.counts = (&videoCall{req: j.Request}).Input(c.texts)
 	if j.CompletedAt != nil {
 		c.rec.GenerationTime = j.CompletedAt.Sub(j.CreatedAt)
 		c.rec.Latency = c.rec.GenerationTime

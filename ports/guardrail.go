@@ -66,10 +66,10 @@ type BudgetStore interface {
 type Admission struct {
 	Model     string
 	Endpoints []catalog.Endpoint
-	// Text is what will be sent upstream (speech input, video prompt).
-	Text string
+	// Texts are what will be sent upstream (speech input, video prompt, chat messages' text parts).
+	Texts []string
 	// Estimate is the cost of the call on an endpoint, reserved against budgets before the call.
-	Estimate func(catalog.Endpoint, string) domain.Micros
+	Estimate func(catalog.Endpoint, []string) domain.Micros
 	// Hold is how long a reservation may stay unsettled.
 	Hold time.Duration
 }
@@ -77,7 +77,7 @@ type Admission struct {
 // Admitted is what the guardrails let through.
 type Admitted struct {
 	Endpoints []catalog.Endpoint
-	Text      string
+	Texts     []string
 	Flags     []string
 	Holds     []guardrail.Hold
 }

@@ -3,6 +3,7 @@ package guardrail
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -118,9 +119,9 @@ func luhn(s string) bool {
 	return n >= 13 && sum%10 == 0
 }
 
-// Scan is the outcome of applying guardrails' content filters to text.
+// Scan is the outcome of applying guardrails' content filters to the texts of a call.
 type Scan struct {
-	Text  string   // the text to send upstream, redactions applied
+	Texts []string // the texts to send upstream, redactions applied
 	Flags []string // names of the filters that matched with action flag
 }
 
@@ -156,21 +157,27 @@ func (g Guardrail) Policy() Policy {
 	return p
 }
 
-// Apply checks text: a blocking match refuses it (naming the filter and the guardrail), redactions replace the
-// matches with their label, and flags are reported.
+// Apply checks every text: a blocking match refuses the call (naming the filter and the guardrail), redactions
+// replace the matches with their label, and flags are reported, once a filter.
 func (p Policy) Apply(s Scan) (Scan, error) {
+	s.Texts = slices.Clone(s.Texts)
 	for _, r := range p.rules {
-		matches := r.find(s.Text)
-		if len(matches) == 0 {
-			continue
-		}
-		switch r.action {
-		case Block:
-			return s, p.g.refusal(ErrBlocked, fmt.Sprintf("the input matches content filter %q", r.name)).With("filter", r.name)
-		case Redact:
-			s.Text = replace(s.Text, matches, r.label)
-		case Flag:
-			s.Flags = append(s.Flags, r.name)
+		flagged := false
+		for i, text := range s.Texts {
+			matches := r.find(text)
+			if len(matches) == 0 {
+				continue
+			}
+			switch r.action {
+			case Block:
+				return s, p.g.refusal(ErrBlocked, fmt.Sprintf("the input matches content filter %q", r.name)).With("filter", r.name)
+			case Redact:
+				s.Texts[i] = replace(text, matches, r.label)
+			case Flag:
+				if !flagged {
+					s.Flags, flagged = append(s.Flags, r.name), true
+				}
+			}
 		}
 	}
 	return s, nil

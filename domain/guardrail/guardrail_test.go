@@ -134,7 +134,7 @@ func TestContentPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := g.Policy().Apply(guardrail.Scan{Text: tt.in})
+			got, err := g.Policy().Apply(guardrail.Scan{Texts: []string{tt.in, "untouched"}})
 			if tt.blocked != "" {
 				var de *domain.Error
 				if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["filter"] != tt.blocked {
@@ -142,8 +142,8 @@ func TestContentPolicy(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || got.Text != tt.out || strings.Join(got.Flags, ",") != tt.flags {
-				t.Fatalf("Apply = %q %v %v; want %q flags %q", got.Text, got.Flags, err, tt.out, tt.flags)
+			if err != nil || got.Texts[0] != tt.out || got.Texts[1] != "untouched" || strings.Join(got.Flags, ",") != tt.flags {
+				t.Fatalf("Apply = %q %v %v; want %q flags %q", got.Texts, got.Flags, err, tt.out, tt.flags)
 			}
 		})
 	}
@@ -156,7 +156,7 @@ func TestRegexCannotHang(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := g.Policy().Apply(guardrail.Scan{Text: strings.Repeat("a", 100_000) + "!"}); err != nil {
+	if _, err := g.Policy().Apply(guardrail.Scan{Texts: []string{strings.Repeat("a", 100_000) + "!"}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -55,8 +55,8 @@ func setup(t *testing.T, db *gorm.DB, g *app.Guardrails, spec guardrail.Spec) (a
 var endpoints = []catalog.Endpoint{{Provider: "openai"}, {Provider: "elevenlabs"}}
 
 func admission(text string, cost domain.Micros) ports.Admission {
-	return ports.Admission{Model: "openai/tts-1", Endpoints: endpoints, Text: text, Hold: time.Minute,
-		Estimate: func(catalog.Endpoint, string) domain.Micros { return cost }}
+	return ports.Admission{Model: "openai/tts-1", Endpoints: endpoints, Texts: []string{text}, Hold: time.Minute,
+		Estimate: func(catalog.Endpoint, []string) domain.Micros { return cost }}
 }
 
 func TestEnforcement(t *testing.T) {
@@ -71,7 +71,7 @@ func TestEnforcement(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(a.Endpoints) != 1 || a.Endpoints[0].Provider != "elevenlabs" || a.Text != "mail [EMAIL] sk-abcdefghijklmnopqrstuv" ||
+		if len(a.Endpoints) != 1 || a.Endpoints[0].Provider != "elevenlabs" || a.Texts[0] != "mail [EMAIL] sk-abcdefghijklmnopqrstuv" ||
 			len(a.Flags) != 1 || a.Flags[0] != "secrets" {
 			t.Fatalf("Admit = %+v", a)
 		}
@@ -91,7 +91,7 @@ func TestEnforcement(t *testing.T) {
 
 		// A caller nobody assigned anything to passes untouched.
 		free := account.Principal{KeyHash: "unassigned"}
-		if a, err := g.Admit(ctx, free, admission("ada@x.io", 0)); err != nil || a.Text != "ada@x.io" || len(a.Endpoints) != 2 {
+		if a, err := g.Admit(ctx, free, admission("ada@x.io", 0)); err != nil || a.Texts[0] != "ada@x.io" || len(a.Endpoints) != 2 {
 			t.Fatalf("unassigned caller: %+v %v", a, err)
 		}
 	})
