@@ -104,8 +104,10 @@ type fileConfig struct {
 			Provider      string `yaml:"provider"`
 			UpstreamModel string `yaml:"upstream_model"`
 			Pricing       struct {
-				PerMillionCharacters *price `yaml:"per_million_characters"`
-				PerSecond            *price `yaml:"per_second"`
+				PerMillionCharacters       *price `yaml:"per_million_characters"`
+				PerSecond                  *price `yaml:"per_second"`
+				PerMillionPromptTokens     *price `yaml:"per_million_prompt_tokens"`
+				PerMillionCompletionTokens *price `yaml:"per_million_completion_tokens"`
 			} `yaml:"pricing"`
 		} `yaml:"endpoints"`
 	} `yaml:"models"`
@@ -441,7 +443,9 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			}
 			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel,
 				Pricing: catalog.Pricing{PerMillionChars: (*domain.Micros)(e.Pricing.PerMillionCharacters),
-					PerSecond: (*domain.Micros)(e.Pricing.PerSecond)}})
+					PerSecond:                  (*domain.Micros)(e.Pricing.PerSecond),
+					PerMillionPromptTokens:     (*domain.Micros)(e.Pricing.PerMillionPromptTokens),
+					PerMillionCompletionTokens: (*domain.Micros)(e.Pricing.PerMillionCompletionTokens)}})
 		}
 		models = append(models, model)
 	}

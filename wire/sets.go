@@ -162,6 +162,11 @@ var speechSet = wire.NewSet(
 	httpapi.NewSpeechHandler,
 )
 
+var chatSet = wire.NewSet(
+	app.NewChat, wire.Bind(new(ports.ChatService), new(*app.Chat)),
+	httpapi.NewChatHandler,
+)
+
 var videoSet = wire.NewSet(
 	gormstore.NewVideoStore, wire.Bind(new(ports.VideoStore), new(*gormstore.VideoStore)),
 	newVideos, wire.Bind(new(ports.VideoService), new(*app.Videos)),

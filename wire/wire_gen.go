@@ -70,6 +70,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	speech := app.NewSpeech(inference, providers)
 	speechHandler := httpapi.NewSpeechHandler(speech)
+	chat := app.NewChat(inference, providers, presets, env)
+	chatHandler := httpapi.NewChatHandler(chat)
 	credits := app.NewCredits(creditStore)
 	creditsHandler := httpapi.NewCreditsHandler(credits)
 	videoStore := gormstore.NewVideoStore(db)
@@ -84,6 +86,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Presets:     presetsHandler,
 		Guardrails:  guardrailsHandler,
 		Speech:      speechHandler,
+		Chat:        chatHandler,
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
 	}

@@ -42,6 +42,7 @@ type Handlers struct {
 	Presets     *PresetsHandler
 	Guardrails  *GuardrailsHandler
 	Speech      *SpeechHandler
+	Chat        *ChatHandler
 	Credits     *CreditsHandler
 	Videos      *VideosHandler
 }
@@ -92,6 +93,7 @@ func mount(api *gin.RouterGroup, g guard, limited gin.HandlerFunc, h Handlers) {
 	api.DELETE("/keys/:hash", mgmt, h.Keys.delete)
 
 	api.POST("/audio/speech", append(infer, h.Speech.create)...)
+	api.POST("/chat/completions", append(infer, h.Chat.create)...)
 	api.POST("/videos", append(infer, h.Videos.create)...)
 	api.GET("/videos/models", anyK, h.Videos.models)
 	api.GET("/videos/:jobId", anyK, h.Videos.get)

@@ -13,18 +13,22 @@ type Modality string
 const (
 	TTS   Modality = "tts"
 	Video Modality = "video"
+	Chat  Modality = "chat"
 )
 
 // Modalities are every modality, in the order messages list them.
-var Modalities = []Modality{TTS, Video}
+var Modalities = []Modality{TTS, Video, Chat}
 
 // names are how messages call the modalities.
-var names = map[Modality]string{TTS: "text-to-speech", Video: "video"}
+var names = map[Modality]string{TTS: "text-to-speech", Video: "video", Chat: "chat"}
 
-// Pricing is what an endpoint costs; either price may be absent.
+// Pricing is what an endpoint costs; any price may be absent.
 type Pricing struct {
 	PerMillionChars *domain.Micros
 	PerSecond       *domain.Micros
+	// Chat is priced per million tokens of prompt and of completion.
+	PerMillionPromptTokens     *domain.Micros
+	PerMillionCompletionTokens *domain.Micros
 }
 
 // Endpoint is one upstream that serves a model.

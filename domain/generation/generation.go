@@ -13,8 +13,9 @@ import (
 type APIType string
 
 const (
-	TTS   APIType = "tts"
-	Video APIType = "video"
+	TTS         APIType = "tts"
+	Video       APIType = "video"
+	Completions APIType = "completions"
 )
 
 // Record is the narrow metadata row of a generation.

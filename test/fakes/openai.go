@@ -18,7 +18,8 @@ const (
 	openAIBadKey      = `{"error":{"message":"Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`
 )
 
-// OpenAI fakes api.openai.com/v1: POST /v1/audio/speech (and, in openai_video.go, the videos API).
+// OpenAI fakes api.openai.com/v1: POST /v1/audio/speech, POST /v1/chat/completions (openai_chat.go) and the
+// videos API (openai_video.go).
 type OpenAI struct {
 	*Fake
 	Key  string
@@ -45,6 +46,8 @@ func (o *OpenAI) serve(f *Fake, w http.ResponseWriter, r *http.Request, body []b
 	switch {
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/audio/speech":
 		o.speech(w, r, body, step)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
+		o.chat(w, r, body, step)
 	default:
 		o.video(w, r, body, step)
 	}

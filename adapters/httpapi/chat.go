@@ -1,0 +1,217 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// ChatHandler serves POST /chat/completions.
+type ChatHandler struct{ chat ports.ChatService }
+
+func NewChatHandler(s ports.ChatService) *ChatHandler { return &ChatHandler{chat: s} }
+
+func (h *ChatHandler) create(c *gin.Context) {
+	var body chat.Body
+	if err := bindJSON(c, &body); err != nil {
+		writeError(c, err)
+		return
+	}
+	if body == nil {
+		writeError(c, errNoBody)
+		return
+	}
+	sink := &chatSink{flushWriter: newFlushWriter(c)}
+	id, err := h.chat.Complete(c.Request.Context(), principal(c), body, caller(c), sink)
+	switch {
+	case err == nil || sink.started:
+		// a stream that broke has ended with its error event
+	default:
+		if id != "" {
+			c.Header("X-Generation-Id", id)
+		}
+		writeError(c, err)
+	}
+}
+
+// chatSink writes a chat answer in OpenAI's shape: a stream of chat.completion.chunk server-sent events ending
+// in data: [DONE], or one chat.completion object.
+type chatSink struct {
+	flushWriter
+	head ports.ChatHead
+	buf  []byte
+}
+
+func (s *chatSink) Start(h ports.ChatHead) {
+	s.head = h
+	s.c.Header("X-Generation-Id", h.GenerationID)
+	if h.Stream {
+		s.c.Header("Content-Type", "text/event-stream")
+		s.c.Header("X-Accel-Buffering", "no")
+		s.start(http.StatusOK)
+	}
+}
+
+type chunkOut struct {
+	ID       string       `json:"id"`
+	Object   string       `json:"object"`
+	Created  int64        `json:"created"`
+	Model    string       `json:"model"`
+	Provider string       `json:"provider,omitempty"`
+	Choices  []choiceOut  `json:"choices"`
+	Usage    *usageOut    `json:"usage,omitempty"`
+	Error    *streamError `json:"error,omitempty"`
+}
+
+// streamError is the error of a stream that broke: the clients read code and message.
+type streamError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+}
+
+type choiceOut struct {
+	Index              int         `json:"index"`
+	Delta              *messageOut `json:"delta,omitempty"`
+	Message            *messageOut `json:"message,omitempty"`
+	FinishReason       *string     `json:"finish_reason"`
+	NativeFinishReason *string     `json:"native_finish_reason"`
+	Logprobs           any         `json:"logprobs"`
+}
+
+type messageOut struct {
+	Role      string        `json:"role,omitempty"`
+	Content   *string       `json:"content,omitempty"`
+	Reasoning *string       `json:"reasoning,omitempty"`
+	ToolCalls []toolCallOut `json:"tool_calls,omitempty"`
+}
+
+type toolCallOut struct {
+	Index    *int   `json:"index,omitempty"`
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type,omitempty"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+type usageOut struct {
+	PromptTokens            int64           `json:"prompt_tokens"`
+	CompletionTokens        int64           `json:"completion_tokens"`
+	TotalTokens             int64           `json:"total_tokens"`
+	Cost                    json.RawMessage `json:"cost"`
+	PromptTokensDetails     map[string]any  `json:"prompt_tokens_details"`
+	CompletionTokensDetails map[string]any  `json:"completion_tokens_details"`
+}
+
+func (s *chatSink) chunk(choices []choiceOut) chunkOut {
+	return chunkOut{ID: s.head.GenerationID, Object: "chat.completion.chunk", Created: s.head.Created, Model: s.head.Model,
+		Provider: s.head.Provider, Choices: choices}
+}
+
+func (s *chatSink) Chunk(c chat.Chunk) error {
+	d := &messageOut{Role: "assistant"}
+	if c.Content != "" || c.Reasoning == "" && len(c.ToolCalls) == 0 {
+		d.Content = &c.Content
+	}
+	if c.Reasoning != "" {
+		d.Reasoning = &c.Reasoning
+	}
+	for _, tc := range c.ToolCalls {
+		i := tc.Index
+		t := toolCallOut{Index: &i, ID: tc.ID}
+		if tc.ID != "" {
+			t.Type = "function"
+		}
+		t.Function.Name, t.Function.Arguments = tc.Name, tc.Arguments
+		d.ToolCalls = append(d.ToolCalls, t)
+	}
+	ch := choiceOut{Delta: d}
+	if c.FinishReason != "" {
+		ch.FinishReason, ch.NativeFinishReason = &c.FinishReason, &c.NativeFinishReason
+	}
+	return s.event(s.chunk([]choiceOut{ch}))
+}
+
+// event writes one server-sent event and flushes it.
+func (s *chatSink) event(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	s.buf = append(append(append(s.buf[:0], "data: "...), b...), "\n\n"...)
+	return s.Write(s.buf)
+}
+
+func usage(u *chat.Usage, cost domain.Micros) *usageOut {
+	return &usageOut{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		TotalTokens: u.PromptTokens + u.CompletionTokens, Cost: json.RawMessage(cost.Decimal()),
+		PromptTokensDetails:     map[string]any{"cached_tokens": u.CachedTokens},
+		CompletionTokensDetails: map[string]any{"reasoning_tokens": u.ReasoningTokens}}
+}
+
+func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
+	if s.head.Stream {
+		if s.head.IncludeUsage {
+			out := s.chunk([]choiceOut{})
+			out.Usage = usage(r.Usage, cost)
+			if err := s.event(out); err != nil {
+				return err
+			}
+		}
+		return s.Write([]byte("data: [DONE]\n\n"))
+	}
+	content := r.Content.String()
+	msg := &messageOut{Role: "assistant", Content: &content}
+	if len(r.ToolCalls) > 0 && content == "" {
+		msg.Content = nil
+	}
+	if reasoning := r.Reasoning.String(); reasoning != "" {
+		msg.Reasoning = &reasoning
+	}
+	for _, tc := range r.ToolCalls {
+		t := toolCallOut{ID: tc.ID, Type: "function"}
+		t.Function.Name, t.Function.Arguments = tc.Name, tc.Arguments
+		msg.ToolCalls = append(msg.ToolCalls, t)
+	}
+	finish, native := r.FinishReason, r.NativeFinishReason
+	out := completionOut{ID: s.head.GenerationID, Object: "chat.completion", Created: s.head.Created, Model: s.head.Model,
+		Provider: s.head.Provider, Choices: []choiceOut{{Message: msg, FinishReason: &finish, NativeFinishReason: &native}},
+		Usage: usage(r.Usage, cost)}
+	b, err := json.Marshal(out)
+	if err != nil {
+		return err
+	}
+	s.c.Header("Content-Type", "application/json; charset=utf-8")
+	s.start(http.StatusOK)
+	return s.Write(b)
+}
+
+// completionOut is a whole answer; system_fingerprint is a required key (null here).
+type completionOut struct {
+	ID                string      `json:"id"`
+	Object            string      `json:"object"`
+	Created           int64       `json:"created"`
+	Model             string      `json:"model"`
+	Provider          string      `json:"provider,omitempty"`
+	SystemFingerprint *string     `json:"system_fingerprint"`
+	Choices           []choiceOut `json:"choices"`
+	Usage             *usageOut   `json:"usage"`
+}
+
+// Fail ends a broken stream the way the reference does: a chunk with an error object (which the OpenAI clients
+// raise as an error) and finish_reason "error".
+func (s *chatSink) Fail(err error) {
+	de := &domain.Error{Kind: domain.KindUpstream, Code: "upstream_failed", Msg: "the provider failed mid-stream"}
+	errors.As(err, &de)
+	finish, empty := "error", ""
+	out := s.chunk([]choiceOut{{Delta: &messageOut{Content: &empty}, FinishReason: &finish, NativeFinishReason: &finish}})
+	out.Error = &streamError{Code: de.Kind.Status(), Message: de.Msg}
+	_ = s.event(out)
+}

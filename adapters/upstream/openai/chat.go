@@ -1,0 +1,206 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+var _ ports.ChatProvider = (*Client)(nil)
+
+// Chat calls POST /chat/completions, always streaming with the usage chunk asked for. The caller's fields the
+// gateway does not read go as they came; passthrough options go under them.
+func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
+	body := make(map[string]any, len(req.Request.Extra)+4)
+	for k, v := range req.Options {
+		body[k] = v
+	}
+	for k, v := range req.Request.Extra {
+		body[k] = v
+	}
+	body["model"] = req.UpstreamModel
+	body["messages"] = Messages(req.Request.Messages)
+	body["stream"] = true
+	body["stream_options"] = map[string]any{"include_usage": true}
+	hreq, err := upstream.NewJSONRequest(ctx, c.cfg.BaseURL+"/chat/completions", body)
+	if err != nil {
+		return ports.ChatReply{}, upstream.Internal(err)
+	}
+	hreq.Header.Set("Accept", "text/event-stream")
+	resp, err := c.do(hreq)
+	if err != nil {
+		return ports.ChatReply{}, err
+	}
+	return ports.ChatReply{Stream: NewChatStream(resp.Body, resp.StatusCode), UpstreamID: resp.Header.Get("x-request-id")}, nil
+}
+
+// message is a chat message on OpenAI's wire.
+type message struct {
+	Role       string     `json:"role"`
+	Content    any        `json:"content"`
+	Name       string     `json:"name,omitempty"`
+	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+}
+
+type toolCall struct {
+	ID       string `json:"id"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name"`
+		Arguments string `json:"arguments"`
+	} `json:"function"`
+}
+
+// Messages puts messages in OpenAI's shape: a string content stays a string, parts stay parts.
+func Messages(msgs []chat.Message) []any {
+	out := make([]any, len(msgs))
+	for i, m := range msgs {
+		w := message{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID}
+		switch {
+		case m.Null:
+		case m.Text:
+			w.Content = m.Joined()
+		default:
+			parts := make([]any, len(m.Content))
+			for j, p := range m.Content {
+				switch p.Type {
+				case "text":
+					parts[j] = map[string]any{"type": "text", "text": p.Text}
+				case "image_url":
+					img := map[string]any{"url": p.ImageURL}
+					if p.Detail != "" {
+						img["detail"] = p.Detail
+					}
+					parts[j] = map[string]any{"type": "image_url", "image_url": img}
+				default:
+					parts[j] = p.Raw
+				}
+			}
+			w.Content = parts
+		}
+		for _, tc := range m.ToolCalls {
+			t := toolCall{ID: tc.ID, Type: "function"}
+			t.Function.Name, t.Function.Arguments = tc.Name, tc.Arguments
+			w.ToolCalls = append(w.ToolCalls, t)
+		}
+		out[i] = w
+	}
+	return out
+}
+
+// chunk is one event of OpenAI's stream.
+type chunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          string `json:"content"`
+			Reasoning        string `json:"reasoning"`
+			ReasoningContent string `json:"reasoning_content"`
+			ToolCalls        []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+// ChatStream reads OpenAI's stream of chat.completion.chunk events, up to data: [DONE]. OpenAI-compatible
+// upstreams that speak the same stream (OpenRouter among them) read it too.
+type ChatStream struct {
+	body     io.ReadCloser
+	sse      *upstream.SSE
+	status   int
+	finished bool
+}
+
+func NewChatStream(body io.ReadCloser, status int) *ChatStream {
+	return &ChatStream{body: body, sse: upstream.NewSSE(body), status: status}
+}
+
+func (s *ChatStream) Close() error { return s.body.Close() }
+
+func (s *ChatStream) Next() (chat.Chunk, error) {
+	for {
+		_, data, err := s.sse.Next()
+		if err != nil {
+			return chat.Chunk{}, s.broke(err)
+		}
+		if string(data) == "[DONE]" {
+			return chat.Chunk{}, io.EOF
+		}
+		var ch chunk
+		if err := json.Unmarshal(data, &ch); err != nil {
+			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
+				Reason: "the provider sent an event that is not JSON", Raw: generation.TruncateRaw(data), Err: err}
+		}
+		if ch.Error != nil {
+			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
+				Reason: "the provider's stream failed", Raw: generation.TruncateRaw(data)}
+		}
+		var out chat.Chunk
+		if len(ch.Choices) > 0 {
+			c := ch.Choices[0]
+			out.Content, out.Reasoning = c.Delta.Content, c.Delta.Reasoning+c.Delta.ReasoningContent
+			for _, tc := range c.Delta.ToolCalls {
+				out.ToolCalls = append(out.ToolCalls, chat.ToolCallDelta{Index: tc.Index, ID: tc.ID, Name: tc.Function.Name,
+					Arguments: tc.Function.Arguments})
+			}
+			if c.FinishReason != nil && *c.FinishReason != "" {
+				out.FinishReason, out.NativeFinishReason = chat.Finish(*c.FinishReason), *c.FinishReason
+				s.finished = true
+			}
+		}
+		if u := ch.Usage; u != nil {
+			out.Usage = &chat.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+			if u.PromptTokensDetails != nil {
+				out.Usage.CachedTokens = u.PromptTokensDetails.CachedTokens
+			}
+			if u.CompletionTokensDetails != nil {
+				out.Usage.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+			}
+		}
+		if out.Empty() && out.Usage == nil {
+			continue // a role-only first delta, a keep-alive
+		}
+		return out, nil
+	}
+}
+
+// broke views the end of the body: after the answer finished that is its end, before it a break.
+func (s *ChatStream) broke(err error) error {
+	if err == io.EOF && s.finished {
+		return io.EOF
+	}
+	var ue *ports.UpstreamError
+	if errors.As(err, &ue) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
+		Reason: "the provider's stream broke off", Err: err}
+}

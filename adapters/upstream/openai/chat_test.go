@@ -1,0 +1,71 @@
+package openai_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
+	"github.com/switchboard-ai/switchboard/test/fakes"
+)
+
+func TestChatContract(t *testing.T) {
+	t.Parallel()
+	f := fakes.NewOpenAI(t, "sk-test")
+	fakes.ChatContract{Fake: f.Fake, Key: "sk-test",
+		Client: func(key string) ports.ChatProvider { return client(f, key) },
+		Sent: func(t *testing.T, r fakes.Request) (string, float64, int) {
+			var body struct {
+				Messages []struct {
+					Role    string `json:"role"`
+					Content string `json:"content"`
+				} `json:"messages"`
+				Temperature float64 `json:"temperature"`
+				MaxTokens   int     `json:"max_tokens"`
+			}
+			if err := json.Unmarshal(r.Body, &body); err != nil || r.Path != "/v1/chat/completions" {
+				t.Fatalf("%s: %v: %s", r.Path, err, r.Body)
+			}
+			system := ""
+			if len(body.Messages) > 0 && body.Messages[0].Role == "system" {
+				system = body.Messages[0].Content
+			}
+			return system, body.Temperature, body.MaxTokens
+		},
+		Failures: []fakes.Failure{
+			{Name: "rate limited", Step: fakes.Step{Status: 429, Body: fakes.OpenAIRateLimited, Header: map[string]string{"Retry-After": "2"}},
+				Kind: domain.KindRateLimited, Retryable: true, RetryAfter: 2 * time.Second},
+			{Name: "quota", Step: fakes.Step{Status: 429, Body: fakes.OpenAIQuota}, Kind: domain.KindUpstream, Retryable: true},
+			{Name: "server error", Step: fakes.Step{Status: 500, Body: fakes.OpenAIServerError}, Kind: domain.KindUpstream, Retryable: true},
+			{Name: "overloaded", Step: fakes.Step{Status: 503, Body: fakes.OpenAIOverloaded}, Kind: domain.KindOverloaded, Retryable: true},
+			{Name: "caller's input", Step: fakes.Step{Status: 400, Body: fakes.OpenAIBadInput}, Kind: domain.KindInvalid},
+		},
+	}.Run(t)
+}
+
+// TestChatPassesUnknownFields: fields the gateway does not read reach an OpenAI-compatible upstream as they
+// came; the gateway's own do not; passthrough options go under the caller's fields.
+func TestChatPassesUnknownFields(t *testing.T) {
+	t.Parallel()
+	f := fakes.NewOpenAI(t, "sk-test")
+	req := fakes.ChatRequest(t, "up-model", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}},
+		"logit_bias": map[string]any{"50256": -100}, "top_k": 3, "session_id": "s1", "models": []any{"x"}, "stream": false,
+		"response_format": map[string]any{"type": "json_object"}, "seed": 7})
+	req.Options = map[string]any{"top_k": 9, "min_p": 0.1}
+	if _, err := fakes.ReadChat(t, client(f, "sk-test"), req); err != nil {
+		t.Fatal(err)
+	}
+	var body map[string]any
+	_ = json.Unmarshal(f.Requests()[0].Body, &body)
+	so, _ := body["stream_options"].(map[string]any)
+	if body["top_k"] != 3.0 || body["min_p"] != 0.1 || body["logit_bias"] == nil || body["seed"] != 7.0 ||
+		body["response_format"] == nil || body["model"] != "up-model" || body["stream"] != true || so["include_usage"] != true {
+		t.Fatalf("upstream body: %v", body)
+	}
+	for _, k := range []string{"session_id", "models", "provider", "preset"} {
+		if _, ok := body[k]; ok {
+			t.Fatalf("the gateway's field %q went upstream: %v", k, body)
+		}
+	}
+}

@@ -1,0 +1,86 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// MaxEvent bounds one server-sent event: a provider that sends a longer one has broken its stream.
+const MaxEvent = 4 << 20
+
+// SSE reads server-sent events (text/event-stream) from an upstream: `data:` lines, joined with newlines when an
+// event has several, ended by a blank line; `event:` names; comments and other fields skipped. LF and CRLF end
+// lines.
+type SSE struct {
+	r    *bufio.Reader
+	data bytes.Buffer
+	long []byte
+}
+
+func NewSSE(body io.Reader) *SSE { return &SSE{r: bufio.NewReaderSize(body, 16<<10)} }
+
+// ErrEventTooLarge is a stream whose event passed MaxEvent.
+var ErrEventTooLarge = errors.New("a server-sent event is larger than the gateway accepts")
+
+// Next returns the next event's name and data (valid until the next call); io.EOF when the stream ended
+// between events.
+func (s *SSE) Next() (event string, data []byte, err error) {
+	s.data.Reset()
+	fields, hasData := false, false
+	for {
+		line, err := s.line()
+		if err == io.EOF && fields {
+			return event, s.data.Bytes(), nil // a last event without its blank line
+		}
+		if err != nil {
+			return "", nil, err
+		}
+		if len(line) == 0 {
+			if fields {
+				return event, s.data.Bytes(), nil
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		name, value, _ := bytes.Cut(line, []byte(":"))
+		value = bytes.TrimPrefix(value, []byte(" "))
+		switch string(name) {
+		case "data":
+			if hasData {
+				s.data.WriteByte('\n')
+			}
+			s.data.Write(value)
+			fields, hasData = true, true
+			if s.data.Len() > MaxEvent {
+				return "", nil, ErrEventTooLarge
+			}
+		case "event":
+			event, fields = string(value), true
+		}
+	}
+}
+
+// line reads one line without its ending; it is valid until the next read.
+func (s *SSE) line() ([]byte, error) {
+	line, err := s.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull { // a long line: gather it
+		s.long = append(s.long[:0], line...)
+		for err == bufio.ErrBufferFull {
+			if len(s.long) > MaxEvent {
+				return nil, ErrEventTooLarge
+			}
+			line, err = s.r.ReadSlice('\n')
+			s.long = append(s.long, line...)
+		}
+		line = s.long
+	}
+	if err != nil && (err != io.EOF || len(line) == 0) {
+		return nil, err
+	}
+	line = bytes.TrimSuffix(line, []byte("\n"))
+	return bytes.TrimSuffix(line, []byte("\r")), nil
+}

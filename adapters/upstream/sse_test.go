@@ -1,0 +1,31 @@
+package upstream_test
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/adapters/upstream"
+)
+
+func TestSSE(t *testing.T) {
+	t.Parallel()
+	in := ": keep-alive\r\n\r\ndata: {\"a\":1}\r\n\r\nevent: message_start\ndata: one\ndata: two\n\nid: 7\nretry: 10\ndata:tight\n\n\n\ndata: " +
+		strings.Repeat("x", 40_000) + "\n\ndata: last without a blank line"
+	s := upstream.NewSSE(strings.NewReader(in))
+	want := []struct{ event, data string }{{"", `{"a":1}`}, {"message_start", "one\ntwo"}, {"", "tight"},
+		{"", strings.Repeat("x", 40_000)}, {"", "last without a blank line"}}
+	for i, w := range want {
+		ev, data, err := s.Next()
+		if err != nil || ev != w.event || string(data) != w.data {
+			t.Fatalf("event %d: %q %.40q %v; want %q %.40q", i, ev, data, err, w.event, w.data)
+		}
+	}
+	if _, _, err := s.Next(); err != io.EOF {
+		t.Fatalf("end: %v", err)
+	}
+	s = upstream.NewSSE(strings.NewReader("data: " + strings.Repeat("x", upstream.MaxEvent+1) + "\n\n"))
+	if _, _, err := s.Next(); err != upstream.ErrEventTooLarge {
+		t.Fatalf("huge event: %v", err)
+	}
+}

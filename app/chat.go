@@ -1,0 +1,206 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/domain/preset"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Chat is chat completions: each call is made from its preset, when it names one, goes through the inference
+// pipeline, and streams the answer of the first endpoint that sends a token.
+type Chat struct {
+	inference *Inference
+	providers ports.Providers
+	presets   *Presets
+	env       Env
+}
+
+var _ ports.ChatService = (*Chat)(nil)
+
+func NewChat(inference *Inference, providers ports.Providers, presets *Presets, env Env) *Chat {
+	return &Chat{inference: inference, providers: providers, presets: presets, env: env}
+}
+
+// chatHold is how long a call's budget reservation may stay unsettled.
+const chatHold = 30 * time.Minute
+
+func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Body, caller generation.Caller, sink ports.ChatSink) (string, error) {
+	body, ref, err := chat.Preset(body)
+	if err != nil {
+		return "", err
+	}
+	var presetID *string
+	if ref != nil {
+		if body, presetID, err = s.applyPreset(ctx, by, body, *ref); err != nil {
+			return "", err
+		}
+	}
+	req, err := chat.Parse(body)
+	if err != nil {
+		return "", err
+	}
+	return s.inference.Run(ctx, by, caller, &chatCall{req: req, presetID: presetID, providers: s.providers, sink: sink, env: s.env})
+}
+
+// applyPreset lays the request over the preset's version it names.
+func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.Body, ref chat.PresetRef) (chat.Body, *string, error) {
+	scope := ports.PresetScope{By: by, Slug: ref.Slug}
+	p, v, err := s.presets.Get(ctx, scope)
+	if errors.Is(err, preset.ErrNotFound) {
+		return nil, nil, domain.E(domain.KindNotFound, "preset_not_found", ref.Field+": no preset "+ref.Slug).With("field", ref.Field)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if ref.Version != 0 {
+		got, err := s.presets.store.Version(ctx, p.ID, ref.Version)
+		if errors.Is(err, preset.ErrVersionNotFound) {
+			return nil, nil, preset.ErrVersionNotFound.WithMsg(ref.Field+": preset "+ref.Slug+" has no such version").With("field", ref.Field)
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		v = &got
+	}
+	body, err = body.UnderPreset(p, v, ref)
+	return body, &p.ID, err
+}
+
+// chatCall is one chat completion in the pipeline.
+type chatCall struct {
+	req       chat.Request
+	presetID  *string
+	providers ports.Providers
+	sink      ports.ChatSink
+	env       Env
+	// stream is the answer of the endpoint that answered, and first its first chunk, once Open has them.
+	stream ports.ChatStream
+	first  chat.Chunk
+}
+
+func (s *chatCall) Spec() (Spec, error) {
+	r := s.req
+	return Spec{API: generation.Completions, Modality: catalog.Chat, Model: r.Model, Texts: r.Texts(), Options: r.Options,
+		SessionID: r.SessionID, User: r.User, Streamed: r.Stream, Hold: chatHold, PresetID: s.presetID}, nil
+}
+
+// Input keeps the messages' text; tokens are counted by the upstream, at the end.
+func (s *chatCall) Input(texts []string) (generation.Input, generation.Counts) {
+	msgs := s.req.WithTexts(texts).Messages
+	out := make([]generation.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = generation.Message{Role: m.Role, Content: m.Joined()}
+	}
+	return generation.Input{Messages: out}, generation.Counts{}
+}
+
+func (s *chatCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
+	return s.req.WithTexts(texts).Estimate(ep.Pricing)
+}
+
+// Open asks one endpoint for the answer and waits for its first chunk: a failure before the first token may
+// still fail over.
+func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
+	p, err := providerOf[ports.ChatProvider](s.providers, ep.Provider)
+	if err != nil {
+		return "", err
+	}
+	reply, err := p.Chat(ctx, ports.ChatRequest{UpstreamModel: ep.UpstreamModel, Request: s.req.WithTexts(texts), Options: opts})
+	if err != nil {
+		return "", err
+	}
+	first, err := reply.Stream.Next()
+	if err != nil {
+		reply.Stream.Close()
+		if err == io.EOF {
+			err = &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "the provider sent no answer"}
+		}
+		return "", err
+	}
+	s.stream, s.first = reply.Stream, first
+	return reply.UpstreamID, nil
+}
+
+// Deliver sends the answer on as it streams (or whole, when the caller asked for no stream) and prices it from
+// the upstream's usage. A stream that breaks, or a caller who leaves, pays for what was delivered: the prompt
+// and the completion sent, counted by the upstream when it said, estimated otherwise.
+func (s *chatCall) Deliver(_ context.Context, c *Call) Delivery {
+	defer s.stream.Close()
+	s.sink.Start(ports.ChatHead{GenerationID: c.ID(), Model: s.req.Model, Provider: c.endpoint.Provider,
+		Created: c.rec.CreatedAt.Unix(), Stream: s.req.Stream, IncludeUsage: s.req.IncludeUsage})
+	var res chat.Result
+	var err error
+	for chunk := s.first; ; {
+		res.Add(chunk)
+		if s.req.Stream && !chunk.Empty() {
+			if werr := s.sink.Chunk(chunk); werr != nil {
+				err = errCallerGone
+				break
+			}
+		}
+		if chunk, err = s.stream.Next(); err != nil {
+			break
+		}
+	}
+	switch {
+	case err == io.EOF:
+		err = nil
+	case err != nil && !callerLeft(err):
+		err = brokeOff(err)
+	}
+	usage := s.usage(&res, c)
+	res.Usage = &usage
+	d := Delivery{Err: err, FinishReason: res.FinishReason, NativeFinishReason: res.NativeFinishReason,
+		Output: generation.Output{Completion: res.Content.String()},
+		Counts: generation.Counts{TokensPrompt: usage.PromptTokens, TokensCompletion: usage.CompletionTokens,
+			NativeTokensPrompt: usage.PromptTokens, NativeTokensCompletion: usage.CompletionTokens,
+			NativeTokensReasoning: usage.ReasoningTokens, NativeTokensCached: usage.CachedTokens}}
+	if r := res.Reasoning.String(); r != "" {
+		d.Output.Reasoning = &r
+	}
+	if err != nil && !callerLeft(err) && !s.req.Stream {
+		return d // nothing was delivered: the caller gets the failure, and pays nothing
+	}
+	d.Cost = chat.Cost(c.endpoint.Pricing, usage.PromptTokens, usage.CompletionTokens)
+	switch {
+	case err == nil:
+		if ferr := s.sink.Finish(&res, d.Cost); ferr != nil {
+			d.Err = errCallerGone
+		}
+	case !callerLeft(err):
+		d.FinishReason = "error"
+		s.sink.Fail(err)
+	}
+	return d
+}
+
+// brokeOff is the caller's error for an answer that broke after it began.
+func brokeOff(err error) error {
+	ue := asUpstream(err)
+	kind := domain.KindUpstream
+	if ue.Kind == domain.KindTimeout {
+		kind = domain.KindTimeout
+	}
+	return domain.E(kind, "upstream_stream_broke", "the provider's answer broke off: "+ue.Reason).Wrap(err)
+}
+
+// usage is the upstream's count when it gave one, else an estimate of the prompt and of what was delivered.
+func (s *chatCall) usage(res *chat.Result, c *Call) chat.Usage {
+	if res.Usage != nil {
+		return *res.Usage
+	}
+	completion := chat.Tokens(res.Content.String()) + chat.Tokens(res.Reasoning.String())
+	for _, tc := range res.ToolCalls {
+		completion += chat.Tokens(tc.Name) + chat.Tokens(tc.Arguments)
+	}
+	return chat.Usage{PromptTokens: s.req.WithTexts(c.texts).PromptTokens(), CompletionTokens: completion}
+}

@@ -1,0 +1,587 @@
+// Package chat is chat completions: the request a caller makes (OpenAI's chat completions shape), the pieces
+// of an answer as they stream, and how a call is priced (per million prompt and completion tokens).
+package chat
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+)
+
+// Body is a request body as the caller sent it, field by field.
+type Body map[string]json.RawMessage
+
+// Request is a parsed, validated chat completion request. The fields the gateway reads or translates for
+// non-OpenAI upstreams are typed; the others are in Extra, passed unchanged to OpenAI-compatible upstreams.
+type Request struct {
+	Model    string
+	Messages []Message
+	// Stream asks for server-sent events; IncludeUsage for the usage chunk at their end.
+	Stream, IncludeUsage bool
+	// MaxTokens is max_completion_tokens, or max_tokens.
+	MaxTokens      *int64
+	Temperature    *float64
+	TopP           *float64
+	Stop           []string
+	Seed           *int64
+	Tools          []Tool
+	ToolChoice     json.RawMessage
+	ResponseFormat json.RawMessage
+	User           string
+	SessionID      string
+	// Options is provider.options: passthrough objects keyed by provider slug.
+	Options map[string]any
+	// Extra are the fields sent on to OpenAI-compatible upstreams as they came: every one but the gateway's own
+	// and those it rewrites (model, messages, stream, stream_options). Other upstreams get the typed ones,
+	// translated.
+	Extra map[string]json.RawMessage
+}
+
+// Message is one message of the conversation.
+type Message struct {
+	// Role is system, developer, user, assistant or tool.
+	Role string
+	// Content is the message's parts; a plain string content is one text part (and Text says so).
+	Content []Part
+	// Text means the content was a plain string; Null that it was null or absent (an assistant's tool calls).
+	Text, Null bool
+	Name       string
+	ToolCalls  []ToolCall
+	ToolCallID string
+}
+
+// Part is one part of a message's content.
+type Part struct {
+	// Type is text, image_url, or another kind passed as it came (Raw) to OpenAI-compatible upstreams.
+	Type     string
+	Text     string
+	ImageURL string
+	Detail   string
+	Raw      json.RawMessage
+}
+
+// ToolCall is a function call the assistant asked for.
+type ToolCall struct {
+	ID, Name, Arguments string
+}
+
+// Tool is a function the model may call.
+type Tool struct {
+	Name, Description string
+	// Parameters is the function's JSON Schema, as sent.
+	Parameters json.RawMessage
+	Strict     *bool
+}
+
+// Usage is what an answer used, as its upstream counts it.
+type Usage struct {
+	PromptTokens, CompletionTokens int64
+	ReasoningTokens, CachedTokens  int64
+}
+
+// Chunk is one piece of a streamed answer (the first choice's).
+type Chunk struct {
+	Content   string
+	Reasoning string
+	ToolCalls []ToolCallDelta
+	// FinishReason is normalised (stop, length, tool_calls, content_filter, error); NativeFinishReason is the
+	// upstream's own word.
+	FinishReason, NativeFinishReason string
+	// Usage comes once, usually with or after the last chunk.
+	Usage *Usage
+}
+
+// Empty reports a chunk that carries nothing for the caller.
+func (c Chunk) Empty() bool {
+	return c.Content == "" && c.Reasoning == "" && len(c.ToolCalls) == 0 && c.FinishReason == ""
+}
+
+// ToolCallDelta is a piece of a tool call: the first piece of a call has its id and name, later ones add to
+// its arguments.
+type ToolCallDelta struct {
+	Index               int
+	ID, Name, Arguments string
+}
+
+// Result is a whole answer, gathered from its chunks.
+type Result struct {
+	Content, Reasoning               strings.Builder
+	ToolCalls                        []ToolCall
+	FinishReason, NativeFinishReason string
+	Usage                            *Usage
+}
+
+// Add gathers one chunk into the answer.
+func (r *Result) Add(c Chunk) {
+	r.Content.WriteString(c.Content)
+	r.Reasoning.WriteString(c.Reasoning)
+	for _, d := range c.ToolCalls {
+		for len(r.ToolCalls) <= d.Index {
+			r.ToolCalls = append(r.ToolCalls, ToolCall{})
+		}
+		tc := &r.ToolCalls[d.Index]
+		if d.ID != "" {
+			tc.ID = d.ID
+		}
+		tc.Name += d.Name
+		tc.Arguments += d.Arguments
+	}
+	if c.FinishReason != "" {
+		r.FinishReason, r.NativeFinishReason = c.FinishReason, c.NativeFinishReason
+	}
+	if c.Usage != nil {
+		u := *c.Usage
+		r.Usage = &u
+	}
+}
+
+// Finish normalises an upstream's finish reason: OpenAI's words pass, Anthropic's and Gemini's are mapped.
+func Finish(native string) string {
+	switch strings.ToLower(native) {
+	case "", "stop", "end_turn", "stop_sequence":
+		return "stop"
+	case "length", "max_tokens":
+		return "length"
+	case "tool_calls", "tool_use", "function_call":
+		return "tool_calls"
+	case "content_filter", "safety", "recitation", "blocklist", "prohibited_content", "spii", "refusal":
+		return "content_filter"
+	case "error", "malformed_function_call":
+		return "error"
+	}
+	return "stop"
+}
+
+// Roles a message may have.
+var roles = []string{"system", "developer", "user", "assistant", "tool"}
+
+// Bounds on a request, so that one call cannot hold the gateway's memory.
+const (
+	MaxMessages = 10_000
+	MaxParts    = 1_000
+	MaxTools    = 512
+	MaxStops    = 4
+)
+
+// DefaultMaxTokens is the completion length assumed for a call that sets no max_tokens, when its budget is
+// reserved.
+const DefaultMaxTokens = 4096
+
+// gatewayFields are the fields the gateway answers to itself (model, models, preset, provider, session_id...)
+// or rewrites (messages, stream, stream_options): never sent upstream as they came.
+var gatewayFields = []string{"model", "models", "preset", "provider", "route", "transforms", "session_id", "usage",
+	"plugins", "trace", "stream", "stream_options", "messages"}
+
+// Parse reads and validates a request body; every error names its field.
+func Parse(b Body) (Request, error) {
+	var r Request
+	if err := field(b, "model", &r.Model); err != nil {
+		return r, err
+	}
+	if r.Model == "" {
+		return r, domain.Invalid("model", "is required")
+	}
+	raw, ok := b["messages"]
+	if !ok || isNull(raw) {
+		return r, domain.Invalid("messages", "is required")
+	}
+	var msgs []json.RawMessage
+	if err := json.Unmarshal(raw, &msgs); err != nil {
+		return r, domain.Invalid("messages", "must be an array of messages")
+	}
+	if len(msgs) == 0 || len(msgs) > MaxMessages {
+		return r, domain.Invalid("messages", fmt.Sprintf("must hold 1 to %d messages", MaxMessages))
+	}
+	r.Messages = make([]Message, len(msgs))
+	for i, m := range msgs {
+		if err := parseMessage(m, &r.Messages[i], fmt.Sprintf("messages[%d]", i)); err != nil {
+			return r, err
+		}
+	}
+	if err := field(b, "stream", &r.Stream); err != nil {
+		return r, err
+	}
+	var so struct {
+		IncludeUsage *bool `json:"include_usage"`
+	}
+	if err := field(b, "stream_options", &so); err != nil {
+		return r, err
+	}
+	r.IncludeUsage = so.IncludeUsage != nil && *so.IncludeUsage
+	for _, name := range []string{"max_tokens", "max_completion_tokens"} {
+		var n *int64
+		if err := field(b, name, &n); err != nil {
+			return r, err
+		}
+		if n != nil {
+			if *n < 1 {
+				return r, domain.Invalid(name, "must be a positive integer")
+			}
+			r.MaxTokens = n
+		}
+	}
+	if err := field(b, "temperature", &r.Temperature); err != nil {
+		return r, err
+	}
+	if r.Temperature != nil && (*r.Temperature < 0 || *r.Temperature > 2) {
+		return r, domain.Invalid("temperature", "must be a number from 0 to 2")
+	}
+	if err := field(b, "top_p", &r.TopP); err != nil {
+		return r, err
+	}
+	if r.TopP != nil && (*r.TopP < 0 || *r.TopP > 1) {
+		return r, domain.Invalid("top_p", "must be a number from 0 to 1")
+	}
+	if raw, ok := b["stop"]; ok && !isNull(raw) {
+		var one string
+		if json.Unmarshal(raw, &one) == nil {
+			r.Stop = []string{one}
+		} else if err := json.Unmarshal(raw, &r.Stop); err != nil || len(r.Stop) > MaxStops {
+			return r, domain.Invalid("stop", fmt.Sprintf("must be a string or an array of at most %d strings", MaxStops))
+		}
+	}
+	if err := field(b, "seed", &r.Seed); err != nil {
+		return r, err
+	}
+	var n *int64
+	if err := field(b, "n", &n); err != nil {
+		return r, err
+	}
+	if n != nil && *n != 1 {
+		return r, domain.Invalid("n", "must be 1: the gateway returns one choice")
+	}
+	if err := parseTools(b, &r); err != nil {
+		return r, err
+	}
+	for _, name := range []string{"tool_choice", "response_format"} {
+		if raw, ok := b[name]; ok && !isNull(raw) {
+			if err := checkChoice(name, raw); err != nil {
+				return r, err
+			}
+		}
+	}
+	r.ToolChoice, r.ResponseFormat = nonNull(b["tool_choice"]), nonNull(b["response_format"])
+	if err := field(b, "user", &r.User); err != nil {
+		return r, err
+	}
+	if err := field(b, "session_id", &r.SessionID); err != nil {
+		return r, err
+	}
+	if len(r.SessionID) > 256 {
+		return r, domain.Invalid("session_id", "must be at most 256 characters")
+	}
+	var prov struct {
+		Options map[string]any `json:"options"`
+	}
+	if err := field(b, "provider", &prov); err != nil {
+		return r, err
+	}
+	r.Options = prov.Options
+	for k, v := range b {
+		if !slices.Contains(gatewayFields, k) {
+			if r.Extra == nil {
+				r.Extra = map[string]json.RawMessage{}
+			}
+			r.Extra[k] = v
+		}
+	}
+	return r, r.checkText()
+}
+
+// checkText refuses text no database could store (NUL bytes, invalid UTF-8) in what the generation keeps.
+func (r Request) checkText() error {
+	for i, m := range r.Messages {
+		for j, p := range m.Content {
+			if err := domain.CheckText(fmt.Sprintf("messages[%d].content[%d].text", i, j), p.Text); err != nil {
+				return err
+			}
+		}
+	}
+	for _, f := range []struct{ name, v string }{{"user", r.User}, {"session_id", r.SessionID}} {
+		if err := domain.CheckText(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseMessage(raw json.RawMessage, m *Message, at string) error {
+	var w struct {
+		Role       *string         `json:"role"`
+		Content    json.RawMessage `json:"content"`
+		Name       *string         `json:"name"`
+		ToolCallID *string         `json:"tool_call_id"`
+		ToolCalls  []struct {
+			ID       string `json:"id"`
+			Type     string `json:"type"`
+			Function struct {
+				Name      string `json:"name"`
+				Arguments string `json:"arguments"`
+			} `json:"function"`
+		} `json:"tool_calls"`
+	}
+	if err := strict(raw, &w); err != nil {
+		return domain.Invalid(at, "must be a message object with a role and content: "+err.Error())
+	}
+	if w.Role == nil || !slices.Contains(roles, *w.Role) {
+		return domain.Invalid(at+".role", "must be one of "+strings.Join(roles, ", "))
+	}
+	m.Role = *w.Role
+	if w.Name != nil {
+		m.Name = *w.Name
+	}
+	if w.ToolCallID != nil {
+		m.ToolCallID = *w.ToolCallID
+	}
+	if m.Role == "tool" && m.ToolCallID == "" {
+		return domain.Invalid(at+".tool_call_id", "is required in a tool message")
+	}
+	for i, tc := range w.ToolCalls {
+		if tc.ID == "" || tc.Function.Name == "" {
+			return domain.Invalid(fmt.Sprintf("%s.tool_calls[%d]", at, i), "needs an id and a function name")
+		}
+		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	if isNull(w.Content) {
+		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
+			return domain.Invalid(at+".content", "is required")
+		}
+		m.Null = true
+		return nil
+	}
+	var s string
+	if json.Unmarshal(w.Content, &s) == nil {
+		m.Text, m.Content = true, []Part{{Type: "text", Text: s}}
+		return nil
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(w.Content, &parts); err != nil || len(parts) > MaxParts {
+		return domain.Invalid(at+".content", fmt.Sprintf("must be a string or an array of at most %d content parts", MaxParts))
+	}
+	for i, p := range parts {
+		var pw struct {
+			Type     string `json:"type"`
+			Text     string `json:"text"`
+			ImageURL struct {
+				URL    string `json:"url"`
+				Detail string `json:"detail"`
+			} `json:"image_url"`
+		}
+		pat := fmt.Sprintf("%s.content[%d]", at, i)
+		if err := json.Unmarshal(p, &pw); err != nil || pw.Type == "" {
+			return domain.Invalid(pat, "must be a content part object with a type")
+		}
+		part := Part{Type: pw.Type}
+		switch pw.Type {
+		case "text":
+			part.Text = pw.Text
+		case "image_url":
+			if pw.ImageURL.URL == "" {
+				return domain.Invalid(pat+".image_url.url", "is required")
+			}
+			part.ImageURL, part.Detail = pw.ImageURL.URL, pw.ImageURL.Detail
+		default:
+			part.Raw = p
+		}
+		m.Content = append(m.Content, part)
+	}
+	return nil
+}
+
+func parseTools(b Body, r *Request) error {
+	raw, ok := b["tools"]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	var tools []struct {
+		Type     string `json:"type"`
+		Function *struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+			Strict      *bool           `json:"strict"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(raw, &tools); err != nil || len(tools) > MaxTools {
+		return domain.Invalid("tools", fmt.Sprintf("must be an array of at most %d tools", MaxTools))
+	}
+	for i, t := range tools {
+		if t.Type != "function" || t.Function == nil || t.Function.Name == "" {
+			return domain.Invalid(fmt.Sprintf("tools[%d]", i), `must be {"type": "function", "function": {"name": ...}}`)
+		}
+		r.Tools = append(r.Tools, Tool{Name: t.Function.Name, Description: t.Function.Description,
+			Parameters: nonNull(t.Function.Parameters), Strict: t.Function.Strict})
+	}
+	return nil
+}
+
+// checkChoice accepts a string or an object.
+func checkChoice(name string, raw json.RawMessage) error {
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return domain.Invalid(name, "must be a string or an object")
+	}
+	switch v.(type) {
+	case string, map[string]any:
+		return nil
+	}
+	return domain.Invalid(name, "must be a string or an object")
+}
+
+// field decodes b[name] into dst when present and not null, naming the field when its type is wrong.
+func field(b Body, name string, dst any) error {
+	raw, ok := b[name]
+	if !ok || isNull(raw) {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return domain.Invalid(name, "must be "+typeName(dst))
+	}
+	return nil
+}
+
+func typeName(dst any) string {
+	switch dst.(type) {
+	case *string:
+		return "a string"
+	case *bool:
+		return "a boolean"
+	case **int64:
+		return "an integer"
+	case **float64:
+		return "a number"
+	}
+	return "an object"
+}
+
+// strict decodes an object, refusing a non-object.
+func strict(raw json.RawMessage, dst any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return fmt.Errorf("not an object")
+	}
+	return json.Unmarshal(raw, dst)
+}
+
+func isNull(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if isNull(raw) {
+		return nil
+	}
+	return raw
+}
+
+// Texts are the text parts of every message, in order: what the guardrails' content filters scan.
+func (r Request) Texts() []string {
+	var out []string
+	for _, m := range r.Messages {
+		for _, p := range m.Content {
+			if p.Type == "text" {
+				out = append(out, p.Text)
+			}
+		}
+	}
+	return out
+}
+
+// WithTexts returns the request with its text parts replaced, in the order Texts lists them (redacted).
+func (r Request) WithTexts(texts []string) Request {
+	msgs := make([]Message, len(r.Messages))
+	i := 0
+	for mi, m := range r.Messages {
+		m.Content = slices.Clone(m.Content)
+		for pi := range m.Content {
+			if m.Content[pi].Type == "text" && i < len(texts) {
+				m.Content[pi].Text = texts[i]
+				i++
+			}
+		}
+		msgs[mi] = m
+	}
+	r.Messages = msgs
+	return r
+}
+
+// Joined is a message's text parts, one after another.
+func (m Message) Joined() string {
+	var b strings.Builder
+	for _, p := range m.Content {
+		if p.Type == "text" {
+			b.WriteString(p.Text)
+		}
+	}
+	return b.String()
+}
+
+// Tokens estimates the tokens of text at four bytes a token, rounded up: a stand-in where the upstream's count
+// is missing (a stream that broke before its usage came).
+func Tokens(text string) int64 { return (int64(len(text)) + 3) / 4 }
+
+// ImageTokens is what an image part is assumed to cost when a call's budget is reserved.
+const ImageTokens = 1_000
+
+// PromptTokens estimates a request's prompt: its text, 4 tokens a message, and ImageTokens an image.
+func (r Request) PromptTokens() int64 {
+	var n int64
+	for _, m := range r.Messages {
+		n += 4
+		for _, p := range m.Content {
+			switch p.Type {
+			case "text":
+				n += Tokens(p.Text)
+			case "image_url":
+				n += ImageTokens
+			default:
+				n += Tokens(string(p.Raw))
+			}
+		}
+		for _, tc := range m.ToolCalls {
+			n += Tokens(tc.Name) + Tokens(tc.Arguments)
+		}
+	}
+	for _, t := range r.Tools {
+		n += Tokens(t.Name) + Tokens(t.Description) + Tokens(string(t.Parameters))
+	}
+	return n
+}
+
+// Estimate is the most a call is expected to cost before it is made: the estimated prompt, and max_tokens of
+// completion (DefaultMaxTokens when the request sets none).
+func (r Request) Estimate(p catalog.Pricing) domain.Micros {
+	completion := int64(DefaultMaxTokens)
+	if r.MaxTokens != nil {
+		completion = *r.MaxTokens
+	}
+	return Cost(p, r.PromptTokens(), completion)
+}
+
+// Cost prices tokens on an endpoint, exact to the micro-dollar: the sum of both prices is rounded once, half
+// away from zero.
+func Cost(p catalog.Pricing, prompt, completion int64) domain.Micros {
+	sum := new(big.Int)
+	add := func(price *domain.Micros, n int64) {
+		if price != nil {
+			sum.Add(sum, new(big.Int).Mul(big.NewInt(int64(*price)), big.NewInt(n)))
+		}
+	}
+	add(p.PerMillionPromptTokens, prompt)
+	add(p.PerMillionCompletionTokens, completion)
+	q, r := new(big.Int).QuoRem(sum, big.NewInt(1_000_000), new(big.Int))
+	if new(big.Int).Lsh(r, 1).Cmp(big.NewInt(1_000_000)) >= 0 {
+		q.Add(q, big.NewInt(1))
+	}
+	if !q.IsInt64() {
+		return domain.Micros(1<<63 - 1)
+	}
+	return domain.Micros(q.Int64())
+}

@@ -1,0 +1,122 @@
+package chat_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/preset"
+)
+
+func micros(usd string) *domain.Micros {
+	m, err := domain.ParseUSD(usd)
+	if err != nil {
+		panic(err)
+	}
+	return &m
+}
+
+func TestCost(t *testing.T) {
+	t.Parallel()
+	p := catalog.Pricing{PerMillionPromptTokens: micros("0.15"), PerMillionCompletionTokens: micros("0.6")}
+	for _, tc := range []struct {
+		prompt, completion int64
+		want               domain.Micros
+	}{
+		{0, 0, 0},
+		{1_000_000, 0, 150_000},
+		{0, 1_000_000, 600_000},
+		{3, 1, 1},                // 0.45 + 0.6 = 1.05 µ$ → 1
+		{4, 2, 2},                // 0.6 + 1.2 = 1.8 → 2: rounded once, not per price (1 + 1)
+		{10, 0, 2},               // 1.5 → 2, half away from zero
+		{1_234_567, 89, 185_238}, // 185185.05 + 53.4 = 185238.45
+	} {
+		if got := chat.Cost(p, tc.prompt, tc.completion); got != tc.want {
+			t.Errorf("Cost(%d, %d) = %d, want %d", tc.prompt, tc.completion, got, tc.want)
+		}
+	}
+	if got := chat.Cost(catalog.Pricing{}, 1e9, 1e9); got != 0 {
+		t.Errorf("no prices: %d", got)
+	}
+}
+
+func body(t *testing.T, s string) chat.Body {
+	t.Helper()
+	var b chat.Body
+	if err := json.Unmarshal([]byte(s), &b); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestPresetRef(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in, model, slug string
+		version         int
+		bad             string
+	}{
+		{in: `{"model":"m"}`, model: "m"},
+		{in: `{"model":"@preset/a-b"}`, slug: "a-b"},
+		{in: `{"model":"@preset/a-b@12"}`, slug: "a-b", version: 12},
+		{in: `{"model":"openai/gpt@preset/x"}`, model: "openai/gpt", slug: "x"},
+		{in: `{"model":"m","preset":"x@2"}`, model: "m", slug: "x", version: 2},
+		{in: `{"preset":"@preset/x"}`, slug: "x"},
+		{in: `{"model":"@preset/x","preset":"x"}`, slug: "x"},
+		{in: `{"model":"@preset/x","preset":"y"}`, bad: "preset"},
+		{in: `{"model":"@preset/"}`, bad: "model"},
+		{in: `{"model":"@preset/x@0"}`, bad: "model"},
+		{in: `{"model":"@preset/x@01"}`, bad: "model"},
+		{in: `{"model":"@preset/x@v1"}`, bad: "model"},
+		{in: `{"preset":7}`, bad: "preset"},
+	} {
+		b, ref, err := chat.Preset(body(t, tc.in))
+		if tc.bad != "" {
+			var de *domain.Error
+			if !domainErr(err, &de) || de.Meta["field"] != tc.bad {
+				t.Errorf("%s: err %v, want one naming %s", tc.in, err, tc.bad)
+			}
+			continue
+		}
+		var model string
+		_ = json.Unmarshal(b["model"], &model)
+		if err != nil || model != tc.model || (ref == nil) != (tc.slug == "") || ref != nil && (ref.Slug != tc.slug || ref.Version != tc.version) {
+			t.Errorf("%s: model %q ref %+v err %v", tc.in, model, ref, err)
+		}
+		if _, ok := b["preset"]; ok && ref != nil {
+			t.Errorf("%s: the preset field stayed", tc.in)
+		}
+	}
+}
+
+func domainErr(err error, de **domain.Error) bool {
+	e, ok := err.(*domain.Error)
+	*de = e
+	return ok
+}
+
+func TestUnderPreset(t *testing.T) {
+	t.Parallel()
+	system := "Be terse."
+	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m", "temperature": 0.2, "max_tokens": 50.0}, SystemPrompt: &system}
+	p := preset.Preset{Slug: "x", Status: preset.Active}
+	b, err := body(t, `{"messages":[{"role":"user","content":"hi"}],"temperature":1,"max_tokens":null}`).UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := chat.Parse(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Model != "m" || *r.Temperature != 1 || *r.MaxTokens != 50 || len(r.Messages) != 2 || r.Messages[0].Joined() != "Be terse." {
+		t.Fatalf("merged: %+v", r)
+	}
+	for _, s := range []preset.Status{preset.Disabled, preset.Archived} {
+		p.Status = s
+		if _, err := b.UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}); domain.StatusOf(err) != 403 {
+			t.Errorf("%s preset: %v", s, err)
+		}
+	}
+}

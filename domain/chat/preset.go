@@ -1,0 +1,145 @@
+package chat
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/preset"
+)
+
+// PresetRef names a preset a request is made from: its slug, and a version number, or 0 for the designated one.
+type PresetRef struct {
+	Slug    string
+	Version int
+	// Field is the request field that named it (model or preset), for errors.
+	Field string
+}
+
+// presetPrefix marks a preset in a model id: "@preset/<slug>" alone, or "<model>@preset/<slug>".
+const presetPrefix = "@preset/"
+
+// Preset finds the preset a request names, if any, and returns the body without the reference: "model":
+// "@preset/<slug>" (the model comes from the preset), "model": "<model>@preset/<slug>" (the request's model
+// wins), or "preset": "<slug>". A slug may end in "@<n>" to name version n instead of the designated one.
+func Preset(b Body) (Body, *PresetRef, error) {
+	var model, named string
+	if err := field(b, "model", &model); err != nil {
+		return b, nil, err
+	}
+	if err := field(b, "preset", &named); err != nil {
+		return b, nil, err
+	}
+	var ref *PresetRef
+	if i := strings.Index(model, presetPrefix); i >= 0 {
+		r, err := parseRef("model", model[i+len(presetPrefix):])
+		if err != nil {
+			return b, nil, err
+		}
+		ref = &r
+		b = b.with("model", model[:i])
+	}
+	if named != "" {
+		r, err := parseRef("preset", strings.TrimPrefix(named, presetPrefix))
+		if err != nil {
+			return b, nil, err
+		}
+		if ref != nil && (ref.Slug != r.Slug || ref.Version != r.Version) {
+			return b, nil, domain.Invalid("preset", "names another preset than the model does")
+		}
+		ref = &r
+	}
+	if ref != nil {
+		b = b.with("preset", "")
+	}
+	return b, ref, nil
+}
+
+func parseRef(field, s string) (PresetRef, error) {
+	slug, version, versioned := strings.Cut(s, "@")
+	r := PresetRef{Slug: slug, Field: field}
+	if err := domain.ValidateSlug(field, slug); err != nil {
+		return r, domain.Invalid(field, "names a preset as @preset/<slug> or @preset/<slug>@<version>: the slug must be 1 to 64 lowercase letters, digits and hyphens")
+	}
+	if versioned {
+		n, err := strconv.Atoi(version)
+		if err != nil || n < 1 || strconv.Itoa(n) != version {
+			return r, domain.Invalid(field, fmt.Sprintf("preset version %q must be a positive integer", version))
+		}
+		r.Version = n
+	}
+	return r, nil
+}
+
+// with returns a copy of b with key set to the string value, or removed when value is empty.
+func (b Body) with(key, value string) Body {
+	out := make(Body, len(b)+1)
+	for k, v := range b {
+		out[k] = v
+	}
+	if value == "" {
+		delete(out, key)
+	} else {
+		out[key], _ = json.Marshal(value)
+	}
+	return out
+}
+
+// Refusals of a preset the request may not use.
+var (
+	ErrPresetDisabled = domain.E(domain.KindForbidden, "preset_disabled", "the preset is disabled")
+	ErrPresetArchived = domain.E(domain.KindForbidden, "preset_archived", "the preset is archived")
+	ErrNoVersion      = domain.E(domain.KindInvalid, "preset_has_no_version", "the preset has no designated version")
+)
+
+// UnderPreset lays the request over a preset version's configuration: each field the request sets wins, the
+// others come from the preset; the preset's system prompt goes first unless the request has a system (or
+// developer) message of its own. A preset that is not active is refused.
+func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef) (Body, error) {
+	switch {
+	case p.Status == preset.Disabled:
+		return b, ErrPresetDisabled.WithMsg(fmt.Sprintf("%s: preset %q is disabled", ref.Field, p.Slug)).With("field", ref.Field)
+	case p.Status == preset.Archived:
+		return b, ErrPresetArchived.WithMsg(fmt.Sprintf("%s: preset %q is archived", ref.Field, p.Slug)).With("field", ref.Field)
+	case v == nil:
+		return b, ErrNoVersion.WithMsg(fmt.Sprintf("%s: preset %q has no designated version", ref.Field, p.Slug)).With("field", ref.Field)
+	}
+	out := make(Body, len(b)+len(v.Config)+1)
+	for k, val := range v.Config {
+		raw, err := json.Marshal(val)
+		if err != nil {
+			return b, fmt.Errorf("preset %s version %d: %w", p.Slug, v.Number, err)
+		}
+		out[k] = raw
+	}
+	for k, val := range b {
+		if !isNull(val) {
+			out[k] = val
+		}
+	}
+	if v.SystemPrompt == nil || *v.SystemPrompt == "" {
+		return out, nil
+	}
+	var msgs []map[string]json.RawMessage
+	if err := json.Unmarshal(b["messages"], &msgs); err != nil {
+		return out, nil // Parse names what is wrong with them
+	}
+	for _, m := range msgs {
+		var role string
+		_ = json.Unmarshal(m["role"], &role)
+		if role == "system" || role == "developer" {
+			return out, nil
+		}
+	}
+	system, _ := json.Marshal(map[string]string{"role": "system", "content": *v.SystemPrompt})
+	merged := make([]json.RawMessage, 0, len(msgs)+1)
+	merged = append(merged, system)
+	for _, m := range msgs {
+		raw, _ := json.Marshal(m)
+		merged = append(merged, raw)
+	}
+	out["messages"], _ = json.Marshal(merged)
+	return out, nil
+}

@@ -1,0 +1,67 @@
+package ports
+
+import (
+	"context"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+)
+
+// ChatRequest is what a chat provider is asked for: the caller's request, with its text as the guardrails
+// admitted it, for one upstream model.
+type ChatRequest struct {
+	UpstreamModel string
+	Request       chat.Request
+	// Options is the matched provider's passthrough, already stripped of callback and URL keys. Canonical
+	// fields win over it.
+	Options map[string]any
+}
+
+// ChatStream is a provider's answer as it streams, translated into chunks. Closing it cancels the upstream call.
+type ChatStream interface {
+	// Next returns the next chunk, io.EOF at the end of a whole answer, or an *UpstreamError when the answer
+	// broke off.
+	Next() (chat.Chunk, error)
+	Close() error
+}
+
+// ChatReply is a provider's answer once its headers came.
+type ChatReply struct {
+	Stream     ChatStream
+	UpstreamID string
+}
+
+// ChatProvider is one upstream's chat protocol. Errors are *UpstreamError. Every call streams upstream, whether
+// or not the caller asked for a stream: a call is always read the same way.
+type ChatProvider interface {
+	Chat(ctx context.Context, req ChatRequest) (ChatReply, error)
+}
+
+// ChatHead is what a chat answer's first line says: its generation id, model and time, and how it is sent.
+type ChatHead struct {
+	GenerationID, Model, Provider string
+	Created                       int64
+	// Stream means server-sent events; IncludeUsage a usage chunk before their end.
+	Stream, IncludeUsage bool
+}
+
+// ChatSink is where a chat call's answer goes: the HTTP adapter supplies it and owns the wire format.
+type ChatSink interface {
+	// Start is called once, before anything is sent.
+	Start(h ChatHead)
+	// Chunk sends one piece of a streamed answer on at once (a sink for an answer that is not streamed keeps
+	// nothing: Finish gets the whole). An error means the caller is gone.
+	Chunk(c chat.Chunk) error
+	// Finish ends a whole answer: the usage (and cost) chunk and [DONE] for a stream, the completion otherwise.
+	Finish(r *chat.Result, cost domain.Micros) error
+	// Fail ends a stream that broke after it started, with an error event its clients understand.
+	Fail(err error)
+}
+
+// ChatService is the chat completions use case. It sends the answer into sink and returns the generation id,
+// also when it fails (a failed call has a record too, unless it failed validation).
+type ChatService interface {
+	Complete(ctx context.Context, by account.Principal, body chat.Body, caller generation.Caller, sink ChatSink) (string, error)
+}

@@ -1,0 +1,339 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/test/fakes"
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// chatUpstreams are two OpenAI-compatible fakes serving model "chat" in order.
+type chatUpstreams struct{ first, second *fakes.OpenAI }
+
+func newChat(t *testing.T, extra string) (*chatUpstreams, *harness.Gateway) {
+	u := &chatUpstreams{first: fakes.NewOpenAI(t, "sk-1"), second: fakes.NewOpenAI(t, "sk-2")}
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: first, kind: openai, base_url: %s, api_key: sk-1, timeout: 1s, idle_timeout: 1s}
+  - {slug: second, kind: openai, base_url: %s, api_key: sk-2, timeout: 1s, idle_timeout: 1s}
+models:
+  - id: chat
+    modality: chat
+    endpoints:
+      - {provider: first, upstream_model: up-1, pricing: {per_million_prompt_tokens: 2, per_million_completion_tokens: 8}}
+      - {provider: second, upstream_model: up-2, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 9}}
+  - {id: tts, modality: tts, endpoints: [{provider: first, upstream_model: tts-1}]}
+%s`, u.first.BaseURL(), u.second.BaseURL(), extra)))
+	return u, g
+}
+
+func hi(extra map[string]any) map[string]any {
+	body := map[string]any{"model": "chat", "messages": []any{map[string]any{"role": "user", "content": "Hi there"}}}
+	for k, v := range extra {
+		body[k] = v
+	}
+	return body
+}
+
+// events reads a server-sent event stream's data lines.
+func events(t *testing.T, body []byte) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(bytes.NewReader(body))
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, "data: ") {
+			out = append(out, strings.TrimPrefix(line, "data: "))
+		} else if line != "" {
+			t.Fatalf("not an SSE data line: %q", line)
+		}
+	}
+	return out
+}
+
+func TestChatCompletion(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+
+	r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"user": "end-user", "session_id": "s1"}))
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	harness.AssertShape(t, r.JSON(t), "{choices:[{finish_reason:string,index:number,logprobs:null,message:{content:string,role:string},native_finish_reason:string}],created:number,id:string,model:string,object:string,provider:string,system_fingerprint:null,usage:{completion_tokens:number,completion_tokens_details:{reasoning_tokens:number},cost:number,prompt_tokens:number,prompt_tokens_details:{cached_tokens:number},total_tokens:number}}")
+	body := r.JSON(t)
+	choice := body["choices"].([]any)[0].(map[string]any)
+	msg := choice["message"].(map[string]any)
+	usage := body["usage"].(map[string]any)
+	if body["object"] != "chat.completion" || body["id"] != r.Header.Get("X-Generation-Id") || body["model"] != "chat" ||
+		msg["content"] != "Hello from the fake upstream." || choice["finish_reason"] != "stop" ||
+		jsonString(usage["prompt_tokens"]) != "2" || jsonString(usage["completion_tokens"]) != "6" || jsonString(usage["cost"]) != "0.000052" {
+		t.Fatalf("completion: %s", r.Body)
+	}
+	if _, ok := body["system_fingerprint"]; !ok {
+		t.Fatal("system_fingerprint is a required key")
+	}
+	rec := generationOf(t, g, r)
+	for k, v := range map[string]string{"api_type": "completions", "model": "chat", "provider_name": "first", "total_cost": "0.000052",
+		"tokens_prompt": "2", "tokens_completion": "6", "native_tokens_prompt": "2", "native_tokens_completion": "6",
+		"finish_reason": "stop", "native_finish_reason": "stop", "streamed": "false", "upstream_id": "req_fake_chat",
+		"external_user": "end-user", "session_id": "s1"} {
+		if got := fmt.Sprint(jsonString(rec[k])); got != v && fmt.Sprint(rec[k]) != v {
+			t.Errorf("record %s = %v, want %s", k, rec[k], v)
+		}
+	}
+	content := g.Do(t, "GET", "/generation/content?id="+rec["id"].(string), g.Admin, nil).JSON(t)["data"].(map[string]any)
+	if content["output"].(map[string]any)["completion"] != "Hello from the fake upstream." ||
+		content["input"].(map[string]any)["messages"].([]any)[0].(map[string]any)["content"] != "Hi there" {
+		t.Errorf("content = %v", content)
+	}
+	if r := u.first.Requests()[0]; !bytes.Contains(r.Body, []byte(`"model":"up-1"`)) || !bytes.Contains(r.Body, []byte(`"stream":true`)) {
+		t.Errorf("upstream request: %s", r.Body)
+	}
+}
+
+func TestChatStream(t *testing.T) {
+	t.Parallel()
+	_, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+	r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"stream": true, "stream_options": map[string]any{"include_usage": true}}))
+	if r.Status != 200 || r.Header.Get("Content-Type") != "text/event-stream" {
+		t.Fatalf("%d %v %s", r.Status, r.Header, r.Body)
+	}
+	evs := events(t, r.Body)
+	if evs[len(evs)-1] != "[DONE]" {
+		t.Fatalf("no [DONE]: %v", evs)
+	}
+	var text strings.Builder
+	var finish any
+	var usage map[string]any
+	for _, e := range evs[:len(evs)-1] {
+		var c map[string]any
+		if err := json.Unmarshal([]byte(e), &c); err != nil || c["object"] != "chat.completion.chunk" || c["id"] != r.Header.Get("X-Generation-Id") {
+			t.Fatalf("chunk %s: %v", e, err)
+		}
+		if u, ok := c["usage"].(map[string]any); ok {
+			usage = u
+		}
+		for _, ch := range c["choices"].([]any) {
+			ch := ch.(map[string]any)
+			if s, ok := ch["delta"].(map[string]any)["content"].(string); ok {
+				text.WriteString(s)
+			}
+			if ch["finish_reason"] != nil {
+				finish = ch["finish_reason"]
+			}
+		}
+	}
+	if text.String() != "Hello from the fake upstream." || finish != "stop" || usage == nil || usage["completion_tokens"] != 6.0 {
+		t.Fatalf("text %q finish %v usage %v", text.String(), finish, usage)
+	}
+	rec := generationOf(t, g, r)
+	if rec["streamed"] != true || jsonString(rec["total_cost"]) != "0.000052" || rec["latency"] == nil {
+		t.Fatalf("record %v", rec)
+	}
+	// Without include_usage there is no usage chunk.
+	r = g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"stream": true}))
+	if bytes.Contains(r.Body, []byte(`"usage"`)) {
+		t.Fatalf("usage without include_usage: %s", r.Body)
+	}
+}
+
+// TestChatFailover moves on before the first token, and a stream that breaks after it ends with an error
+// event, recorded, and billed for what was delivered.
+func TestChatFailover(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+	u.first.Script(fakes.Step{Status: 500, Body: fakes.OpenAIServerError})
+	r := g.Do(t, "POST", "/chat/completions", key, hi(nil))
+	if r.Status != 200 || r.JSON(t)["provider"] != "second" {
+		t.Fatalf("failover: %d %s", r.Status, r.Body)
+	}
+	rec := generationOf(t, g, r)
+	if prs := rec["provider_responses"].([]any); len(prs) != 2 || rec["provider_name"] != "second" || jsonString(rec["total_cost"]) != "0.00006" {
+		t.Fatalf("record %v", rec)
+	}
+
+	// A stream that breaks before its first token fails over too.
+	u.first.Script(fakes.Step{Abort: 300})
+	if r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"stream": true})); r.Status != 200 || u.second.Calls() != 2 {
+		t.Fatalf("break before the first token: %d %s", r.Status, r.Body)
+	}
+
+	// The stream breaks after its first tokens: no failover, an error event, a 502 on the record.
+	u.first.Script(fakes.Step{Abort: 700})
+	r = g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"stream": true}))
+	evs := events(t, r.Body)
+	last := evs[len(evs)-1]
+	if r.Status != 200 || !strings.Contains(last, `"error":{"code":502`) || !strings.Contains(last, `"finish_reason":"error"`) || u.second.Calls() != 2 {
+		t.Fatalf("broken stream: %d %v", r.Status, evs)
+	}
+	rec = generationOf(t, g, r)
+	if jsonString(rec["status"]) == "200" || rec["finish_reason"] != "error" || jsonString(rec["tokens_prompt"]) == "0" || rec["total_cost"] == "0" {
+		t.Fatalf("record of a broken stream %v", rec)
+	}
+
+	// Not streamed, the same break is a 502 and costs nothing.
+	u.first.Script(fakes.Step{Abort: 700})
+	r = g.Do(t, "POST", "/chat/completions", key, hi(nil))
+	harness.AssertError(t, r, 502)
+	if rec := generationOf(t, g, r); jsonString(rec["total_cost"]) != "0" {
+		t.Fatalf("billed an undelivered answer: %v", rec)
+	}
+}
+
+func TestChatBadInput(t *testing.T) {
+	t.Parallel()
+	_, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+	msgs := func(m ...any) map[string]any { return map[string]any{"model": "chat", "messages": m} }
+	for _, tc := range []struct {
+		name  string
+		body  any
+		field string
+	}{
+		{"no model", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "x"}}}, "model"},
+		{"no messages", map[string]any{"model": "chat"}, "messages"},
+		{"empty messages", msgs(), "messages"},
+		{"bad role", msgs(map[string]any{"role": "robot", "content": "x"}), "messages[0].role"},
+		{"content not text", msgs(map[string]any{"role": "user", "content": 5}), "messages[0].content"},
+		{"NUL", msgs(map[string]any{"role": "user", "content": "a\x00b"}), "messages[0].content[0].text"},
+		{"temperature", hi(map[string]any{"temperature": 3}), "temperature"},
+		{"max_tokens", hi(map[string]any{"max_tokens": 0}), "max_tokens"},
+		{"n", hi(map[string]any{"n": 2}), "n"},
+		{"tools", hi(map[string]any{"tools": []any{map[string]any{"type": "function"}}}), "tools[0]"},
+		{"tool without id", msgs(map[string]any{"role": "tool", "content": "x"}), "messages[0].tool_call_id"},
+		{"model type", map[string]any{"model": 5, "messages": []any{}}, "model"},
+		{"a tts model", hi(map[string]any{"model": "tts"}), "model"},
+		{"bad preset", hi(map[string]any{"model": "@preset/Bad_Slug"}), "model"},
+		{"bad preset version", hi(map[string]any{"preset": "p@0"}), "preset"},
+	} {
+		e := harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, tc.body), 400)
+		if !strings.Contains(fmt.Sprint(e["message"]), tc.field) {
+			t.Errorf("%s: message %q does not name %s", tc.name, e["message"], tc.field)
+		}
+	}
+	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, `[1]`), 400)
+	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"model": "nope"})), 404)
+}
+
+// upstreamBody is what the first fake got in its i-th request.
+func upstreamBody(t *testing.T, f *fakes.OpenAI, i int) map[string]any {
+	t.Helper()
+	var body map[string]any
+	if err := json.Unmarshal(f.Requests()[i].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	return body
+}
+
+// TestChatPresets applies a preset named in the model, in a field or after a model, by its designated or a
+// numbered version; the request's fields win; the record keeps the preset id; a disabled preset is refused.
+func TestChatPresets(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+	r := g.Do(t, "POST", "/presets/helper/chat/completions", key, map[string]any{"model": "chat", "temperature": 0.3, "top_k": 5,
+		"messages": []any{map[string]any{"role": "system", "content": "You are terse."}}})
+	if r.Status != 200 {
+		t.Fatalf("preset: %d %s", r.Status, r.Body)
+	}
+	presetID := r.JSON(t)["data"].(map[string]any)["id"]
+	g.Do(t, "POST", "/presets/helper/chat/completions", key, map[string]any{"model": "chat", "temperature": 1.5,
+		"messages": []any{map[string]any{"role": "system", "content": "You are verbose."}}}) // version 2, designated
+
+	for i, tc := range []struct {
+		body        map[string]any
+		system      string
+		temperature float64
+	}{
+		{hi(map[string]any{"model": "@preset/helper"}), "You are verbose.", 1.5},
+		{hi(map[string]any{"model": "@preset/helper@1"}), "You are terse.", 0.3},
+		{hi(map[string]any{"preset": "helper@1", "temperature": 0.9}), "You are terse.", 0.9}, // the request wins
+		{hi(map[string]any{"model": "chat@preset/helper@1"}), "You are terse.", 0.3},
+		{map[string]any{"model": "@preset/helper@1", "messages": []any{map[string]any{"role": "system", "content": "Mine."},
+			map[string]any{"role": "user", "content": "Hi there"}}}, "Mine.", 0.3},
+	} {
+		r := g.Do(t, "POST", "/chat/completions", key, tc.body)
+		if r.Status != 200 {
+			t.Fatalf("case %d: %d %s", i, r.Status, r.Body)
+		}
+		body := upstreamBody(t, u.first, len(u.first.Requests())-1)
+		msgs := body["messages"].([]any)
+		first := msgs[0].(map[string]any)
+		if first["role"] != "system" || first["content"] != tc.system || body["temperature"] != tc.temperature ||
+			body["model"] != "up-1" || msgs[len(msgs)-1].(map[string]any)["content"] != "Hi there" {
+			t.Fatalf("case %d: upstream got %v", i, body)
+		}
+		if _, ok := body["preset"]; ok {
+			t.Fatalf("case %d: the preset field went upstream", i)
+		}
+		if i == 1 && body["top_k"] != 5.0 {
+			t.Fatalf("the preset's unknown field did not pass through: %v", body)
+		}
+		if rec := generationOf(t, g, r); rec["preset_id"] != presetID {
+			t.Fatalf("case %d: preset_id %v, want %v", i, rec["preset_id"], presetID)
+		}
+	}
+	for _, tc := range []struct {
+		body   map[string]any
+		status int
+	}{
+		{hi(map[string]any{"model": "@preset/nope"}), 404},
+		{hi(map[string]any{"model": "@preset/helper@9"}), 404},
+		{hi(map[string]any{"model": "@preset/helper", "preset": "other"}), 400},
+	} {
+		harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, tc.body), tc.status)
+	}
+	g.Do(t, "PATCH", "/presets/helper", key, map[string]any{"status": "disabled"})
+	e := harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"model": "@preset/helper"})), 403)
+	if !strings.Contains(fmt.Sprint(e["message"]), "disabled") {
+		t.Fatalf("refusal: %v", e)
+	}
+	g.Do(t, "PATCH", "/presets/helper", key, map[string]any{"status": "archived"})
+	e = harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"preset": "helper"})), 403)
+	if !strings.Contains(fmt.Sprint(e["message"]), "archived") {
+		t.Fatalf("refusal: %v", e)
+	}
+}
+
+// TestChatGuardrails: content filters scan every message's text, provider filters narrow the endpoints, and
+// budgets are reserved from the estimate.
+func TestChatGuardrails(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	key, hash := g.Key(t, nil)
+	r := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"chat rails","ignored_providers":["first"],
+		"content_filter_builtins":[{"slug":"email","action":"redact"}],
+		"content_filters":[{"pattern":"(?i)project falcon","action":"block","label":"codename"}]}`)
+	gr := r.JSON(t)["data"].(map[string]any)["id"].(string)
+	if r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", g.Admin, map[string]any{"key_hashes": []string{hash}}); r.Status != 200 {
+		t.Fatalf("assign: %d %s", r.Status, r.Body)
+	}
+	body := map[string]any{"model": "chat", "messages": []any{
+		map[string]any{"role": "system", "content": "Reply to ada@example.com"},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "I am bob@example.org"},
+			map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://img.example/a.png"}}}}}}
+	if r := g.Do(t, "POST", "/chat/completions", key, body); r.Status != 200 || r.JSON(t)["provider"] != "second" {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	got := string(u.second.Requests()[0].Body)
+	if u.first.Calls() != 0 || strings.Contains(got, "@example") || strings.Count(got, "[EMAIL]") != 2 || !strings.Contains(got, "a.png") {
+		t.Fatalf("upstream got %s", got)
+	}
+	body["messages"] = append(body["messages"].([]any), map[string]any{"role": "assistant", "content": "about Project Falcon"})
+	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, body), 400)
+
+	// A budget smaller than max_tokens of completion refuses the call before it is made.
+	if r := g.Do(t, "PATCH", "/guardrails/"+gr, g.Admin, map[string]any{"limit_usd": 0.001, "reset_interval": "daily"}); r.Status != 200 {
+		t.Fatalf("patch: %d %s", r.Status, r.Body)
+	}
+	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 100_000})), 403)
+	if r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 10})); r.Status != 200 {
+		t.Fatalf("within budget: %d %s", r.Status, r.Body)
+	}
+}

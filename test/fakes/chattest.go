@@ -1,0 +1,165 @@
+package fakes
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// ChatContract is what every chat adapter must do against its provider's fake: the shared contract suite.
+type ChatContract struct {
+	Fake *Fake
+	// Client calls the fake with the key (the fake's own, or a wrong one).
+	Client func(key string) ports.ChatProvider
+	Key    string
+	// Sent reads, from a request the fake received, the system prompt, temperature and completion limit it
+	// carried, in the provider's own words.
+	Sent func(t *testing.T, r Request) (system string, temperature float64, maxTokens int)
+	// Failures are the provider's error bodies and how they must be classified.
+	Failures []Failure
+}
+
+// ChatRequest is a request for the upstream model with the given body fields, parsed as the gateway parses it.
+func ChatRequest(t *testing.T, model string, body map[string]any) ports.ChatRequest {
+	t.Helper()
+	b := chat.Body{}
+	for k, v := range body {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b[k] = raw
+	}
+	if _, ok := b["model"]; !ok {
+		b["model"] = json.RawMessage(`"gateway-model"`)
+	}
+	req, err := chat.Parse(b)
+	if err != nil {
+		t.Fatalf("parse: %v", err)
+	}
+	return ports.ChatRequest{UpstreamModel: model, Request: req}
+}
+
+// ReadChat calls the provider and gathers the whole answer.
+func ReadChat(t *testing.T, p ports.ChatProvider, req ports.ChatRequest) (*chat.Result, error) {
+	t.Helper()
+	reply, err := p.Chat(context.Background(), req)
+	if err != nil {
+		return nil, err
+	}
+	defer reply.Stream.Close()
+	var res chat.Result
+	for {
+		c, err := reply.Stream.Next()
+		if err == io.EOF {
+			return &res, nil
+		}
+		if err != nil {
+			return &res, err
+		}
+		res.Add(c)
+	}
+}
+
+var weatherTool = []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather",
+	"description": "The weather at a place", "parameters": map[string]any{"type": "object",
+		"properties": map[string]any{"location": map[string]any{"type": "string"}}, "required": []any{"location"}}}}}
+
+// Run runs the suite.
+func (c ChatContract) Run(t *testing.T) {
+	p := c.Client(c.Key)
+	hello := []any{map[string]any{"role": "system", "content": "Be brief."}, map[string]any{"role": "user", "content": "Hi there"}}
+	t.Run("text", func(t *testing.T) {
+		c.Fake.Script()
+		res, err := ReadChat(t, p, ChatRequest(t, "up-model", map[string]any{"messages": hello, "temperature": 0.25}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Content.String() != "Hello from the fake upstream." || res.FinishReason != "stop" || res.Usage == nil ||
+			res.Usage.PromptTokens <= 0 || res.Usage.CompletionTokens != int64(len(FakeSentence)) {
+			t.Fatalf("answer %q finish %q usage %+v", res.Content.String(), res.FinishReason, res.Usage)
+		}
+		system, temp, _ := c.Sent(t, c.Fake.Requests()[0])
+		if system != "Be brief." || temp != 0.25 {
+			t.Fatalf("upstream got system %q temperature %v", system, temp)
+		}
+	})
+	t.Run("max tokens", func(t *testing.T) {
+		c.Fake.Script()
+		res, err := ReadChat(t, p, ChatRequest(t, "up-model", map[string]any{"messages": hello, "max_tokens": 7}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, n := c.Sent(t, c.Fake.Requests()[0]); n != 7 {
+			t.Fatalf("upstream got max tokens %d", n)
+		}
+		if res.FinishReason != "length" || res.Usage.CompletionTokens != 7 || res.Content.String() != " w0 w1 w2 w3 w4 w5 w6" {
+			t.Fatalf("answer %q finish %q usage %+v", res.Content.String(), res.FinishReason, res.Usage)
+		}
+	})
+	t.Run("tool call round trip", func(t *testing.T) {
+		c.Fake.Script()
+		msgs := []any{map[string]any{"role": "user", "content": "Weather in Paris?"}}
+		res, err := ReadChat(t, p, ChatRequest(t, "up-model", map[string]any{"messages": msgs, "tools": weatherTool}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.FinishReason != "tool_calls" || len(res.ToolCalls) != 1 || res.ToolCalls[0].Name != "get_weather" ||
+			res.ToolCalls[0].Arguments != `{"location":"Paris"}` || res.ToolCalls[0].ID == "" {
+			t.Fatalf("finish %q tool calls %+v", res.FinishReason, res.ToolCalls)
+		}
+		tc := res.ToolCalls[0]
+		msgs = append(msgs,
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": tc.ID, "type": "function",
+				"function": map[string]any{"name": tc.Name, "arguments": tc.Arguments}}}},
+			map[string]any{"role": "tool", "tool_call_id": tc.ID, "content": "sunny, 21C"})
+		res, err = ReadChat(t, p, ChatRequest(t, "up-model", map[string]any{"messages": msgs, "tools": weatherTool}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Content.String() != "The tool said: sunny, 21C" || res.FinishReason != "stop" {
+			t.Fatalf("answer %q finish %q", res.Content.String(), res.FinishReason)
+		}
+	})
+	t.Run("failures", func(t *testing.T) {
+		req := ChatRequest(t, "up-model", map[string]any{"messages": hello})
+		shared := []Failure{
+			{Name: "no first byte in time", Step: Step{Hold: make(chan struct{})}, Kind: domain.KindTimeout, Retryable: true},
+			{Name: "stalls mid-stream", Step: Step{HoldAfter: 300}, Kind: domain.KindTimeout, Retryable: true},
+			{Name: "cut mid-stream", Step: Step{Abort: 300}, Kind: domain.KindUpstream, Retryable: true},
+		}
+		for _, tc := range append(c.Failures, shared...) {
+			t.Run(tc.Name, func(t *testing.T) {
+				c.Fake.Script(tc.Step)
+				_, err := ReadChat(t, p, req)
+				checkFailure(t, err, tc)
+			})
+		}
+		t.Run("our key rejected", func(t *testing.T) {
+			c.Fake.Script()
+			_, err := ReadChat(t, c.Client("wrong-key"), req)
+			checkFailure(t, err, Failure{Kind: domain.KindUpstream, Retryable: true, Step: Step{Status: 401}})
+		})
+	})
+}
+
+func checkFailure(t *testing.T, err error, tc Failure) {
+	t.Helper()
+	var ue *ports.UpstreamError
+	if !errors.As(err, &ue) {
+		t.Fatalf("err = %v (%T), want an UpstreamError", err, err)
+	}
+	if ue.Kind != tc.Kind || ue.Retryable != tc.Retryable || ue.RetryAfter != tc.RetryAfter {
+		t.Fatalf("classified as kind %d retryable %v retry-after %v; want kind %d retryable %v retry-after %v (%v)",
+			ue.Kind, ue.Retryable, ue.RetryAfter, tc.Kind, tc.Retryable, tc.RetryAfter, ue)
+	}
+	if tc.Step.Status != 0 && ue.Raw == "" {
+		t.Fatal("the provider's error body was not kept for the record")
+	}
+}
