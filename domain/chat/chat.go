@@ -303,12 +303,12 @@ func (r Request) checkText() error {
 			}
 		}
 	}
-	for _, f := range []struct{ name, v string }{{"user", r.User}, {"session_id", r.SessionID}} {
+	for _, f := range []struct{ name, v string }{{"model", r.Model}, {"user", r.User}, {"session_id", r.SessionID}} {
 		if err := domain.CheckText(f.name, f.v); err != nil {
 			return err
 		}
 	}
-	return nil
+	return catalog.CheckOptions(r.Options)
 }
 
 func parseMessage(raw json.RawMessage, m *Message, at string) error {
