@@ -18,6 +18,7 @@ type Accounts struct {
 	keys    ports.KeyStore
 	usage   ports.UsageStore
 	members ports.MemberStore
+	changes ports.ChangeNotifier
 	env     Env
 
 	orgOnce  sync.Mutex
@@ -32,8 +33,9 @@ var (
 	_ ports.WorkspaceService = (*Accounts)(nil)
 )
 
-func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore, env Env) *Accounts {
-	return &Accounts{dir: dir, keys: keys, usage: usage, members: members, env: env,
+func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore,
+	changes ports.ChangeNotifier, env Env) *Accounts {
+	return &Accounts{dir: dir, keys: keys, usage: usage, members: members, changes: changes, env: env,
 		keyCache: newTTLCache[string, account.Key](env.Now, cacheTTL)}
 }
 
@@ -101,6 +103,7 @@ func (a *Accounts) CreateKey(ctx context.Context, by account.Principal, spec acc
 	if err := a.keys.CreateKey(ctx, k); err != nil {
 		return ports.KeyView{}, "", fmt.Errorf("store key: %w", err)
 	}
+	a.keyChanged(ctx, hash) // a replica may remember this hash as unknown
 	return ports.KeyView{Key: k}, secret, nil
 }
 
@@ -134,10 +137,10 @@ func (a *Accounts) GetKey(ctx context.Context, hash string) (ports.KeyView, erro
 func (a *Accounts) UpdateKey(ctx context.Context, hash string, change account.KeyChange) (ports.KeyView, error) {
 	now := a.env.Now()
 	k, err := a.keys.UpdateKey(ctx, hash, func(k *account.Key) error { return change.Apply(k, now) })
-	a.keyCache.forget(hash)
 	if err != nil {
 		return ports.KeyView{}, err
 	}
+	a.keyChanged(ctx, hash)
 	views, err := a.withUsage(ctx, k)
 	if err != nil {
 		return ports.KeyView{}, err
@@ -146,9 +149,29 @@ func (a *Accounts) UpdateKey(ctx context.Context, hash string, change account.Ke
 }
 
 func (a *Accounts) DeleteKey(ctx context.Context, hash string) error {
-	defer a.keyCache.forget(hash)
-	return a.keys.DeleteKey(ctx, hash)
+	if err := a.keys.DeleteKey(ctx, hash); err != nil {
+		return err
+	}
+	a.keyChanged(ctx, hash)
+	return nil
 }
+
+// keyChanged runs after a change to a key is committed: this replica drops the key at once, and every other
+// replica is told to.
+func (a *Accounts) keyChanged(ctx context.Context, hash string) {
+	a.keyCache.forget(hash)
+	a.changes.Notify(ctx, ports.Change{Kind: ports.KeyChanged, ID: hash})
+}
+
+// Invalidate drops what another replica (or this one) changed.
+func (a *Accounts) Invalidate(c ports.Change) {
+	if c.Kind == ports.KeyChanged {
+		a.keyCache.forget(c.ID)
+	}
+}
+
+// Flush drops every cached key.
+func (a *Accounts) Flush() { a.keyCache.clear() }
 
 func (a *Accounts) withUsage(ctx context.Context, keys ...account.Key) ([]ports.KeyView, error) {
 	hashes := make([]string, len(keys))
@@ -185,7 +208,11 @@ func (a *Accounts) EnsureManagementKey(ctx context.Context, secret string) (bool
 	if err != nil {
 		return false, err
 	}
-	return true, a.keys.CreateKey(ctx, k)
+	if err := a.keys.CreateKey(ctx, k); err != nil {
+		return false, err
+	}
+	a.keyChanged(ctx, k.Hash)
+	return true, nil
 }
 
 // HasManagementKey reports whether anyone can administer the deployment yet.

@@ -1,13 +1,45 @@
 package app
 
 import (
+	"context"
 	"sync"
 	"time"
+
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // cacheTTL is how long a looked-up key or guardrail assignment is trusted before it is read again. Changes made
-// through this process invalidate at once; changes made through another replica take effect within it.
+// through this process invalidate at once, and every other replica is notified (ports.ChangeNotifier); the TTL
+// is the safety net for a notification that was missed.
 const cacheTTL = 3 * time.Second
+
+// Caches are this replica's caches, as the listener for other replicas' changes sees them.
+type Caches struct {
+	accounts   *Accounts
+	guardrails *Guardrails
+}
+
+var _ ports.CacheInvalidator = (*Caches)(nil)
+
+func NewCaches(a *Accounts, g *Guardrails) *Caches { return &Caches{accounts: a, guardrails: g} }
+
+func (c *Caches) Invalidate(ch ports.Change) {
+	c.accounts.Invalidate(ch)
+	c.guardrails.Invalidate(ch)
+}
+
+func (c *Caches) Flush() {
+	c.accounts.Flush()
+	c.guardrails.Flush()
+}
+
+// OneProcess is the change notifier of a deployment that runs one process (the embedded SQLite database): the
+// use cases drop their own cache entries, and there is nobody else to tell.
+type OneProcess struct{}
+
+var _ ports.ChangeNotifier = OneProcess{}
+
+func (OneProcess) Notify(context.Context, ports.Change) {}
 
 // ttlCache keeps values for a while; it takes the clock from the use case, and sweeps expired entries as it grows.
 type ttlCache[K comparable, V any] struct {

@@ -22,6 +22,7 @@ type Guardrails struct {
 	budgets ports.BudgetStore
 	members ports.MemberStore
 	dir     ports.Directory
+	changes ports.ChangeNotifier
 	env     Env
 	log     *slog.Logger
 
@@ -44,8 +45,9 @@ var (
 )
 
 func NewGuardrails(store ports.GuardrailStore, assign ports.AssignmentStore, budgets ports.BudgetStore,
-	members ports.MemberStore, dir ports.Directory, env Env, log *slog.Logger) *Guardrails {
-	return &Guardrails{store: store, assign: assign, budgets: budgets, members: members, dir: dir, env: env, log: log,
+	members ports.MemberStore, dir ports.Directory, changes ports.ChangeNotifier, env Env, log *slog.Logger) *Guardrails {
+	return &Guardrails{store: store, assign: assign, budgets: budgets, members: members, dir: dir, changes: changes,
+		env: env, log: log,
 		policies: map[string]cachedPolicy{}, applicable: newTTLCache[applicableKey, []guardrail.Guardrail](env.Now, cacheTTL)}
 }
 
@@ -76,18 +78,40 @@ func (g *Guardrails) List(ctx context.Context, workspaceID string, p ports.Page)
 }
 
 func (g *Guardrails) Update(ctx context.Context, id string, patch func(*guardrail.Spec)) (guardrail.Guardrail, error) {
-	defer g.applicable.clear()
 	now := g.env.Now()
-	return g.store.UpdateGuardrail(ctx, id, func(gr *guardrail.Guardrail) error {
+	gr, err := g.store.UpdateGuardrail(ctx, id, func(gr *guardrail.Guardrail) error {
 		spec := gr.Spec
 		patch(&spec)
 		return gr.Update(spec, now)
 	})
+	g.changed(ctx, err)
+	return gr, err
 }
 
 func (g *Guardrails) Delete(ctx context.Context, id string) error {
-	return g.store.DeleteGuardrail(ctx, id)
+	err := g.store.DeleteGuardrail(ctx, id)
+	g.changed(ctx, err)
+	return err
 }
+
+// changed runs after a change to a guardrail or its assignments: when it was committed (err is nil), this
+// replica forgets which guardrails apply to whom at once, and every other replica is told to.
+func (g *Guardrails) changed(ctx context.Context, err error) {
+	if err == nil {
+		g.applicable.clear()
+		g.changes.Notify(ctx, ports.Change{Kind: ports.GuardrailsChanged})
+	}
+}
+
+// Invalidate drops what another replica (or this one) changed.
+func (g *Guardrails) Invalidate(c ports.Change) {
+	if c.Kind == ports.GuardrailsChanged {
+		g.applicable.clear()
+	}
+}
+
+// Flush drops every cached assignment.
+func (g *Guardrails) Flush() { g.applicable.clear() }
 
 // distinct validates a list of ids from a request: at least one, none empty; it returns them sorted and distinct.
 func distinct(field string, ids []string) ([]string, error) {
@@ -106,7 +130,6 @@ func distinct(field string, ids []string) ([]string, error) {
 
 // AssignMembers is all or nothing: ids that are not members of the organization are a 400 listing them.
 func (g *Guardrails) AssignMembers(ctx context.Context, by account.Principal, id string, userIDs []string) (int, error) {
-	defer g.applicable.clear()
 	ids, err := distinct("member_user_ids", userIDs)
 	if err != nil {
 		return 0, err
@@ -122,21 +145,23 @@ func (g *Guardrails) AssignMembers(ctx context.Context, by account.Principal, id
 		return 0, domain.Invalid("member_user_ids", "not members of the organization: "+strings.Join(unknown, ", ")).
 			With("unknown_member_user_ids", unknown)
 	}
-	return g.assign.AssignMembers(ctx, id, ids, by.CreatorUserID, g.env.Now())
+	n, err := g.assign.AssignMembers(ctx, id, ids, by.CreatorUserID, g.env.Now())
+	g.changed(ctx, err)
+	return n, err
 }
 
 func (g *Guardrails) UnassignMembers(ctx context.Context, id string, userIDs []string) (int, error) {
-	defer g.applicable.clear()
 	ids, err := distinct("member_user_ids", userIDs)
 	if err != nil {
 		return 0, err
 	}
-	return g.assign.UnassignMembers(ctx, id, ids)
+	n, err := g.assign.UnassignMembers(ctx, id, ids)
+	g.changed(ctx, err)
+	return n, err
 }
 
 // AssignKeys is all or nothing: hashes that name no key are a 400 listing them.
 func (g *Guardrails) AssignKeys(ctx context.Context, by account.Principal, id string, keyHashes []string) (int, error) {
-	defer g.applicable.clear()
 	hashes, err := distinct("key_hashes", keyHashes)
 	if err != nil {
 		return 0, err
@@ -151,16 +176,19 @@ func (g *Guardrails) AssignKeys(ctx context.Context, by account.Principal, id st
 	if len(unknown) > 0 {
 		return 0, domain.Invalid("key_hashes", "no such keys: "+strings.Join(unknown, ", ")).With("unknown_key_hashes", unknown)
 	}
-	return g.assign.AssignKeys(ctx, id, hashes, by.CreatorUserID, g.env.Now())
+	n, err := g.assign.AssignKeys(ctx, id, hashes, by.CreatorUserID, g.env.Now())
+	g.changed(ctx, err)
+	return n, err
 }
 
 func (g *Guardrails) UnassignKeys(ctx context.Context, id string, keyHashes []string) (int, error) {
-	defer g.applicable.clear()
 	hashes, err := distinct("key_hashes", keyHashes)
 	if err != nil {
 		return 0, err
 	}
-	return g.assign.UnassignKeys(ctx, id, hashes)
+	n, err := g.assign.UnassignKeys(ctx, id, hashes)
+	g.changed(ctx, err)
+	return n, err
 }
 
 func (g *Guardrails) MemberAssignments(ctx context.Context, id string, p ports.Page) ([]ports.MemberAssignment, int, error) {

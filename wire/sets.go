@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+	"github.com/switchboard-ai/switchboard/adapters/pgnotify"
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
@@ -39,6 +40,38 @@ var storeSet = wire.NewSet(
 	openDB,
 	gormstore.NewHealth, wire.Bind(new(httpapi.Readiness), new(*gormstore.Health)),
 )
+
+// changeSet tells every replica about changes to what they cache.
+var changeSet = wire.NewSet(
+	newChangeNotifier,
+)
+
+// newChangeNotifier tells the other replicas through the PostgreSQL database they share (LISTEN/NOTIFY); the
+// embedded SQLite database means one process, with nobody else to tell.
+func newChangeNotifier(db *gorm.DB, log *slog.Logger) ports.ChangeNotifier {
+	if gormstore.Dialect(db) == gormstore.Postgres {
+		return pgnotify.NewNotifier(db, log)
+	}
+	return app.OneProcess{}
+}
+
+var cacheSet = wire.NewSet(
+	newCaches,
+)
+
+// newCaches gathers this replica's caches and, on PostgreSQL, keeps them listening for the other replicas'
+// changes until the cleanup.
+func newCaches(db *gorm.DB, cfg gormstore.Config, a *app.Accounts, g *app.Guardrails, log *slog.Logger) (*app.Caches, func(), error) {
+	caches := app.NewCaches(a, g)
+	if gormstore.Dialect(db) != gormstore.Postgres {
+		return caches, func() {}, nil
+	}
+	l, err := pgnotify.Listen(cfg.URL, caches, log)
+	if err != nil {
+		return nil, nil, err
+	}
+	return caches, l.Close, nil
+}
 
 var accountSet = wire.NewSet(
 	gormstore.NewAccountStore,
@@ -195,4 +228,5 @@ type Gateway struct {
 	Billing   *app.Billing
 	Credits   *app.Credits
 	Videos    *app.Videos
+	Caches    *app.Caches
 }

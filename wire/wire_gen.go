@@ -31,7 +31,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		return nil, nil, err
 	}
 	accountStore := gormstore.NewAccountStore(db)
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, env)
+	changeNotifier := newChangeNotifier(db, log)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, env)
 	redisConfig := cfg.Redis
 	rateLimiter, cleanup2, err := newRateLimiter(ctx, redisConfig, env, log)
 	if err != nil {
@@ -50,7 +51,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	presets := app.NewPresets(presetStore, accountStore, env)
 	presetsHandler := httpapi.NewPresetsHandler(presets)
 	guardrailStore := gormstore.NewGuardrailStore(db)
-	guardrails := app.NewGuardrails(guardrailStore, guardrailStore, guardrailStore, accountStore, accountStore, env, log)
+	guardrails := app.NewGuardrails(guardrailStore, guardrailStore, guardrailStore, accountStore, accountStore, changeNotifier, env, log)
 	guardrailsHandler := httpapi.NewGuardrailsHandler(guardrails)
 	catalog := cfg.Catalog
 	creditStore := gormstore.NewCreditStore(db)
@@ -92,6 +93,16 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, handlers)
 	retention, cleanup6 := newRetention(generationStore, log, generationsConfig, env)
+	caches, cleanup7, err := newCaches(db, gormstoreConfig, accounts, guardrails, log)
+	if err != nil {
+		cleanup6()
+		cleanup5()
+		cleanup4()
+		cleanup3()
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
 	gateway := &Gateway{
 		Server:    server,
 		Accounts:  accounts,
@@ -100,8 +111,10 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Billing:   billing,
 		Credits:   credits,
 		Videos:    videos,
+		Caches:    caches,
 	}
 	return gateway, func() {
+		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()
@@ -120,7 +133,8 @@ func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 		return nil, nil, err
 	}
 	accountStore := gormstore.NewAccountStore(db)
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, env)
+	changeNotifier := newChangeNotifier(db, log)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, env)
 	creditStore := gormstore.NewCreditStore(db)
 	credits := app.NewCredits(creditStore)
 	admin := newAdmin(accounts, credits)

@@ -17,7 +17,7 @@ func TestBootstrapManagementKey(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := gormstore.NewAccountStore(db)
-		a := app.NewAccounts(s, s, s, s, app.SystemEnv())
+		a := app.NewAccounts(s, s, s, s, app.OneProcess{}, app.SystemEnv())
 		if _, err := a.EnsureManagementKey(ctx, "too-short"); err == nil {
 			t.Fatal("a short bootstrap key was accepted")
 		}
