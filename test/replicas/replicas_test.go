@@ -1,0 +1,469 @@
+// Package replicas_test runs three gateway processes — the real binary, built once — on one fresh PostgreSQL
+// database and the local Redis, and checks that together they behave as one gateway: shared rate limits,
+// revocation on every replica at once, budgets that are not overspent, video jobs polled by one replica at a
+// time, and a replica killed without losing what the others can finish.
+package replicas_test
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/test/fakes"
+	"github.com/switchboard-ai/switchboard/test/testdb"
+)
+
+// The speech model costs $0.001 a call: ten characters at $100 per million.
+const (
+	callText = "0123456789"
+	callCost = 0.001
+)
+
+func config(upstream string) string {
+	return fmt.Sprintf(`log: {level: info}
+providers:
+  - {slug: openai, kind: openai, base_url: %s, api_key: sk-up, timeout: 5s, idle_timeout: 5s}
+models:
+  - {id: speech, modality: tts, endpoints: [{provider: openai, upstream_model: tts-1, pricing: {per_million_characters: 100}}]}
+  - {id: sora, modality: video, endpoints: [{provider: openai, upstream_model: sora-2, pricing: {per_second: 0.1}}]}
+credits: {enabled: true}
+video: {poll_interval: 200ms, worker_interval: 50ms}
+`, upstream)
+}
+
+func TestThreeReplicasBehaveAsOne(t *testing.T) {
+	f := newFleet(t, 3)
+
+	// Credits first, while the organization has almost none: $0.01 is ten calls, whatever the replica.
+	// Key limits and credits are checked against what was charged before the call, and charged after it, so
+	// concurrent calls overshoot them (issue 11 brings reservations, which make these two figures assertions
+	// like the guardrail budget's); until then the overshoot is measured and reported.
+	f.cli(t, "credits", "add", "0.01")
+	t.Run("credits at c=32", func(t *testing.T) {
+		key := f.key(t, map[string]any{"name": "credits"})
+		admitted := f.burst(t, key, 32)
+		t.Logf("MEASURED credits: $0.01 of credits, %d of 32 concurrent calls admitted (10 fit), overshoot %d", admitted, admitted-10)
+	})
+	f.cli(t, "credits", "add", "1000")
+
+	t.Run("a rate limit of N per minute admits exactly N across the three", func(t *testing.T) {
+		const n = 10
+		key := f.key(t, map[string]any{"name": "rate"})
+		f.mgmt(t, 1, "PATCH", "/keys/"+key.hash, map[string]any{"requests_per_minute": n}, http.StatusOK, nil)
+		admitted := f.burst(t, key, 3*n)
+		t.Logf("MEASURED rate limit: %d per minute, %d of %d concurrent calls admitted, overshoot %d", n, admitted, 3*n, admitted-n)
+		if admitted != n {
+			t.Errorf("a limit of %d per minute admitted %d calls across three replicas", n, admitted)
+		}
+	})
+
+	t.Run("a key limit at c=32", func(t *testing.T) {
+		key := f.key(t, map[string]any{"name": "limited", "limit": 0.01})
+		admitted := f.burst(t, key, 32)
+		t.Logf("MEASURED key limit: $0.01 limit, %d of 32 concurrent calls admitted (10 fit), overshoot %d", admitted, admitted-10)
+	})
+
+	t.Run("a guardrail budget is not overspent at c=32", func(t *testing.T) {
+		key := f.key(t, map[string]any{"name": "railed"})
+		var gr struct {
+			Data struct{ ID string } `json:"data"`
+		}
+		f.mgmt(t, 0, "POST", "/guardrails", map[string]any{"name": "budget", "limit_usd": 0.01, "reset_interval": "daily"}, http.StatusCreated, &gr)
+		f.mgmt(t, 1, "POST", "/guardrails/"+gr.Data.ID+"/assignments/keys", map[string]any{"key_hashes": []string{key.hash}}, http.StatusOK, nil)
+		admitted := f.burst(t, key, 32)
+		t.Logf("MEASURED guardrail budget: $0.01, %d of 32 concurrent calls admitted (10 fit)", admitted)
+		if admitted != 10 {
+			t.Errorf("a guardrail budget of $0.01 admitted %d calls of $0.001 across three replicas, want 10", admitted)
+		}
+	})
+
+	t.Run("revocation takes effect on every replica at once", func(t *testing.T) {
+		key := f.key(t, map[string]any{"name": "revoked"})
+		const trials = 50
+		worst := make([]time.Duration, trials)
+		for i := range trials {
+			by := i % len(f.replicas)
+			f.mgmt(t, by, "PATCH", "/keys/"+key.hash, map[string]any{"disabled": false}, http.StatusOK, nil)
+			for r := range f.replicas { // every replica accepts the key again, and caches it
+				deadline := time.Now().Add(10 * time.Second)
+				for f.status(t, r, "GET", "/key", key.secret, nil) != http.StatusOK {
+					if time.Now().After(deadline) {
+						t.Fatalf("trial %d: replica %d refuses a key enabled through replica %d 10 s ago", i, r, by)
+					}
+				}
+			}
+			f.mgmt(t, by, "PATCH", "/keys/"+key.hash, map[string]any{"disabled": true}, http.StatusOK, nil)
+			acked := time.Now()
+			var wg sync.WaitGroup
+			took := make([]time.Duration, len(f.replicas))
+			for r := range f.replicas {
+				wg.Go(func() {
+					for f.status(t, r, "GET", "/key", key.secret, nil) != http.StatusUnauthorized {
+						if time.Since(acked) > 10*time.Second {
+							return
+						}
+					}
+					took[r] = time.Since(acked)
+				})
+			}
+			wg.Wait()
+			worst[i] = slices.Max(took)
+			if slices.Contains(took, 0) {
+				t.Fatalf("trial %d: a replica still accepts the key 10 s after it was disabled through replica %d", i, by)
+			}
+		}
+		slices.Sort(worst)
+		p50, p99 := worst[trials/2], worst[(trials*99+99)/100-1]
+		t.Logf("MEASURED revocation on all three replicas after the PATCH returned, %d trials: p50 %v, p90 %v, p99 %v, max %v",
+			trials, p50, worst[trials*9/10], p99, worst[trials-1])
+		// 100 ms is the target; the bound is loose because two shared cores may stall any process for a while.
+		// The caches' TTL (3 s) would be the figure without invalidation.
+		if p99 > time.Second {
+			t.Errorf("revocation p99 %v, want well under the caches' 3 s TTL", p99)
+		}
+	})
+
+	t.Run("a video job is polled upstream by one replica at a time", func(t *testing.T) {
+		f.upstream.SetVideo(fakes.VideoScript{Polls: 6})
+		key := f.key(t, map[string]any{"name": "video"})
+		jobs := f.videos(t, key, 6)
+		f.finish(t, key, jobs, 0)
+		if n := f.polls.maxInFlight(); n != 1 {
+			t.Errorf("a video job was polled upstream by %d replicas at once", n)
+		}
+	})
+
+	t.Run("killing a replica loses nothing the others can finish", func(t *testing.T) {
+		f.upstream.SetVideo(fakes.VideoScript{Polls: 10})
+		key := f.key(t, map[string]any{"name": "survivor"})
+		jobs := f.videos(t, key, 6)
+		f.replicas[0].kill(t)
+		f.finish(t, key, jobs, 1) // replicas 1 and 2
+		if n := f.polls.maxInFlight(); n != 1 {
+			t.Errorf("a video job was polled upstream by %d replicas at once", n)
+		}
+	})
+}
+
+// fleet is the replicas under test and what they share.
+type fleet struct {
+	bin, cfg, dbURL string
+	env             []string
+	admin           string
+	upstream        *fakes.OpenAI
+	polls           *pollWatch
+	replicas        []*replica
+	client          *http.Client
+}
+
+type key struct{ secret, hash string }
+
+func newFleet(t *testing.T, n int) *fleet {
+	bin := build(t)
+	f := &fleet{bin: bin, dbURL: testdb.PostgresURL(t), admin: "sk-admin-" + random(20),
+		upstream: fakes.NewOpenAI(t, "sk-up"), client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
+	f.upstream.Unrecorded = true
+	f.polls = watchPolls(t, f.upstream.URL)
+	f.cfg = filepath.Join(t.TempDir(), "switchboard.yaml")
+	if err := os.WriteFile(f.cfg, []byte(config(f.polls.URL+"/v1")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f.env = append(os.Environ(), "SWITCHBOARD_CONFIG="+f.cfg, "DATABASE_URL="+f.dbURL, "REDIS_URL="+testdb.RedisURL(t),
+		"SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY="+f.admin)
+	f.replicas = append(f.replicas, f.start(t)) // the first creates the management key; then the others join
+	rest := make([]*replica, n-1)
+	var wg sync.WaitGroup
+	for i := range rest {
+		wg.Go(func() { rest[i] = f.start(t) })
+	}
+	wg.Wait()
+	f.replicas = append(f.replicas, rest...)
+	return f
+}
+
+// build compiles the gateway once for the test.
+func build(t *testing.T) string {
+	bin := filepath.Join(t.TempDir(), "switchboard")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/switchboard-ai/switchboard/cmd/switchboard").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func random(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// replica is one gateway process.
+type replica struct {
+	url  string
+	cmd  *exec.Cmd
+	log  *bytes.Buffer
+	done chan struct{}
+}
+
+func (f *fleet) start(t *testing.T) *replica {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	r := &replica{url: "http://" + addr, log: &bytes.Buffer{}, done: make(chan struct{})}
+	r.cmd = exec.Command(f.bin, "serve")
+	r.cmd.Env = append(slices.Clone(f.env), "SWITCHBOARD_SERVER_ADDR="+addr)
+	r.cmd.Stdout, r.cmd.Stderr = &syncWriter{w: r.log}, &syncWriter{w: r.log}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = r.cmd.Wait(); close(r.done) }()
+	t.Cleanup(func() {
+		_ = r.cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-r.done:
+		case <-time.After(15 * time.Second):
+			_ = r.cmd.Process.Kill()
+			<-r.done
+		}
+		if t.Failed() {
+			t.Logf("replica %s log:\n%s", addr, r.log)
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := f.client.Get(r.url + "/readyz")
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return r
+			}
+		}
+		select {
+		case <-r.done:
+			t.Fatalf("replica %s exited at start:\n%s", addr, r.log)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s not ready within 30 s:\n%s", addr, r.log)
+		}
+	}
+}
+
+// kill ends the process at once, as a crash or an OOM kill would.
+func (r *replica) kill(t *testing.T) {
+	if err := r.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-r.done
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// cli runs an administrative command of the binary on the fleet's database.
+func (f *fleet) cli(t *testing.T, args ...string) {
+	cmd := exec.Command(f.bin, args...)
+	cmd.Env = f.env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("switchboard %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+}
+
+// do sends a request to replica r and decodes a JSON answer into out when out is not nil.
+func (f *fleet) do(t *testing.T, r int, method, path, secret string, body any, out any) int {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, f.replicas[r].url+"/api/v1"+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+secret)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Errorf("%s %s on replica %d: %v", method, path, r, err)
+		return 0
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && resp.StatusCode < 300 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			t.Errorf("%s %s: %v in %s", method, path, err, raw)
+		}
+	}
+	return resp.StatusCode
+}
+
+func (f *fleet) status(t *testing.T, r int, method, path, secret string, body any) int {
+	return f.do(t, r, method, path, secret, body, nil)
+}
+
+func (f *fleet) mgmt(t *testing.T, r int, method, path string, body any, want int, out any) {
+	t.Helper()
+	if st := f.do(t, r, method, path, f.admin, body, out); st != want {
+		t.Fatalf("%s %s on replica %d: %d, want %d", method, path, r, st, want)
+	}
+}
+
+func (f *fleet) key(t *testing.T, fields map[string]any) key {
+	t.Helper()
+	var created struct {
+		Key  string                `json:"key"`
+		Data struct{ Hash string } `json:"data"`
+	}
+	f.mgmt(t, 0, "POST", "/keys", fields, http.StatusCreated, &created)
+	return key{secret: created.Key, hash: created.Data.Hash}
+}
+
+// burst sends n speech calls at once, spread over the live replicas, and counts those admitted. Every other
+// answer must be a refusal (402, 403 or 429), never an error.
+func (f *fleet) burst(t *testing.T, k key, n int) int {
+	t.Helper()
+	var admitted atomic.Int64
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			st := f.status(t, i%len(f.replicas), "POST", "/audio/speech", k.secret,
+				map[string]any{"model": "speech", "input": callText, "voice": "alloy"})
+			switch st {
+			case http.StatusOK:
+				admitted.Add(1)
+			case http.StatusPaymentRequired, http.StatusForbidden, http.StatusTooManyRequests:
+			default:
+				t.Errorf("speech call %d: %d", i, st)
+			}
+		})
+	}
+	wg.Wait()
+	return int(admitted.Load())
+}
+
+// videos starts n video jobs, spread over the live replicas.
+func (f *fleet) videos(t *testing.T, k key, n int) []string {
+	t.Helper()
+	var ids []string
+	for i := range n {
+		var job struct{ ID string }
+		if st := f.do(t, i%len(f.replicas), "POST", "/videos", k.secret,
+			map[string]any{"model": "sora", "prompt": "a cat on a skateboard", "duration": 8}, &job); st != http.StatusAccepted {
+			t.Fatalf("create video: %d", st)
+		}
+		ids = append(ids, job.ID)
+	}
+	return ids
+}
+
+// finish polls the jobs through the replicas from `from` on (the workers poll too) until every one completed,
+// and checks that each left its generation record.
+func (f *fleet) finish(t *testing.T, k key, jobs []string, from int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for i, id := range jobs {
+		for {
+			r := from + i%(len(f.replicas)-from)
+			var job struct {
+				Status       string
+				GenerationID *string `json:"generation_id"`
+			}
+			if st := f.do(t, r, "GET", "/videos/"+id, k.secret, nil, &job); st != http.StatusOK {
+				t.Fatalf("GET video %s on replica %d: %d", id, r, st)
+			}
+			if job.Status == "completed" {
+				// Records are written off the request path, within milliseconds.
+				for f.status(t, r, "GET", "/generation?id="+url.QueryEscape(*job.GenerationID), k.secret, nil) != http.StatusOK {
+					if time.Now().After(deadline) {
+						t.Fatalf("video %s completed, but its generation record %s never appeared", id, *job.GenerationID)
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				break
+			}
+			if job.Status != "pending" && job.Status != "in_progress" || time.Now().After(deadline) {
+				t.Fatalf("video %s: %s", id, job.Status)
+			}
+			time.Sleep(50 * time.Millisecond) // the job advances with the upstream's polls: nothing to wait on
+		}
+	}
+}
+
+// pollWatch stands between the replicas and the upstream, and counts the polls of each video job in flight at
+// once. A poll takes a little while, so that two replicas polling one job would overlap.
+type pollWatch struct {
+	*httptest.Server
+	mu       sync.Mutex
+	inFlight map[string]int
+	max      int
+}
+
+func watchPolls(t *testing.T, upstream string) *pollWatch {
+	target, _ := url.Parse(upstream)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	w := &pollWatch{inFlight: map[string]int{}}
+	w.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		job, isPoll := strings.CutPrefix(r.URL.Path, "/v1/videos/")
+		if isPoll = isPoll && r.Method == http.MethodGet && !strings.Contains(job, "/"); isPoll {
+			w.enter(job)
+			defer w.leave(job)
+			select {
+			case <-time.After(30 * time.Millisecond):
+			case <-r.Context().Done():
+			}
+		}
+		proxy.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(w.Close)
+	return w
+}
+
+func (w *pollWatch) enter(job string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inFlight[job]++
+	w.max = max(w.max, w.inFlight[job])
+}
+
+func (w *pollWatch) leave(job string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.inFlight[job]--
+}
+
+func (w *pollWatch) maxInFlight() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.max
+}
