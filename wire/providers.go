@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/adapters/upstream/anthropic"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/deepgram"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/elevenlabs"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/espeak"
@@ -24,6 +25,7 @@ import (
 // adapters/upstream plus one row here.
 var providerKinds = map[string]providerKind{
 	"openai":           remote(openai.New),
+	"anthropic":        remote(anthropic.New),
 	"elevenlabs":       remote(elevenlabs.New),
 	"google-ai-studio": remote(gemini.New),
 	"deepgram":         remote(deepgram.New),

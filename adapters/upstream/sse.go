@@ -3,8 +3,12 @@ package upstream
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"io"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // MaxEvent bounds one server-sent event: a provider that sends a longer one has broken its stream.
@@ -83,4 +87,15 @@ func (s *SSE) line() ([]byte, error) {
 	}
 	line = bytes.TrimSuffix(line, []byte("\n"))
 	return bytes.TrimSuffix(line, []byte("\r")), nil
+}
+
+// Broke is the error for a stream that ended (or failed to read) before its answer was whole: an
+// *ports.UpstreamError or a caller who went away as they are, anything else a break worth failing over.
+func Broke(err error, status int) error {
+	var ue *ports.UpstreamError
+	if errors.As(err, &ue) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	return &ports.UpstreamError{Status: status, Kind: domain.KindUpstream, Retryable: true,
+		Reason: "the provider's stream broke off", Err: err}
 }

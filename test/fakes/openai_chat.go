@@ -10,6 +10,10 @@ import (
 // FakeSentence is what the chat fakes answer when the request sets no max_tokens: one token a word.
 var FakeSentence = []string{"Hello", " from", " the", " fake", " upstream", "."}
 
+// FakeWordLimit is the most words a chat fake writes: a larger max_tokens (Anthropic's, which is always set)
+// is a ceiling its answer never reaches.
+const FakeWordLimit = 1000
+
 // ChatReply is what a chat fake answers a request, in any protocol: the words of its text, one token and one
 // stream event each, or a call of the request's first tool; with the finish reason and the usage.
 type ChatReply struct {
@@ -29,7 +33,7 @@ type chatMessage struct {
 	Role, Text string
 }
 
-// replyTo decides the answer: with max tokens set, that many words ("length"); with tools offered and no tool
+// replyTo decides the answer: with max tokens set up to FakeWordLimit, that many words ("length"); with tools offered and no tool
 // result yet, a call of the first one ("tool_calls"); after a tool result, the result read back; otherwise
 // FakeSentence. Prompt tokens are the text's bytes / 4, rounded up.
 func replyTo(msgs []chatMessage, maxTokens int, tool string) ChatReply {
@@ -44,7 +48,7 @@ func replyTo(msgs []chatMessage, maxTokens int, tool string) ChatReply {
 	}
 	r := ChatReply{PromptTokens: prompt, Finish: "stop"}
 	switch {
-	case maxTokens > 0:
+	case maxTokens > 0 && maxTokens <= FakeWordLimit:
 		for i := range maxTokens {
 			r.Words = append(r.Words, fmt.Sprintf(" w%d", i))
 		}
@@ -183,7 +187,8 @@ func (o *OpenAI) chat(w http.ResponseWriter, r *http.Request, body []byte, step 
 	sse(w, r, append(events, "data: [DONE]\n\n"), step)
 }
 
-// contentText is a message content's text: the string, or its text parts joined.
+// contentText is a message content's text (or Anthropic's system prompt or tool result): the string, or its text
+// parts joined.
 func contentText(raw json.RawMessage) string {
 	var s string
 	if json.Unmarshal(raw, &s) == nil {

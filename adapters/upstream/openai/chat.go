@@ -3,7 +3,6 @@ package openai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
@@ -197,10 +196,5 @@ func (s *ChatStream) broke(err error) error {
 	if err == io.EOF && s.finished {
 		return io.EOF
 	}
-	var ue *ports.UpstreamError
-	if errors.As(err, &ue) || errors.Is(err, context.Canceled) {
-		return err
-	}
-	return &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
-		Reason: "the provider's stream broke off", Err: err}
+	return upstream.Broke(err, s.status)
 }

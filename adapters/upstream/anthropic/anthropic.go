@@ -1,0 +1,222 @@
+// Package anthropic speaks Anthropic's Messages API (POST /v1/messages): chat completions translated both ways,
+// always streamed upstream.
+package anthropic
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Version is the anthropic-version header every call carries.
+const Version = "2023-06-01"
+
+// Client is one Anthropic account; its base URL ends in /v1 (https://api.anthropic.com/v1).
+type Client struct {
+	cfg  upstream.Config
+	http *http.Client
+}
+
+var _ ports.ChatProvider = (*Client)(nil)
+
+func New(cfg upstream.Config, client *http.Client) *Client { return &Client{cfg: cfg, http: client} }
+
+// Chat translates the request into a Messages API call and its event stream into chunks. Anthropic requires
+// max_tokens: a request without one asks for chat.DefaultMaxTokens (the completion length its budget is reserved
+// for). OpenAI fields with no Anthropic counterpart (seed, response_format, logit_bias...) are not sent;
+// provider.options (top_k, thinking, ...) go under the translated fields.
+func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
+	hreq, err := upstream.NewJSONRequest(ctx, c.cfg.BaseURL+"/messages", Body(req))
+	if err != nil {
+		return ports.ChatReply{}, upstream.Internal(err)
+	}
+	hreq.Header.Set("Accept", "text/event-stream")
+	hreq.Header.Set("x-api-key", c.cfg.APIKey)
+	hreq.Header.Set("anthropic-version", Version)
+	resp, err := upstream.Do(c.http, hreq, c.cfg)
+	if err != nil {
+		return ports.ChatReply{}, err
+	}
+	if resp.StatusCode >= 300 {
+		return ports.ChatReply{}, failure(resp)
+	}
+	return ports.ChatReply{Stream: newStream(resp.Body, resp.StatusCode), UpstreamID: resp.Header.Get("request-id")}, nil
+}
+
+// Body is the Messages API request for a chat request.
+func Body(req ports.ChatRequest) map[string]any {
+	r := req.Request
+	system, msgs := messages(r.Messages)
+	out := map[string]any{"model": req.UpstreamModel, "messages": msgs, "stream": true, "max_tokens": int64(chat.DefaultMaxTokens)}
+	if system != "" {
+		out["system"] = system
+	}
+	if r.MaxTokens != nil {
+		out["max_tokens"] = *r.MaxTokens
+	}
+	if r.Temperature != nil {
+		out["temperature"] = *r.Temperature
+	}
+	if r.TopP != nil {
+		out["top_p"] = *r.TopP
+	}
+	if len(r.Stop) > 0 {
+		out["stop_sequences"] = r.Stop
+	}
+	if r.User != "" {
+		out["metadata"] = map[string]any{"user_id": r.User}
+	}
+	if len(r.Tools) > 0 {
+		tools := make([]any, len(r.Tools))
+		for i, t := range r.Tools {
+			schema := t.Parameters
+			if schema == nil {
+				schema = json.RawMessage(`{"type":"object","properties":{}}`)
+			}
+			tool := map[string]any{"name": t.Name, "input_schema": schema}
+			if t.Description != "" {
+				tool["description"] = t.Description
+			}
+			tools[i] = tool
+		}
+		out["tools"] = tools
+	}
+	if choice, none := toolChoice(r.ToolChoice); none {
+		delete(out, "tools") // Anthropic's "none" also exists, but older models refuse it: offering no tool is the same
+	} else if choice != nil {
+		out["tool_choice"] = choice
+	}
+	return upstream.Merge(req.Options, out)
+}
+
+// toolChoice translates OpenAI's tool_choice: auto, none, required (Anthropic's any), or a named function.
+func toolChoice(raw json.RawMessage) (choice map[string]any, none bool) {
+	if raw == nil {
+		return nil, false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "none":
+			return nil, true
+		case "required":
+			return map[string]any{"type": "any"}, false
+		}
+		return map[string]any{"type": "auto"}, false
+	}
+	var named struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &named) == nil && named.Function.Name != "" {
+		return map[string]any{"type": "tool", "name": named.Function.Name}, false
+	}
+	return nil, false
+}
+
+// message is one message on Anthropic's wire: its content is always blocks.
+type message struct {
+	Role    string `json:"role"`
+	Content []any  `json:"content"`
+}
+
+// messages translates the conversation: system and developer messages become the system prompt; a tool's
+// result becomes a tool_result block of a user message; consecutive messages of one role are joined into one,
+// as Anthropic wants the roles to alternate (and all results of one turn's tool calls in one message).
+func messages(msgs []chat.Message) (string, []message) {
+	var system []string
+	var out []message
+	for _, m := range msgs {
+		role := m.Role
+		var blocks []any
+		switch m.Role {
+		case "system", "developer":
+			if t := m.Joined(); t != "" {
+				system = append(system, t)
+			}
+			continue
+		case "tool":
+			role = "user"
+			blocks = []any{map[string]any{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.Joined()}}
+		default:
+			blocks = parts(m.Content)
+			for _, tc := range m.ToolCalls {
+				input := json.RawMessage(tc.Arguments)
+				if strings.TrimSpace(tc.Arguments) == "" {
+					input = json.RawMessage(`{}`)
+				} else if !json.Valid(input) {
+					input, _ = json.Marshal(map[string]string{"arguments": tc.Arguments})
+				}
+				blocks = append(blocks, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": input})
+			}
+		}
+		if len(blocks) == 0 {
+			continue // Anthropic refuses empty content
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Content = append(out[n-1].Content, blocks...)
+			continue
+		}
+		out = append(out, message{Role: role, Content: blocks})
+	}
+	return strings.Join(system, "\n\n"), out
+}
+
+// parts translates content parts: text as text blocks (empty ones dropped: Anthropic refuses them), images as
+// image blocks from a URL or from a data: URL's base64; other kinds as they came.
+func parts(content []chat.Part) []any {
+	var out []any
+	for _, p := range content {
+		switch p.Type {
+		case "text":
+			if p.Text != "" {
+				out = append(out, map[string]any{"type": "text", "text": p.Text})
+			}
+		case "image_url":
+			out = append(out, map[string]any{"type": "image", "source": imageSource(p.ImageURL)})
+		default:
+			out = append(out, p.Raw)
+		}
+	}
+	return out
+}
+
+// imageSource is a data: URL's base64 and media type, or the URL for Anthropic to fetch.
+func imageSource(u string) map[string]any {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		if meta, data, ok := strings.Cut(rest, ","); ok {
+			if mediaType, ok := strings.CutSuffix(meta, ";base64"); ok {
+				return map[string]any{"type": "base64", "media_type": mediaType, "data": data}
+			}
+		}
+	}
+	return map[string]any{"type": "url", "url": u}
+}
+
+// apiError is Anthropic's error body, also the data of a stream's error event.
+type apiError struct {
+	Type  string `json:"type"`
+	Error struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// failure classifies an error response by its status; a credit balance too low is out of quota, not the
+// caller's bad input, whatever its status.
+func failure(resp *http.Response) error {
+	raw := upstream.ErrorBody(resp)
+	var e apiError
+	_ = json.Unmarshal(raw, &e)
+	err := upstream.Failed(resp, raw, e.Error.Message)
+	if e.Error.Type == "billing_error" || strings.Contains(strings.ToLower(e.Error.Message), "credit balance") {
+		return upstream.Quota(err)
+	}
+	return err
+}

@@ -1,0 +1,93 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/test/fakes"
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// TestChatProviders: chat through the gateway to each upstream that is not OpenAI-compatible, answered in
+// OpenAI's shape — a tool call round trip not streamed, then a stream with its usage — and recorded with the
+// upstream's own finish reason.
+func TestChatProviders(t *testing.T) {
+	t.Parallel()
+	ant := fakes.NewAnthropic(t, "sk-ant")
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: anthropic, kind: anthropic, base_url: %s, api_key: sk-ant, timeout: 1s, idle_timeout: 1s}
+models:
+  - id: claude
+    modality: chat
+    endpoints: [{provider: anthropic, upstream_model: claude-x, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]
+`, ant.BaseURL())))
+	key, _ := g.Key(t, nil)
+	for _, tc := range []struct {
+		model, provider        string
+		nativeStop, nativeTool string
+		fake                   *fakes.Fake
+		system                 func(body []byte) string
+	}{
+		{"claude", "anthropic", "end_turn", "tool_use", ant.Fake, func(b []byte) string {
+			var body struct{ System string }
+			_ = json.Unmarshal(b, &body)
+			return body.System
+		}},
+	} {
+		t.Run(tc.model, func(t *testing.T) {
+			tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "get_weather",
+				"parameters": map[string]any{"type": "object", "properties": map[string]any{"location": map[string]any{"type": "string"}}}}}}
+			msgs := []any{map[string]any{"role": "system", "content": "Be brief."}, map[string]any{"role": "user", "content": "Weather in Paris?"}}
+			r := g.Do(t, "POST", "/chat/completions", key, map[string]any{"model": tc.model, "messages": msgs, "tools": tools})
+			if r.Status != 200 {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			choice := r.JSON(t)["choices"].([]any)[0].(map[string]any)
+			calls, _ := choice["message"].(map[string]any)["tool_calls"].([]any)
+			if choice["finish_reason"] != "tool_calls" || choice["native_finish_reason"] != tc.nativeTool || len(calls) != 1 {
+				t.Fatalf("tool call: %s", r.Body)
+			}
+			if got := tc.system(tc.fake.Requests()[0].Body); got != "Be brief." {
+				t.Fatalf("system prompt upstream: %q", got)
+			}
+			call := calls[0].(map[string]any)
+			fn := call["function"].(map[string]any)
+			msgs = append(msgs, map[string]any{"role": "assistant", "content": nil, "tool_calls": calls},
+				map[string]any{"role": "tool", "tool_call_id": call["id"], "content": "sunny"})
+			if fn["name"] != "get_weather" || fn["arguments"] != `{"location":"Paris"}` {
+				t.Fatalf("tool call: %v", call)
+			}
+			r = g.Do(t, "POST", "/chat/completions", key, map[string]any{"model": tc.model, "messages": msgs, "tools": tools,
+				"stream": true, "stream_options": map[string]any{"include_usage": true}})
+			var text strings.Builder
+			var usage map[string]any
+			for _, e := range events(t, r.Body) {
+				var c struct {
+					Choices []struct {
+						Delta struct{ Content string }
+					}
+					Usage map[string]any
+				}
+				if e != "[DONE]" && json.Unmarshal([]byte(e), &c) != nil {
+					t.Fatalf("chunk %s", e)
+				}
+				if len(c.Choices) > 0 {
+					text.WriteString(c.Choices[0].Delta.Content)
+				}
+				if c.Usage != nil {
+					usage = c.Usage
+				}
+			}
+			if text.String() != "The tool said: sunny" || usage == nil || usage["completion_tokens"] != 4.0 {
+				t.Fatalf("stream: text %q usage %v: %s", text.String(), usage, r.Body)
+			}
+			rec := generationOf(t, g, r)
+			if rec["native_finish_reason"] != tc.nativeStop || rec["finish_reason"] != "stop" || jsonString(rec["tokens_completion"]) != "4" ||
+				jsonString(rec["tokens_prompt"]) == "0" || rec["provider_name"] != tc.provider || rec["streamed"] != true {
+				t.Fatalf("record %v", rec)
+			}
+		})
+	}
+}
