@@ -15,14 +15,18 @@ import (
 // upstream's own finish reason.
 func TestChatProviders(t *testing.T) {
 	t.Parallel()
-	ant := fakes.NewAnthropic(t, "sk-ant")
+	ant, gem := fakes.NewAnthropic(t, "sk-ant"), fakes.NewGemini(t, "g-key")
 	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
   - {slug: anthropic, kind: anthropic, base_url: %s, api_key: sk-ant, timeout: 1s, idle_timeout: 1s}
+  - {slug: gemini, kind: google-ai-studio, base_url: %s, api_key: g-key, timeout: 1s, idle_timeout: 1s}
 models:
   - id: claude
     modality: chat
     endpoints: [{provider: anthropic, upstream_model: claude-x, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]
-`, ant.BaseURL())))
+  - id: gemini
+    modality: chat
+    endpoints: [{provider: gemini, upstream_model: gemini-x, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 4}}]
+`, ant.BaseURL(), gem.BaseURL())))
 	key, _ := g.Key(t, nil)
 	for _, tc := range []struct {
 		model, provider        string
@@ -34,6 +38,16 @@ models:
 			var body struct{ System string }
 			_ = json.Unmarshal(b, &body)
 			return body.System
+		}},
+		{"gemini", "gemini", "STOP", "STOP", gem.Fake, func(b []byte) string {
+			var body struct {
+				SystemInstruction struct{ Parts []struct{ Text string } }
+			}
+			_ = json.Unmarshal(b, &body)
+			if len(body.SystemInstruction.Parts) == 0 {
+				return ""
+			}
+			return body.SystemInstruction.Parts[0].Text
 		}},
 	} {
 		t.Run(tc.model, func(t *testing.T) {

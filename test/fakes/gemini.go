@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,8 +20,8 @@ const (
 	geminiBadKey      = `{"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"API_KEY_INVALID","domain":"googleapis.com"}]}}`
 )
 
-// Gemini fakes generativelanguage.googleapis.com/v1beta: :streamGenerateContent?alt=sse for TTS (and, in
-// gemini_video.go, Veo). Safety, when set, answers a 200 without audio (finishReason SAFETY).
+// Gemini fakes generativelanguage.googleapis.com/v1beta: :streamGenerateContent?alt=sse for TTS, chat
+// (gemini_chat.go, also :generateContent) and, in gemini_video.go, Veo. Safety, when set, answers a 200 without audio (finishReason SAFETY).
 type Gemini struct {
 	*Fake
 	Key    string
@@ -52,8 +53,21 @@ func (g *Gemini) serve(f *Fake, w http.ResponseWriter, r *http.Request, body []b
 		fail(w, step)
 		return
 	}
-	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") {
-		g.tts(w, r, body, step)
+	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") || strings.HasSuffix(r.URL.Path, ":generateContent") {
+		var req geminiChatRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			geminiInvalid(w, "Invalid JSON payload received.")
+			return
+		}
+		if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") && r.URL.Query().Get("alt") != "sse" {
+			geminiInvalid(w, "this fake streams only as server-sent events: use alt=sse")
+			return
+		}
+		if slices.Contains(req.GenerationConfig.ResponseModalities, "AUDIO") {
+			g.tts(w, r, body, step)
+		} else {
+			g.chat(w, r, req, step)
+		}
 		return
 	}
 	g.video(w, r, body, step)
@@ -72,10 +86,6 @@ func (g *Gemini) tts(w http.ResponseWriter, r *http.Request, body []byte, step S
 	}
 	if err := json.Unmarshal(body, &req); err != nil || len(req.Contents) == 0 || len(req.Contents[0].Parts) == 0 {
 		jsonError(w, 400, `{"error":{"code":400,"message":"Invalid JSON payload received.","status":"INVALID_ARGUMENT"}}`)
-		return
-	}
-	if r.URL.Query().Get("alt") != "sse" {
-		jsonError(w, 400, `{"error":{"code":400,"message":"this fake streams only: use alt=sse","status":"INVALID_ARGUMENT"}}`)
 		return
 	}
 	w.Header().Set("Content-Type", "text/event-stream")

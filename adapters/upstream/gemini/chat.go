@@ -1,0 +1,327 @@
+package gemini
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+var _ ports.ChatProvider = (*Client)(nil)
+
+// Chat calls streamGenerateContent?alt=sse with the request translated into contents, systemInstruction,
+// generationConfig and functionDeclarations, and reads its events into chunks. provider.options go under the
+// translated fields (safetySettings, cachedContent, ...).
+func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
+	u := c.cfg.BaseURL + "/models/" + url.PathEscape(req.UpstreamModel) + ":streamGenerateContent?alt=sse"
+	hreq, err := upstream.NewJSONRequest(ctx, u, ChatBody(req))
+	if err != nil {
+		return ports.ChatReply{}, upstream.Internal(err)
+	}
+	resp, err := c.call(hreq)
+	if err != nil {
+		return ports.ChatReply{}, err
+	}
+	return ports.ChatReply{Stream: newChatStream(resp.Body, resp.StatusCode), UpstreamID: resp.Header.Get("x-goog-request-id")}, nil
+}
+
+// ChatBody is the generateContent request for a chat request.
+func ChatBody(req ports.ChatRequest) map[string]any {
+	r := req.Request
+	system, contents := contents(r.Messages)
+	out := map[string]any{"contents": contents}
+	if system != "" {
+		out["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": system}}}
+	}
+	gc := map[string]any{}
+	if r.Temperature != nil {
+		gc["temperature"] = *r.Temperature
+	}
+	if r.TopP != nil {
+		gc["topP"] = *r.TopP
+	}
+	if r.MaxTokens != nil {
+		gc["maxOutputTokens"] = *r.MaxTokens
+	}
+	if len(r.Stop) > 0 {
+		gc["stopSequences"] = r.Stop
+	}
+	if r.Seed != nil {
+		gc["seed"] = *r.Seed
+	}
+	var format struct {
+		Type       string `json:"type"`
+		JSONSchema struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+	}
+	if r.ResponseFormat != nil && json.Unmarshal(r.ResponseFormat, &format) == nil {
+		switch format.Type {
+		case "json_object":
+			gc["responseMimeType"] = "application/json"
+		case "json_schema":
+			gc["responseMimeType"] = "application/json"
+			if format.JSONSchema.Schema != nil {
+				gc["responseJsonSchema"] = format.JSONSchema.Schema
+			}
+		}
+	}
+	if len(gc) > 0 {
+		out["generationConfig"] = gc
+	}
+	if len(r.Tools) > 0 {
+		decls := make([]any, len(r.Tools))
+		for i, t := range r.Tools {
+			d := map[string]any{"name": t.Name}
+			if t.Description != "" {
+				d["description"] = t.Description
+			}
+			if t.Parameters != nil {
+				d["parametersJsonSchema"] = t.Parameters
+			}
+			decls[i] = d
+		}
+		out["tools"] = []any{map[string]any{"functionDeclarations": decls}}
+		if mode := functionMode(r.ToolChoice); mode != nil {
+			out["toolConfig"] = map[string]any{"functionCallingConfig": mode}
+		}
+	}
+	return upstream.Merge(req.Options, out)
+}
+
+// functionMode translates OpenAI's tool_choice: auto, none, required (Gemini's ANY), or a named function (ANY
+// limited to it).
+func functionMode(raw json.RawMessage) map[string]any {
+	if raw == nil {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		switch s {
+		case "none":
+			return map[string]any{"mode": "NONE"}
+		case "required":
+			return map[string]any{"mode": "ANY"}
+		}
+		return map[string]any{"mode": "AUTO"}
+	}
+	var named struct {
+		Function struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if json.Unmarshal(raw, &named) == nil && named.Function.Name != "" {
+		return map[string]any{"mode": "ANY", "allowedFunctionNames": []string{named.Function.Name}}
+	}
+	return nil
+}
+
+type content struct {
+	Role  string `json:"role"`
+	Parts []any  `json:"parts"`
+}
+
+// contents translates the conversation: system and developer messages become the system instruction; the
+// assistant is the "model"; a tool's result is a functionResponse part of a user turn, named after the call it
+// answers (Gemini matches results to calls by name); consecutive turns of one role are joined into one.
+func contents(msgs []chat.Message) (string, []content) {
+	var system []string
+	var out []content
+	called := map[string]string{} // tool call id -> function name
+	for _, m := range msgs {
+		role := "user"
+		var parts []any
+		switch m.Role {
+		case "system", "developer":
+			if t := m.Joined(); t != "" {
+				system = append(system, t)
+			}
+			continue
+		case "tool":
+			name := called[m.ToolCallID]
+			if name == "" {
+				name = m.Name
+			}
+			parts = []any{map[string]any{"functionResponse": map[string]any{"name": name,
+				"response": map[string]any{"content": m.Joined()}}}}
+		default:
+			if m.Role == "assistant" {
+				role = "model"
+			}
+			parts = chatParts(m.Content)
+			for _, tc := range m.ToolCalls {
+				called[tc.ID] = tc.Name
+				args := json.RawMessage(tc.Arguments)
+				if !json.Valid(args) {
+					args = json.RawMessage(`{}`)
+				}
+				parts = append(parts, map[string]any{"functionCall": map[string]any{"name": tc.Name, "args": args}})
+			}
+		}
+		if len(parts) == 0 {
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Role == role {
+			out[n-1].Parts = append(out[n-1].Parts, parts...)
+			continue
+		}
+		out = append(out, content{Role: role, Parts: parts})
+	}
+	return strings.Join(system, "\n\n"), out
+}
+
+// chatParts translates content parts: text as text (empty ones dropped), a data: URL image as inlineData,
+// another URL as fileData; other kinds as they came.
+func chatParts(in []chat.Part) []any {
+	var out []any
+	for _, p := range in {
+		switch p.Type {
+		case "text":
+			if p.Text != "" {
+				out = append(out, map[string]any{"text": p.Text})
+			}
+		case "image_url":
+			out = append(out, imagePart(p.ImageURL))
+		default:
+			out = append(out, p.Raw)
+		}
+	}
+	return out
+}
+
+func imagePart(u string) map[string]any {
+	if rest, ok := strings.CutPrefix(u, "data:"); ok {
+		if meta, data, ok := strings.Cut(rest, ","); ok {
+			if mediaType, ok := strings.CutSuffix(meta, ";base64"); ok {
+				return map[string]any{"inlineData": map[string]any{"mimeType": mediaType, "data": data}}
+			}
+		}
+	}
+	mt := "image/jpeg"
+	if pu, err := url.Parse(u); err == nil {
+		if t := mime.TypeByExtension(path.Ext(pu.Path)); strings.HasPrefix(t, "image/") {
+			mt = t
+		}
+	}
+	return map[string]any{"fileData": map[string]any{"mimeType": mt, "fileUri": u}}
+}
+
+// response is one event of streamGenerateContent: a GenerateContentResponse.
+type response struct {
+	Candidates []struct {
+		Content struct {
+			Parts []struct {
+				Text         string `json:"text"`
+				Thought      bool   `json:"thought"`
+				FunctionCall *struct {
+					Name string          `json:"name"`
+					Args json.RawMessage `json:"args"`
+				} `json:"functionCall"`
+			} `json:"parts"`
+		} `json:"content"`
+		FinishReason string `json:"finishReason"`
+	} `json:"candidates"`
+	PromptFeedback *struct {
+		BlockReason string `json:"blockReason"`
+	} `json:"promptFeedback"`
+	UsageMetadata *struct {
+		PromptTokenCount        int64 `json:"promptTokenCount"`
+		CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
+		ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
+		CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
+	} `json:"usageMetadata"`
+	Error *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// chatStream reads Gemini's events into chunks. Gemini has no end marker: the event with a finish reason is
+// the last, and it carries the usage (thoughts are billed as completion tokens). A function call comes whole,
+// with no id: the gateway numbers it (call_<n>), and its finish reason, STOP to Gemini, is tool_calls.
+type chatStream struct {
+	body     io.ReadCloser
+	sse      *upstream.SSE
+	status   int
+	calls    int
+	finished bool
+}
+
+func newChatStream(body io.ReadCloser, status int) *chatStream {
+	return &chatStream{body: body, sse: upstream.NewSSE(body), status: status}
+}
+
+func (s *chatStream) Close() error { return s.body.Close() }
+
+func (s *chatStream) Next() (chat.Chunk, error) {
+	for {
+		if s.finished {
+			return chat.Chunk{}, io.EOF
+		}
+		_, data, err := s.sse.Next()
+		if err != nil {
+			return chat.Chunk{}, upstream.Broke(err, s.status)
+		}
+		var ev response
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
+				Reason: "the provider sent an event that is not JSON", Raw: generation.TruncateRaw(data), Err: err}
+		}
+		if ev.Error != nil {
+			status := ev.Error.Code
+			if status < 400 {
+				status = http.StatusInternalServerError
+			}
+			return chat.Chunk{}, upstream.Classify(status, ev.Error.Message, nil, data)
+		}
+		var out chat.Chunk
+		native := ""
+		if len(ev.Candidates) > 0 {
+			cand := ev.Candidates[0]
+			for _, p := range cand.Content.Parts {
+				switch {
+				case p.FunctionCall != nil:
+					args := string(p.FunctionCall.Args)
+					if args == "" || args == "null" {
+						args = "{}"
+					}
+					out.ToolCalls = append(out.ToolCalls, chat.ToolCallDelta{Index: s.calls, ID: "call_" + strconv.Itoa(s.calls),
+						Name: p.FunctionCall.Name, Arguments: args})
+					s.calls++
+				case p.Thought:
+					out.Reasoning += p.Text
+				default:
+					out.Content += p.Text
+				}
+			}
+			native = cand.FinishReason
+		} else if ev.PromptFeedback != nil && ev.PromptFeedback.BlockReason != "" {
+			native = ev.PromptFeedback.BlockReason
+		}
+		if native != "" {
+			s.finished = true
+			out.FinishReason, out.NativeFinishReason = chat.Finish(native), native
+			if s.calls > 0 && out.FinishReason == "stop" {
+				out.FinishReason = "tool_calls"
+			}
+			if u := ev.UsageMetadata; u != nil {
+				out.Usage = &chat.Usage{PromptTokens: u.PromptTokenCount, CompletionTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
+					ReasoningTokens: u.ThoughtsTokenCount, CachedTokens: u.CachedContentTokenCount}
+			}
+		}
+		if !out.Empty() {
+			return out, nil
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package gemini_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/adapters/upstream/gemini"
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
+	"github.com/switchboard-ai/switchboard/test/fakes"
+)
+
+func TestChatContract(t *testing.T) {
+	t.Parallel()
+	f := fakes.NewGemini(t, "g-key")
+	fakes.ChatContract{Fake: f.Fake, Key: "g-key",
+		Client: func(key string) ports.ChatProvider { return client(f, key) },
+		Sent: func(t *testing.T, r fakes.Request) (string, float64, int) {
+			var body struct {
+				SystemInstruction struct {
+					Parts []struct{ Text string } `json:"parts"`
+				} `json:"systemInstruction"`
+				GenerationConfig struct {
+					Temperature     float64 `json:"temperature"`
+					MaxOutputTokens int     `json:"maxOutputTokens"`
+				} `json:"generationConfig"`
+			}
+			if err := json.Unmarshal(r.Body, &body); err != nil || r.Path != "/v1beta/models/up-model:streamGenerateContent" ||
+				r.Query.Get("alt") != "sse" {
+				t.Fatalf("%s?%s: %v: %s", r.Path, r.Query.Encode(), err, r.Body)
+			}
+			system := ""
+			if p := body.SystemInstruction.Parts; len(p) > 0 {
+				system = p[0].Text
+			}
+			return system, body.GenerationConfig.Temperature, body.GenerationConfig.MaxOutputTokens
+		},
+		Failures: []fakes.Failure{
+			{Name: "rate limited", Step: fakes.Step{Status: 429, Body: fakes.GeminiRateLimited},
+				Kind: domain.KindRateLimited, Retryable: true, RetryAfter: 1500 * time.Millisecond},
+			{Name: "daily quota", Step: fakes.Step{Status: 429, Body: fakes.GeminiDailyQuota}, Kind: domain.KindUpstream, Retryable: true},
+			{Name: "server error", Step: fakes.Step{Status: 500, Body: fakes.GeminiServerError}, Kind: domain.KindUpstream, Retryable: true},
+			{Name: "overloaded", Step: fakes.Step{Status: 503, Body: fakes.GeminiOverloaded}, Kind: domain.KindOverloaded, Retryable: true},
+			{Name: "caller's input", Step: fakes.Step{Status: 400, Body: fakes.GeminiBadInput}, Kind: domain.KindInvalid},
+		},
+	}.Run(t)
+}
+
+// TestChatBody: the translation of an OpenAI-shaped request into generateContent.
+func TestChatBody(t *testing.T) {
+	t.Parallel()
+	req := fakes.ChatRequest(t, "gemini-2.5-flash", map[string]any{
+		"messages": []any{
+			map[string]any{"role": "system", "content": "Be brief."},
+			map[string]any{"role": "developer", "content": "Use metric units."},
+			map[string]any{"role": "user", "content": []any{
+				map[string]any{"type": "text", "text": "What is this?"},
+				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw0KGgo="}},
+				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/cat.png?x=1"}}}},
+			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
+				map[string]any{"id": "call_0", "type": "function", "function": map[string]any{"name": "look", "arguments": `{"at":"it"}`}}}},
+			map[string]any{"role": "tool", "tool_call_id": "call_0", "content": "a cat"},
+			map[string]any{"role": "user", "content": "Thanks"},
+		},
+		"tools": []any{map[string]any{"type": "function", "function": map[string]any{"name": "look", "description": "Look",
+			"parameters": map[string]any{"type": "object", "additionalProperties": false}}}},
+		"tool_choice": map[string]any{"type": "function", "function": map[string]any{"name": "look"}},
+		"stop":        "END", "temperature": 0.5, "top_p": 0.9, "max_tokens": 50, "seed": 3,
+		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": map[string]any{"type": "object"}}},
+	})
+	req.Options = map[string]any{"safetySettings": []any{}, "contents": "ignored"}
+	got, _ := json.Marshal(gemini.ChatBody(req))
+	want := `{"contents":[` +
+		`{"role":"user","parts":[{"text":"What is this?"},{"inlineData":{"data":"iVBORw0KGgo=","mimeType":"image/png"}},` +
+		`{"fileData":{"fileUri":"https://example.com/cat.png?x=1","mimeType":"image/png"}}]},` +
+		`{"role":"model","parts":[{"functionCall":{"args":{"at":"it"},"name":"look"}}]},` +
+		`{"role":"user","parts":[{"functionResponse":{"name":"look","response":{"content":"a cat"}}},{"text":"Thanks"}]}],` +
+		`"generationConfig":{"maxOutputTokens":50,"responseJsonSchema":{"type":"object"},"responseMimeType":"application/json",` +
+		`"seed":3,"stopSequences":["END"],"temperature":0.5,"topP":0.9},"safetySettings":[],` +
+		`"systemInstruction":{"parts":[{"text":"Be brief.\n\nUse metric units."}]},` +
+		`"toolConfig":{"functionCallingConfig":{"allowedFunctionNames":["look"],"mode":"ANY"}},` +
+		`"tools":[{"functionDeclarations":[{"description":"Look","name":"look","parametersJsonSchema":{"additionalProperties":false,"type":"object"}}]}]}`
+	if string(got) != want {
+		t.Fatalf("body\n got %s\nwant %s", got, want)
+	}
+}
+
+// TestChatBlocked: a prompt the safety filter blocks is an answer with no content and finish reason
+// content_filter.
+func TestChatBlocked(t *testing.T) {
+	t.Parallel()
+	f := fakes.NewGemini(t, "g-key")
+	f.Safety = true
+	res, err := fakes.ReadChat(t, client(f, "g-key"), fakes.ChatRequest(t, "m", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "x"}}}))
+	if err != nil || res.FinishReason != "content_filter" || res.NativeFinishReason != "SAFETY" || res.Content.Len() != 0 || res.Usage == nil || res.Usage.PromptTokens != 9 {
+		t.Fatalf("err %v finish %q/%q usage %+v", err, res.FinishReason, res.NativeFinishReason, res.Usage)
+	}
+}
