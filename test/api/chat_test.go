@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
@@ -335,5 +336,68 @@ func TestChatGuardrails(t *testing.T) {
 	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 100_000})), 403)
 	if r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 10})); r.Status != 200 {
 		t.Fatalf("within budget: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestChatGuardrailBudget: a model filter refuses a model it does not allow; a flag lands on the record; the
+// budget holds each call's estimate — the prompt plus max_tokens, or 4096 tokens when the request sets none —
+// from before the call until it settles at its real cost.
+func TestChatGuardrailBudget(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "  - {id: other, modality: chat, endpoints: [{provider: second, upstream_model: up-o}]}\n")
+	key, hash := g.Key(t, nil)
+	// Only the second endpoint: 3 micro-dollars a prompt token, 9 a completion token; a budget of 1,000.
+	r := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"chat budget","ignored_providers":["first"],"allowed_models":["chat"],
+		"limit_usd":0.001,"reset_interval":"daily","content_filter_builtins":[{"slug":"secrets","action":"flag"}]}`)
+	gr := r.JSON(t)["data"].(map[string]any)["id"].(string)
+	if r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", g.Admin, map[string]any{"key_hashes": []string{hash}}); r.Status != 200 {
+		t.Fatalf("assign: %d %s", r.Status, r.Body)
+	}
+	e := harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"model": "other"})), 403)
+	if e["metadata"].(map[string]any)["guardrail_id"] != gr {
+		t.Fatalf("model filter: %v", e)
+	}
+	// No max_tokens: 4,096 completion tokens are assumed (36,882), more than the budget.
+	e = harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(nil)), 403)
+	if !strings.Contains(fmt.Sprint(e["message"]), "chat budget") {
+		t.Fatalf("default estimate: %v", e)
+	}
+	// A flagged message is sent and recorded with its flag: 11 prompt tokens and 10 completion tokens cost 123.
+	flagged := hi(map[string]any{"max_tokens": 10, "messages": []any{map[string]any{"role": "system", "content": "Be brief."},
+		map[string]any{"role": "user", "content": []any{map[string]any{"type": "text", "text": "key sk-abcdefghijklmnopqrstuvwx"}}}}})
+	r = g.Do(t, "POST", "/chat/completions", key, flagged)
+	if r.Status != 200 {
+		t.Fatalf("flagged: %d %s", r.Status, r.Body)
+	}
+	rec := generationOf(t, g, r)
+	if flags, _ := rec["guardrail_flags"].([]any); len(flags) != 1 || flags[0] != "secrets" || jsonString(rec["total_cost"]) != "0.000123" {
+		t.Fatalf("record %v", rec)
+	}
+	// 123 spent. A call of max_tokens 50 is estimated at 6 prompt tokens and 50 completion tokens: 468. While one
+	// is held upstream, a second does not fit (123 + 468 + 468 > 1,000).
+	release := make(chan struct{})
+	u.second.Script(fakes.Step{Hold: release})
+	held := make(chan harness.Response)
+	go func() { held <- g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 50})) }()
+	harness.Eventually(t, 5*time.Second, func() bool {
+		select {
+		case r := <-held:
+			t.Fatalf("the held call ended: %d %s", r.Status, r.Body)
+		default:
+		}
+		return u.second.Calls() == 1 // the script counts from here
+	})
+	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 50})), 403)
+	close(release)
+	if r := <-held; r.Status != 200 {
+		t.Fatalf("held call: %d %s", r.Status, r.Body)
+	}
+	// It settled at its real cost, 456 (579 spent): one of 468 more does not fit, one of max_tokens 10 (108) does.
+	harness.Eventually(t, 5*time.Second, func() bool {
+		return g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 10})).Status == 200
+	})
+	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 50})), 403)
+	if n := u.second.Calls(); n != 2 {
+		t.Fatalf("refused calls reached the provider: %d calls", n)
 	}
 }
