@@ -4,6 +4,7 @@ package e2e_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -46,15 +47,18 @@ func TestOpenRouterSDK(t *testing.T) {
 	t.Parallel()
 	sora := fakes.NewOpenAI(t, "sk-video")
 	sora.SetVideo(fakes.VideoScript{Polls: 1})
+	chat := fakes.NewOpenAI(t, "sk-chat")
 	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`
 providers:
   - {slug: local, kind: espeak}
   - {slug: sora, kind: openai, base_url: %s, api_key: sk-video}
+  - {slug: chatfake, kind: openai, base_url: %s, api_key: sk-chat}
 models:
   - {id: local/espeak, modality: tts, endpoints: [{provider: local, pricing: {per_million_characters: 1}}]}
   - {id: video/sora, modality: video, endpoints: [{provider: sora, upstream_model: sora-2, pricing: {per_second: 0.1}}]}
+  - {id: chat/fake, modality: chat, endpoints: [{provider: chatfake, upstream_model: fake-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
 video: {poll_interval: 50ms, worker_interval: 1h}
-`, sora.BaseURL())))
+`, sora.BaseURL(), chat.BaseURL())))
 	key, keyHash := g.Key(t, nil)
 	ws := g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
 	var memberIDs []string
@@ -69,4 +73,25 @@ video: {poll_interval: 50ms, worker_interval: 1h}
 
 	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ADMIN": g.Admin, "SB_KEY": key, "SB_KEY_HASH": keyHash,
 		"SB_GENERATION_ID": genID, "SB_MEMBER_IDS": strings.Join(memberIDs, ",")})
+
+	// chat.test.mjs applied preset chat-e2e twice: its system prompt and temperature reached the upstream each
+	// time, its max_tokens once (the other call set its own).
+	var applied []string
+	for _, r := range chat.Requests() {
+		var body struct {
+			Messages    []struct{ Role, Content string }
+			Temperature *float64
+			MaxTokens   int `json:"max_tokens"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil || len(body.Messages) == 0 || body.Messages[0].Content != "You are a pirate." {
+			continue
+		}
+		if body.Messages[0].Role != "system" || body.Temperature == nil || *body.Temperature != 0.3 {
+			t.Fatalf("the preset's request upstream: %s", r.Body)
+		}
+		applied = append(applied, fmt.Sprint(body.MaxTokens))
+	}
+	if strings.Join(applied, ",") != "4,2" {
+		t.Fatalf("the preset reached the upstream with max_tokens %v", applied)
+	}
 }
