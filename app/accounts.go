@@ -114,7 +114,13 @@ func (a *Accounts) workspace(ctx context.Context, id string) (account.Workspace,
 	return a.dir.Workspace(ctx, id)
 }
 
+// ListKeys answers a workspace that does not exist with a 400 naming workspace_id, not an empty list.
 func (a *Accounts) ListKeys(ctx context.Context, f ports.KeyFilter) ([]ports.KeyView, error) {
+	if f.WorkspaceID != "" {
+		if _, err := a.dir.Workspace(ctx, f.WorkspaceID); err != nil {
+			return nil, err
+		}
+	}
 	keys, err := a.keys.ListKeys(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("list keys: %w", err)

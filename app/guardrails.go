@@ -73,7 +73,13 @@ func (g *Guardrails) Get(ctx context.Context, id string) (guardrail.Guardrail, e
 	return g.store.Guardrail(ctx, id)
 }
 
+// List answers a workspace that does not exist as presets do: a 400 naming workspace_id, not an empty list.
 func (g *Guardrails) List(ctx context.Context, workspaceID string, p ports.Page) ([]guardrail.Guardrail, int, error) {
+	if workspaceID != "" {
+		if _, err := g.dir.Workspace(ctx, workspaceID); err != nil {
+			return nil, 0, err
+		}
+	}
 	return g.store.ListGuardrails(ctx, workspaceID, p)
 }
 

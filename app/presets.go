@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"errors"
+	"math"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -108,7 +109,12 @@ func (p *Presets) Update(ctx context.Context, s ports.PresetScope, c ports.Prese
 		return preset.Preset{}, nil, err
 	}
 	if c.DesignatedVersion != nil { // versions never change or go away, so resolving outside the update is safe
-		v, err := p.store.Version(ctx, pr.ID, *c.DesignatedVersion)
+		n := *c.DesignatedVersion
+		var err error = preset.ErrVersionNotFound // a number no version column can hold names no version
+		var v preset.Version
+		if n >= 1 && n <= math.MaxInt32 {
+			v, err = p.store.Version(ctx, pr.ID, n)
+		}
 		if errors.Is(err, preset.ErrVersionNotFound) {
 			return preset.Preset{}, nil, domain.Invalid("designated_version", "no such version of this preset")
 		}

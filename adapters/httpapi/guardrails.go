@@ -161,7 +161,7 @@ func derefList(l *[]string) []string {
 
 func (h *GuardrailsHandler) create(c *gin.Context) {
 	var req guardrailReq
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindFields(c, &req); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -205,7 +205,7 @@ func (h *GuardrailsHandler) get(c *gin.Context) {
 
 func (h *GuardrailsHandler) update(c *gin.Context) {
 	var req guardrailReq
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindFields(c, &req); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -277,7 +277,7 @@ type bulkReq struct {
 func (h *GuardrailsHandler) bulk(field, countKey string, op func(c *gin.Context, ids []string) (int, error)) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		var req bulkReq
-		if err := bindJSON(c, &req); err != nil {
+		if err := bindFields(c, &req); err != nil {
 			writeError(c, err)
 			return
 		}

@@ -99,7 +99,7 @@ type createKeyReq struct {
 
 func (h *KeysHandler) create(c *gin.Context) {
 	var req createKeyReq
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindFields(c, &req); err != nil {
 		writeError(c, err)
 		return
 	}
@@ -204,7 +204,7 @@ type updateKeyReq struct {
 
 func (h *KeysHandler) update(c *gin.Context) {
 	var req updateKeyReq
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindFields(c, &req); err != nil {
 		writeError(c, err)
 		return
 	}

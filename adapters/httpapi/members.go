@@ -44,7 +44,7 @@ type createMemberReq struct {
 
 func (h *MembersHandler) create(c *gin.Context) {
 	var req createMemberReq
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindFields(c, &req); err != nil {
 		writeError(c, err)
 		return
 	}

@@ -140,7 +140,8 @@ func principal(c *gin.Context) account.Principal {
 	return p.(account.Principal)
 }
 
-// guard admits a request by its bearer key, and by the kind of key the route takes.
+// guard admits a request by its bearer key and by the kind of key the route takes, then its path and query by
+// their formats (checkRequest).
 type guard struct{ auth ports.Authenticator }
 
 type keyKinds int
@@ -172,6 +173,10 @@ func (g guard) require(kinds keyKinds) gin.HandlerFunc {
 			return
 		}
 		c.Set(principalKey, p)
+		if err := checkRequest(c); err != nil {
+			writeError(c, err)
+			return
+		}
 		c.Next()
 	}
 }

@@ -111,7 +111,7 @@ func (h *PresetsHandler) version(c *gin.Context) {
 func (h *PresetsHandler) createFrom(src preset.Source) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		var body map[string]any
-		if err := bindJSON(c, &body); err != nil {
+		if err := bindFields(c, &body); err != nil {
 			writeError(c, err)
 			return
 		}
@@ -137,7 +137,7 @@ type updatePresetReq struct {
 
 func (h *PresetsHandler) update(c *gin.Context) {
 	var req updatePresetReq
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindFields(c, &req); err != nil {
 		writeError(c, err)
 		return
 	}

@@ -48,7 +48,7 @@ func (h *WorkspacesHandler) create(c *gin.Context) {
 		Name *string `json:"name"`
 		Slug *string `json:"slug"`
 	}
-	if err := bindJSON(c, &req); err != nil {
+	if err := bindFields(c, &req); err != nil {
 		writeError(c, err)
 		return
 	}

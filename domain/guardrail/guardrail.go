@@ -5,7 +5,6 @@ package guardrail
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -88,8 +87,10 @@ func dedupe(xs []string) []string {
 		return nil
 	}
 	out := make([]string, 0, len(xs))
+	seen := make(map[string]struct{}, len(xs))
 	for _, x := range xs {
-		if !slices.Contains(out, x) {
+		if _, dup := seen[x]; !dup {
+			seen[x] = struct{}{}
 			out = append(out, x)
 		}
 	}

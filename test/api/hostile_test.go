@@ -1,0 +1,231 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// hostileAnswerWithin bounds each answer of the hostile table: generous for two shared cores under -race, far
+// below what unbounded work (a quadratic list, a query per list entry) takes.
+const hostileAnswerWithin = 5 * time.Second
+
+// hostilePathValues replace every path parameter of every route; they arrive as raw bytes (no client cleans
+// them up).
+var hostilePathValues = []string{
+	"%00", "a%00b", "%FF", "%C3%28", "%ED%A0%80", strings.Repeat("a", 5000), "..%2F", "..%2F..%2Fkeys", "%2F",
+	"gen-%00", "gen-vid-%FF", "00000000-0000-0000-0000-00000000000%00", strings.Repeat("f", 64) + "%00",
+	"..", ".", "%20", "null", "-1", "99999999999999999999",
+}
+
+// hostileQueries are appended to every route.
+var hostileQueries = []string{
+	"", "?workspace_id=%00", "?workspace_id=%FF", "?workspace_id=zzz", "?workspace_id=00000000-0000-0000-0000-000000000000",
+	"?id=%00", "?id=%FF", "?id=gen-" + strings.Repeat("9", 5000), "?id=gen-1-%00", "?limit=%00", "?offset=%FF",
+	"?index=%00", "?include_disabled=%FF", "?%00=1", "?%FF", "?id=a&id=b",
+}
+
+// hostileBodies are sent to every route that takes a body.
+func hostileBodies() []string {
+	ids := func(n int, v func(i int) string) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`"` + v(i) + `"`)
+		}
+		return b.String()
+	}
+	big := ids(100_000, func(i int) string { return fmt.Sprintf("m%d", i) })
+	hashes := ids(70_000, func(i int) string { return fmt.Sprintf("%064x", i) })
+	return []string{
+		``, `null`, `[]`, `"x"`, `5`, `{}`, `{"name":null}`, `{"name":5}`, `{"name":"\u0000"}`, `{"name":"a\u0000b"}`,
+		`{"name":"\ud800"}`, "{\"name\":\"\xff\xfe\"}", `{"name":"` + strings.Repeat("n", 100_000) + `"}`,
+		`{"name":"x","description":"\u0000"}`, `{"name":"x","slug":"\u0000"}`, `{"email":"a\u0000@b.c"}`,
+		`{"email":"a@b.c","first_name":"\u0000"}`, `{"name":"x","workspace_id":"\u0000"}`,
+		`{"name":"x","workspace_id":"zzz"}`, `{"name":"x","external":{"user":"\u0000"}}`,
+		`{"name":"x","creator_user_id":"\u0000"}`, `{"name":"x","allowed_models":["\u0000"]}`,
+		`{"name":"x","allowed_models":[` + big + `]}`, `{"name":"x","content_filters":[{"pattern":"\u0000","action":"block"}]}`,
+		`{"name":"x","content_filters":[{"pattern":"a","action":"block","label":"\u0000"}]}`,
+		`{"member_user_ids":["\u0000"]}`, `{"member_user_ids":[` + big + `]}`, `{"key_hashes":["\u0000"]}`,
+		`{"key_hashes":[` + hashes + `]}`, `{"key_hashes":[null]}`, `{"member_user_ids":"x"}`,
+		`{"config":{"\u0000":1}}`, `{"system":"\u0000"}`, `{"model":"a","\u0000":"b"}`, `{"temperature":"\u0000"}`,
+		`{"requests_per_minute":null}`, `{"requests_per_minute":"x"}`, `{"limit":1e400}`, `{"disabled":null}`,
+		`{"designated_version":-1}`, `{"status":"\u0000"}`, `{"designated_version":99999999999}`,
+		`{"model":"x","input":"\u0000"}`, `{"model":"x","prompt":"\u0000"}`, `{"model":"x","messages":[{"role":"user","content":"\u0000"}]}`,
+		strings.Repeat("[", 100_000), `{"a":` + strings.Repeat(`{"a":`, 10_000) + `1` + strings.Repeat("}", 10_001),
+	}
+}
+
+// TestHostileInput sends malformed input of every kind to every route of the real router, on both dialects:
+// never a 5xx, always the envelope, always promptly.
+func TestHostileInput(t *testing.T) {
+	harness.Dialects(t, func(t *testing.T, db harness.Option) {
+		g := harness.Start(t, db)
+		infer, hash := g.Key(t, nil)
+		// Real entities, so that bodies and queries get past the lookup of what the path names.
+		if r := g.Do(t, "POST", "/presets/x/chat/completions", g.Admin, `{"model":"a/b","system":"s"}`); r.Status != 200 {
+			t.Fatalf("preset: %d %s", r.Status, r.Body)
+		}
+		gr := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"g"}`)
+		if gr.Status != 201 {
+			t.Fatalf("guardrail: %d %s", gr.Status, gr.Body)
+		}
+		real := map[string]string{":slug": "x", ":version": "1", ":hash": hash, ":jobId": "gen-vid-1-none",
+			":id": gr.JSON(t)["data"].(map[string]any)["id"].(string)}
+		routes := g.App.Server.Handler().(*gin.Engine).Routes()
+		if len(routes) < 30 {
+			t.Fatalf("only %d routes", len(routes))
+		}
+		bodies := hostileBodies()
+		client := &http.Client{Timeout: hostileAnswerWithin}
+		send := func(t *testing.T, method, path, key, body string) {
+			t.Helper()
+			url := g.URL + path
+			if path == "/healthz" || path == "/readyz" {
+				url = g.Root + path
+			}
+			var rd io.Reader
+			if body != "" {
+				rd = strings.NewReader(body)
+			}
+			req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
+			if err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", "Bearer "+key)
+			start := time.Now()
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatalf("%s %.200s: %v", method, path, err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			checkAnswer(t, fmt.Sprintf("%s %.200s body %.100q (%v)", method, path, body, time.Since(start)), resp, raw)
+		}
+		for _, r := range routes {
+			for _, key := range []string{g.Admin, infer} {
+				for _, v := range hostilePathValues {
+					send(t, r.Method, withParams(r.Path, v, nil), key, "")
+				}
+				path := withParams(r.Path, "", real)
+				for _, q := range hostileQueries {
+					send(t, r.Method, path+q, key, "")
+				}
+				if r.Method == http.MethodPost || r.Method == http.MethodPatch {
+					for _, b := range bodies {
+						send(t, r.Method, path, key, b)
+					}
+				}
+			}
+		}
+	})
+}
+
+// withParams puts v, or the param's real value, in place of every :param of a route.
+func withParams(route, v string, real map[string]string) string {
+	parts := strings.Split(route, "/")
+	for i, p := range parts {
+		if strings.HasPrefix(p, ":") {
+			parts[i] = v
+			if r, ok := real[p]; ok {
+				parts[i] = r
+			}
+		}
+	}
+	return strings.TrimPrefix(strings.Join(parts, "/"), "/api/v1")
+}
+
+// checkAnswer: below 500; an error is the envelope with error.code equal to the status.
+func checkAnswer(t *testing.T, what string, resp *http.Response, raw []byte) {
+	t.Helper()
+	if resp.StatusCode >= 500 {
+		t.Errorf("%s: status %d: %.300s", what, resp.StatusCode, raw)
+		return
+	}
+	if resp.StatusCode < 400 {
+		return
+	}
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("%s: status %d with Content-Type %q: %.300s", what, resp.StatusCode, ct, raw)
+		return
+	}
+	var env struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(bytes.NewReader(raw)).Decode(&env); err != nil || env.Error.Code != resp.StatusCode ||
+		env.Error.Message == "" {
+		t.Errorf("%s: status %d outside the envelope: %.300s", what, resp.StatusCode, raw)
+	}
+}
+
+// TestMalformedIsMissing: a malformed id is answered exactly as a missing one; text a database cannot store and
+// lists past the bound are a 400 naming the field, on both dialects.
+func TestMalformedIsMissing(t *testing.T) {
+	harness.Dialects(t, func(t *testing.T, db harness.Option) {
+		g := harness.Start(t, db)
+		many := `["` + strings.Repeat(`m", "`, 100_000) + `m"]`
+		gr := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"g"}`).JSON(t)["data"].(map[string]any)["id"].(string)
+		tests := []struct {
+			method, path, body string
+			status             int
+			want               string // in error.message; for 404s the message of the missing id
+		}{
+			{"GET", "/generation?id=%00", "", 404, "generation not found"},
+			{"GET", "/generation?id=gen-0-%FF", "", 404, "generation not found"},
+			{"GET", "/generation/content?id=%00", "", 404, "generation not found"},
+			{"GET", "/videos/%00", "", 404, "video job not found"},
+			{"GET", "/videos/gen-vid-%FF/content", "", 404, "video job not found"},
+			{"GET", "/keys/%FF", "", 404, "API key not found"},
+			{"DELETE", "/keys/" + strings.Repeat("A", 64), "", 404, "API key not found"},
+			{"GET", "/guardrails/%00", "", 404, "guardrail not found"},
+			{"GET", "/guardrails/zzz/assignments/keys", "", 404, "guardrail not found"},
+			{"GET", "/guardrails?workspace_id=zzz", "", 400, "workspace_id"},
+			{"GET", "/guardrails?workspace_id=00000000-0000-0000-0000-000000000000", "", 400, "workspace_id"},
+			{"GET", "/keys?workspace_id=00000000-0000-0000-0000-000000000000", "", 400, "workspace_id"},
+			{"GET", "/presets/x?workspace_id=%00", "", 400, "workspace_id"},
+			{"GET", "/presets?limit=%FF", "", 400, "limit"},
+			{"POST", "/guardrails", `{"name":"a","allowed_models":` + many + `}`, 400, "allowed_models: must have at most 1000 entries"},
+			{"POST", "/guardrails/" + gr + "/assignments/keys", `{"key_hashes":` + many + `}`, 400, "key_hashes: must have at most 1000"},
+			{"POST", "/guardrails/" + gr + "/assignments/members", `{"member_user_ids":["a","\u0000"]}`, 400, "member_user_ids[1]: must be valid UTF-8"},
+			{"POST", "/guardrails", `{"name":"a","content_filters":[{"pattern":"a","action":"block","label":"\u0000"}]}`, 400, "content_filters[0].label:"},
+			{"PATCH", "/guardrails/" + gr, `{"description":"\u0000"}`, 400, "description:"},
+			{"POST", "/keys", `{"name":"a\u0000"}`, 400, "name: must be valid UTF-8"},
+			{"POST", "/keys", `{"name":"a","external":{"user":"\u0000"}}`, 400, "external.user:"},
+			{"POST", "/workspaces", `{"name":"\u0000"}`, 400, "name:"},
+			{"POST", "/organization/members", `{"email":"a@b.c","last_name":"\u0000"}`, 400, "last_name:"},
+			{"POST", "/presets/p/chat/completions", `{"model":"a/b","system":"\u0000"}`, 400, "system:"},
+			{"POST", "/presets/p/chat/completions", `{"model":"a/b","metadata":{"\u0000":1}}`, 400, "metadata.(a key):"},
+			{"PATCH", "/presets/p", `{"name":"\u0000"}`, 400, "name:"},
+			{"PATCH", "/presets/p", `{"designated_version":99999999999}`, 400, "designated_version"},
+		}
+		if r := g.Do(t, "POST", "/presets/p/chat/completions", g.Admin, `{"model":"a/b"}`); r.Status != 200 {
+			t.Fatalf("preset: %d %s", r.Status, r.Body)
+		}
+		for _, tt := range tests {
+			var body any
+			if tt.body != "" {
+				body = tt.body
+			}
+			e := harness.AssertError(t, g.Do(t, tt.method, tt.path, g.Admin, body), tt.status)
+			if !strings.Contains(e["message"].(string), tt.want) {
+				t.Errorf("%s %.80s: message %q, want %q", tt.method, tt.path, e["message"], tt.want)
+			}
+		}
+	})
+}
