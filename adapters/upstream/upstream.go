@@ -243,8 +243,10 @@ func NewJSONRequest(ctx context.Context, url string, body any) (*http.Request, e
 }
 
 // Failed builds the error for a response with an error status: msg is the provider's own message when it has one.
+// Both msg and raw are scrubbed of the credentials the request carried and of anything shaped like a secret.
 func Failed(resp *http.Response, raw []byte, msg string) *ports.UpstreamError {
-	return Classify(resp.StatusCode, msg, resp.Header, raw)
+	secrets := sentSecrets(resp.Request)
+	return Classify(resp.StatusCode, Scrub(msg, secrets...), resp.Header, []byte(Scrub(string(raw), secrets...)))
 }
 
 // Internal is a failure of the gateway's own making while calling a provider (a body it could not encode).

@@ -2,9 +2,14 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboard-ai/switchboard/test/harness"
 )
@@ -45,6 +50,73 @@ func TestNoSecretInLogs(t *testing.T) {
 	for _, s := range []string{secret, g.Admin, "sk-sb-v1-wrong-secret-value", secret[len(secret)-20:]} {
 		if strings.Contains(out, s) {
 			t.Fatalf("a key reached the logs: %q", s)
+		}
+	}
+}
+
+// TestUpstreamErrorsNeverRelayTheGatewaysKey: a provider that echoes the credential the gateway sent in its
+// error text (a 400 that reaches the caller, a 500 that the gateway logs and stores) never gets it to the
+// caller, a log line or stored content: neither the configured key verbatim (even when not shaped like a key)
+// nor anything shaped like a secret.
+func TestUpstreamErrorsNeverRelayTheGatewaysKey(t *testing.T) {
+	t.Parallel()
+	const key, plain, shaped = "sk-gateway-0123456789abcdefghij", "hunter2hunter2", "AIzaSyA0123456789abcdefghijklmnopqrstuv"
+	echo := func(status int) *httptest.Server {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(status)
+			auth := r.Header.Get("Authorization")
+			msg := fmt.Sprintf("you sent Authorization: %s, that is %s; x-goog-api-key %s", auth, strings.TrimPrefix(auth, "Bearer "), shaped)
+			b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "invalid_request_error",
+				"auth": strings.TrimPrefix(auth, "Bearer ")}})
+			_, _ = w.Write(b)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	rejects, fails := echo(http.StatusBadRequest), echo(http.StatusInternalServerError)
+	var logs syncBuffer
+	g := harness.Start(t, harness.WithLog(&logs), harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: rejects, kind: openai, base_url: %s, api_key: %s, timeout: 1s}
+  - {slug: fails, kind: openai, base_url: %s, api_key: %s, timeout: 1s}
+models:
+  - {id: tts, modality: tts, endpoints: [{provider: rejects, upstream_model: tts-1}]}
+  - {id: tts-down, modality: tts, endpoints: [{provider: fails, upstream_model: tts-1}]}
+  - {id: chat, modality: chat, endpoints: [{provider: rejects, upstream_model: c-1}]}
+`, rejects.URL, key, fails.URL, plain)))
+	infer, _ := g.Key(t, nil)
+	var answers []harness.Response
+	for _, call := range []struct {
+		path, model string
+		status      int
+	}{{"/audio/speech", "tts", 400}, {"/audio/speech", "tts-down", 502}, {"/chat/completions", "chat", 400}} {
+		body := map[string]any{"model": call.model, "input": "hi", "voice": "alloy",
+			"messages": []any{map[string]any{"role": "user", "content": "hi"}}}
+		r := g.Do(t, "POST", call.path, infer, body)
+		harness.AssertError(t, r, call.status)
+		answers = append(answers, r)
+		id := r.Header.Get("X-Generation-Id")
+		if id == "" {
+			t.Fatalf("%s %s: no X-Generation-Id", call.path, call.model)
+		}
+		var content harness.Response
+		harness.Eventually(t, 5*time.Second, func() bool {
+			content = g.Do(t, "GET", "/generation/content?id="+id, g.Admin, nil)
+			return content.Status == 200
+		})
+		if !strings.Contains(string(content.Body), "[REDACTED]") {
+			t.Errorf("%s: stored content keeps no scrubbed upstream text: %s", call.model, content.Body)
+		}
+		answers = append(answers, content)
+	}
+	for _, s := range []string{key, plain, shaped, "0123456789abcdefghij"} {
+		for _, a := range answers {
+			if strings.Contains(string(a.Body), s) {
+				t.Errorf("%q reached a caller: %s", s, a.Body)
+			}
+		}
+		if strings.Contains(logs.String(), s) {
+			t.Errorf("%q reached the logs", s)
 		}
 	}
 }

@@ -123,7 +123,7 @@ func (c *Client) Poll(ctx context.Context, name string) (ports.VideoState, error
 	case !op.Done:
 		return ports.VideoState{Status: video.InProgress}, nil
 	case op.Error != nil:
-		return ports.VideoState{Status: video.Failed, Error: op.Error.Message}, nil
+		return ports.VideoState{Status: video.Failed, Error: upstream.Scrub(op.Error.Message, c.cfg.APIKey)}, nil
 	case len(op.Response.Video.Samples) == 0:
 		reason := "the provider returned no video"
 		if len(op.Response.Video.Filtered) > 0 {

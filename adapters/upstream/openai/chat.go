@@ -156,11 +156,11 @@ func (s *ChatStream) Next() (chat.Chunk, error) {
 		var ch chunk
 		if err := json.Unmarshal(data, &ch); err != nil {
 			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
-				Reason: "the provider sent an event that is not JSON", Raw: generation.TruncateRaw(data), Err: err}
+				Reason: "the provider sent an event that is not JSON", Raw: generation.TruncateRaw([]byte(upstream.Scrub(string(data)))), Err: err}
 		}
 		if ch.Error != nil {
 			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
-				Reason: "the provider's stream failed", Raw: generation.TruncateRaw(data)}
+				Reason: "the provider's stream failed", Raw: generation.TruncateRaw([]byte(upstream.Scrub(string(data))))}
 		}
 		var out chat.Chunk
 		if len(ch.Choices) > 0 {

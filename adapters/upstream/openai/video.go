@@ -103,7 +103,7 @@ func (c *Client) Poll(ctx context.Context, id string) (ports.VideoState, error) 
 		state.Outputs = []video.Output{{ContentType: "video/mp4"}} // one video per job, fetched by the job's id
 	}
 	if v.Error != nil {
-		state.Error = v.Error.Message
+		state.Error = upstream.Scrub(v.Error.Message, c.cfg.APIKey)
 	}
 	return state, nil
 }
