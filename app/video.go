@@ -307,13 +307,17 @@ func (v *Videos) Content(ctx context.Context, by account.Principal, id string, i
 }
 
 // downloadFailed is the caller's error for a download that did not start: what the adapter classified (an
-// expired file, a range outside it) as it is, and any other failure the provider's.
+// expired file, a range outside it) as it is, a timeout as a timeout (524), and any other failure the provider's.
 func downloadFailed(err error) error {
 	var de *domain.Error
 	if errors.As(err, &de) {
 		return err
 	}
 	ue := asUpstream(err)
-	return domain.E(domain.KindUpstream, "upstream_failed", "the provider failed to deliver the video: "+ue.Reason).
+	kind, code := domain.KindUpstream, "upstream_failed"
+	if ue.Kind == domain.KindTimeout { // 524, as for every other call that times out
+		kind, code = domain.KindTimeout, "upstream_timeout"
+	}
+	return domain.E(kind, code, "the provider failed to deliver the video: "+ue.Reason).
 		With("provider_reason", ue.Reason).Wrap(err)
 }

@@ -61,6 +61,8 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
+	// No redirects to "fixed" paths (a trailing slash, ..%2F): they answered in HTML. Such paths are a 404 here.
+	e.RedirectTrailingSlash, e.RedirectFixedPath = false, false
 	e.ContextWithFallback = true
 	e.Use(requestID(), accessLog(log), recovery())
 	e.NoRoute(func(c *gin.Context) { writeError(c, errNoRoute) })
@@ -159,7 +161,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.Serve(envelopeListener{ln}) }()
 	s.log.Info("listening", "addr", ln.Addr().String(), "base_path", s.cfg.BasePath)
 	select {
 	case err := <-errc:

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -150,6 +151,9 @@ func (h *VideosHandler) get(c *gin.Context) {
 
 var errIndex = domain.Invalid("index", "must be an integer of at least 0")
 
+// maxRange bounds the Range header passed to a provider: a longer one is a 416, never forwarded.
+const maxRange = 256
+
 func (h *VideosHandler) content(c *gin.Context) {
 	index := 0
 	if raw, given := c.GetQuery("index"); given {
@@ -159,8 +163,13 @@ func (h *VideosHandler) content(c *gin.Context) {
 			return
 		}
 	}
+	byteRange := c.GetHeader("Range")
+	if len(byteRange) > maxRange {
+		writeError(c, video.ErrRangeNotValid.WithMsg(fmt.Sprintf("the Range header is longer than %d bytes", maxRange)))
+		return
+	}
 	sink := &videoSink{newFlushWriter(c)}
-	err := h.videos.Content(c.Request.Context(), principal(c), c.Param("jobId"), index, c.GetHeader("Range"), sink)
+	err := h.videos.Content(c.Request.Context(), principal(c), c.Param("jobId"), index, byteRange, sink)
 	if err != nil {
 		writeError(c, err)
 	}

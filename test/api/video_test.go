@@ -179,6 +179,14 @@ func TestVideoContentErrors(t *testing.T) {
 	harness.AssertError(t, r.g.Do(t, "GET", "/videos/"+id+"/content", r.key, nil), 410)
 	r.openai.SetVideo(fakes.VideoScript{})
 	harness.AssertError(t, r.g.Do(t, "GET", "/videos/"+id+"/content", r.key, nil, "Range", "bytes=99999999-"), 416)
+	// A Range header past the bound is refused, never forwarded; a provider that times out is a 524, as for speech.
+	calls := len(r.openai.Requests())
+	harness.AssertError(t, r.g.Do(t, "GET", "/videos/"+id+"/content", r.key, nil, "Range", "bytes=0-"+strings.Repeat("1", 60<<10)), 416)
+	if n := len(r.openai.Requests()); n != calls {
+		t.Fatalf("an oversized Range reached the provider (%d calls)", n-calls)
+	}
+	r.openai.SetVideo(fakes.VideoScript{Stall: true})
+	harness.AssertError(t, r.g.Do(t, "GET", "/videos/"+id+"/content", r.key, nil), 524)
 }
 
 // TestVideoDownloadCut: the upstream breaks off mid-download; the caller sees an aborted response, never a

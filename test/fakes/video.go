@@ -102,6 +102,8 @@ type VideoScript struct {
 	Cut int64
 	// Expired makes downloads answer 404, as after the provider's expiry.
 	Expired bool
+	// Stall makes downloads send nothing until the caller gives up: a provider that times out.
+	Stall bool
 	// ExpiresAt is the expiry Sora reports for completed videos (an hour from now when zero).
 	ExpiresAt time.Time
 }
@@ -152,6 +154,10 @@ func (v *videoJobs) SetVideo(s VideoScript) {
 
 // serveVideo answers a download of a video of the script's size, honouring Range, or streams it chunked.
 func serveVideo(w http.ResponseWriter, r *http.Request, s VideoScript) {
+	if s.Stall {
+		<-r.Context().Done()
+		return
+	}
 	size := s.Size
 	if size == 0 {
 		size = 256 << 10
