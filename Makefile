@@ -10,7 +10,7 @@ export TEST_REDIS_URL
 # The end-to-end tests run the reference API's real clients (@openrouter/sdk, openai) from npm.
 E2E_JS := test/e2e/js
 
-.PHONY: run test test-deps build generate check bench
+.PHONY: run test test-deps build generate check bench bench-e2e
 
 # What `switchboard version` prints: set at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -51,3 +51,8 @@ check:
 
 bench:
 	go test -run '^$$' -bench . -benchmem ./...
+
+# Measures as a user does: the built binary, a fake upstream and the load generator as three processes, on SQLite
+# and PostgreSQL (TEST_DATABASE_URL), gateway against direct in one run. BENCH_ARGS=-h lists the knobs.
+bench-e2e:
+	go run ./test/benche2e $(BENCH_ARGS)

@@ -1,0 +1,608 @@
+//go:build linux
+
+// Command benche2e measures the gateway as a user does: the built binary as its own process on the chosen
+// database, a fake OpenAI upstream as another process, and the load from a third, with direct calls to the
+// same fake alternated with calls through the gateway in the same run, so the figures are ratios and
+// differences rather than absolute timings. Run it with `make bench-e2e` (BENCH_ARGS="-h" lists the knobs):
+//
+//	go run ./test/benche2e -dialects sqlite,postgres
+//
+// It prints one table per scenario (a modality and its request: add a row to scenarios to measure another):
+// added latency at concurrency 1, throughput through the gateway over direct at concurrency 32, flatness (the
+// last 10k calls of a long run against the first 10k), the gateway's CPU per call (from /proc), its heap per
+// stream in flight (from GODEBUG=gctrace=1), and GET /generation latency with many records seeded through the
+// store. The same binary plays the fake (`benche2e fake`) and the load generator (`benche2e load`). It reads
+// /proc, so it runs on Linux only.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/switchboard-ai/switchboard/adapters/gormstore"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+)
+
+// upstreamKey is the fake's API key.
+const upstreamKey = "sk-bench-upstream"
+
+// scenario is one kind of call, made directly to the fake and through the gateway.
+type scenario struct {
+	name string
+	// models is the gateway configuration's models section for this scenario (YAML list items), with %s for the
+	// provider slug.
+	models string
+	// path is the route, the same on the fake (under /v1) and on the gateway (under /api/v1).
+	path string
+	// direct and gateway are the request bodies; hold asks the fake to send a little and then stall, for the
+	// streams-in-flight measurement.
+	direct, gateway, hold string
+}
+
+var scenarios = []scenario{{
+	name: "speech",
+	models: `
+  - {id: bench/tts, modality: tts, endpoints: [{provider: %[1]s, upstream_model: tts-1, pricing: {per_million_characters: 15}}]}
+  - {id: bench/tts-hold, modality: tts, endpoints: [{provider: %[1]s, upstream_model: tts-hold, pricing: {per_million_characters: 15}}]}`,
+	path:    "/audio/speech",
+	direct:  `{"model":"tts-1","input":"Hello from the benchmark.","voice":"alloy","response_format":"pcm"}`,
+	gateway: `{"model":"bench/tts","input":"Hello from the benchmark.","voice":"alloy","response_format":"pcm"}`,
+	hold:    `{"model":"bench/tts-hold","input":"Hello from the benchmark.","voice":"alloy","response_format":"pcm"}`,
+}}
+
+type options struct {
+	dialects, scenarios  string
+	bin, pgURL, keep     string
+	clip                 int
+	latencyCalls         int
+	throughputCalls      int
+	block                int
+	flatCalls, window    int
+	holdStreams          int
+	rows, getCalls       int
+	conc                 int
+	cpuprofile, heapfile string
+}
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("benche2e: ")
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "fake":
+			runFake(os.Args[2:])
+			return
+		case "load":
+			runLoad(os.Args[2:])
+			return
+		}
+	}
+	var o options
+	fs := flag.NewFlagSet("benche2e", flag.ExitOnError)
+	fs.StringVar(&o.dialects, "dialects", "sqlite,postgres", "databases to measure, comma-separated: sqlite, postgres")
+	fs.StringVar(&o.scenarios, "scenarios", "speech", "scenarios to measure, comma-separated")
+	fs.StringVar(&o.bin, "bin", "", "gateway binary (default: build ./cmd/switchboard with CGO_ENABLED=0)")
+	fs.StringVar(&o.pgURL, "pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
+		"PostgreSQL server to create a scratch database on")
+	fs.IntVar(&o.clip, "clip", 16<<10, "bytes the fake answers per call")
+	fs.IntVar(&o.latencyCalls, "latency-calls", 2000, "pairs of calls (direct, gateway) at concurrency 1")
+	fs.IntVar(&o.throughputCalls, "throughput-calls", 20000, "calls each way at -conc, in alternating blocks")
+	fs.IntVar(&o.block, "block", 2000, "calls in one block of the throughput phase")
+	fs.IntVar(&o.flatCalls, "flat-calls", 100000, "calls in a row through the gateway at -conc, for flatness and CPU per call")
+	fs.IntVar(&o.window, "window", 10000, "calls compared at the start and the end of the flatness run")
+	fs.IntVar(&o.holdStreams, "hold", 256, "streams held in flight for the heap measurement")
+	fs.IntVar(&o.rows, "rows", 1000000, "generation records seeded through the store before GET /generation is measured")
+	fs.IntVar(&o.getCalls, "get-calls", 2000, "GET /generation calls at concurrency 1")
+	fs.IntVar(&o.conc, "conc", 32, "concurrency of the throughput and flatness phases")
+	fs.StringVar(&o.keep, "keep", "", "keep the scratch files in this folder (default: a temporary one, removed)")
+	_ = fs.Parse(os.Args[1:])
+
+	dir := o.keep
+	if dir == "" {
+		d, err := os.MkdirTemp("", "benche2e-")
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	} else if err := os.MkdirAll(dir, 0o750); err != nil {
+		log.Fatal(err)
+	}
+	if o.bin == "" {
+		o.bin = filepath.Join(dir, "switchboard")
+		build := exec.Command("go", "build", "-trimpath", "-o", o.bin, "./cmd/switchboard")
+		build.Dir = repoRoot()
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			log.Fatalf("build: %v", err)
+		}
+	}
+	fmt.Printf("benche2e: clip %d B, %d latency pairs, %d throughput calls each way (blocks of %d) at c=%d, %d flatness calls, "+
+		"%d streams held, %d records seeded; %s\n", o.clip, o.latencyCalls, o.throughputCalls, o.block, o.conc, o.flatCalls,
+		o.holdStreams, o.rows, time.Now().UTC().Format(time.RFC3339))
+
+	fake := startFake(o.clip)
+	defer fake.stop()
+	for _, name := range split(o.scenarios) {
+		sc := findScenario(name)
+		var results []*result
+		for _, dialect := range split(o.dialects) {
+			r, err := measure(o, dir, dialect, sc, fake)
+			if err != nil {
+				log.Fatalf("%s on %s: %v", sc.name, dialect, err)
+			}
+			results = append(results, r)
+		}
+		printTable(sc, results)
+	}
+}
+
+func findScenario(name string) scenario {
+	for _, s := range scenarios {
+		if s.name == name {
+			return s
+		}
+	}
+	log.Fatalf("unknown scenario %q", name)
+	return scenario{}
+}
+
+// result is one dialect's figures for one scenario.
+type result struct {
+	dialect                              string
+	seedRate                             float64 // records/s through InsertGenerations
+	directP50, directP99, addP50, addP99 time.Duration
+	directRate, gatewayRate              float64 // calls/s at -conc
+	firstRate, lastRate                  float64 // gateway calls/s, first and last window of the long run
+	cpuPerCall, upstreamCPUPerCall       time.Duration
+	gcPerKCall                           float64
+	heapPerStream                        float64 // bytes
+	heapBase, heapHeld                   int64   // MB
+	getP50, getP99                       time.Duration
+	gatewayErrors                        []string
+	flatCalls, holdStreams, rows         int
+}
+
+func printTable(sc scenario, rs []*result) {
+	fmt.Printf("\n%s, through the gateway vs direct to the same fake (ratios and differences from one run)\n\n", sc.name)
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.Debug)
+	head := "| measure\t"
+	sep := "|---\t"
+	for _, r := range rs {
+		head += " " + r.dialect + "\t"
+		sep += "---\t"
+	}
+	fmt.Fprintln(w, head)
+	fmt.Fprintln(w, sep)
+	row := func(name string, f func(r *result) string) {
+		line := "| " + name + "\t"
+		for _, r := range rs {
+			line += " " + f(r) + "\t"
+		}
+		fmt.Fprintln(w, line)
+	}
+	row("added latency c=1, p50 / p99", func(r *result) string {
+		return fmt.Sprintf("%s / %s ms (direct %s / %s)", ms(r.addP50), ms(r.addP99), ms(r.directP50), ms(r.directP99))
+	})
+	row("throughput c=32, gateway / direct", func(r *result) string {
+		return fmt.Sprintf("%.2f (%.0f / %.0f calls/s)", r.gatewayRate/r.directRate, r.gatewayRate, r.directRate)
+	})
+	row("flatness: last / first window", func(r *result) string {
+		return fmt.Sprintf("%.2f (%.0f / %.0f calls/s, %dk calls)", r.lastRate/r.firstRate, r.lastRate, r.firstRate, r.flatCalls/1000)
+	})
+	row("gateway CPU per call", func(r *result) string {
+		return fmt.Sprintf("%d µs (fake + load: %d µs)", r.cpuPerCall.Microseconds(), r.upstreamCPUPerCall.Microseconds())
+	})
+	row("gateway GC cycles per 1k calls", func(r *result) string { return fmt.Sprintf("%.1f", r.gcPerKCall) })
+	row("heap per stream in flight", func(r *result) string {
+		return fmt.Sprintf("%.1f KiB (%d streams: %d -> %d MB)", r.heapPerStream/1024, r.holdStreams, r.heapBase, r.heapHeld)
+	})
+	row("GET /generation c=1, p50 / p99", func(r *result) string {
+		return fmt.Sprintf("%s / %s ms (%d records)", ms(r.getP50), ms(r.getP99), r.rows)
+	})
+	row("seeding through the store", func(r *result) string { return fmt.Sprintf("%.0f records/s", r.seedRate) })
+	_ = w.Flush()
+	for _, r := range rs {
+		for _, e := range r.gatewayErrors {
+			fmt.Printf("%s gateway log: %s\n", r.dialect, e)
+		}
+	}
+}
+
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64)
+}
+
+// measure runs every phase of one scenario against a gateway on a fresh database of the dialect.
+func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*result, error) {
+	r := &result{dialect: dialect, flatCalls: o.flatCalls, holdStreams: o.holdStreams, rows: o.rows}
+	ctx := context.Background()
+	var dbURL string
+	switch dialect {
+	case "sqlite":
+		path := filepath.Join(dir, "sqlite-"+sc.name, "switchboard.db")
+		_ = os.RemoveAll(filepath.Dir(path))
+		dbURL = "sqlite:" + path
+	case "postgres":
+		u, drop, err := scratchPostgres(ctx, o.pgURL, "switchboard_bench_"+sc.name)
+		if err != nil {
+			return nil, err
+		}
+		defer drop()
+		dbURL = u
+	default:
+		return nil, fmt.Errorf("unknown dialect %q", dialect)
+	}
+	addr := freeAddr()
+	cfgPath := filepath.Join(dir, "switchboard-"+dialect+".yaml")
+	cfg := fmt.Sprintf(`log: {level: warn}
+server: {addr: %q}
+database: {url: %q}
+limits: {requests_per_minute: 1000000000}
+credits: {enabled: true}
+providers:
+  - {slug: fake, kind: openai, base_url: %s/v1, api_key: %s}
+models:%s
+`, addr, dbURL, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		return nil, err
+	}
+	cli := func(args ...string) (string, error) {
+		cmd := exec.Command(o.bin, append([]string{"--config", cfgPath}, args...)...)
+		out, err := cmd.Output()
+		if err != nil {
+			var stderr string
+			if ee, ok := err.(*exec.ExitError); ok {
+				stderr = string(ee.Stderr)
+			}
+			return "", fmt.Errorf("switchboard %s: %v: %s", strings.Join(args, " "), err, stderr)
+		}
+		return strings.TrimSpace(string(out)), nil
+	}
+	if _, err := cli("migrate"); err != nil {
+		return nil, err
+	}
+	key, err := cli("keys", "create", "--name", "bench")
+	if err != nil {
+		return nil, err
+	}
+	if _, err := cli("credits", "add", "1000000000"); err != nil {
+		return nil, err
+	}
+	log.Printf("%s: seeding %d generation records through the store", dialect, o.rows)
+	if r.seedRate, err = seed(ctx, dbURL, o.rows); err != nil {
+		return nil, err
+	}
+
+	gw, err := startGateway(o.bin, cfgPath, "http://"+addr)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { r.gatewayErrors = gw.stop() }()
+	base := loadArgs{Gateway: gw.url + "/api/v1" + sc.path, Direct: fake.url + "/v1" + sc.path, Key: key,
+		UpstreamKey: upstreamKey, DirectBody: sc.direct, GatewayBody: sc.gateway, Clip: o.clip}
+
+	log.Printf("%s: warming up", dialect)
+	warm := base
+	warm.Mode, warm.Conc, warm.N = "flat", 8, 1000
+	if _, err := runLoadProc(warm, nil); err != nil {
+		return nil, err
+	}
+
+	log.Printf("%s: added latency, %d pairs at c=1", dialect, o.latencyCalls)
+	lat := base
+	lat.Mode, lat.Conc, lat.N = "pairs", 1, o.latencyCalls
+	out, err := runLoadProc(lat, nil)
+	if err != nil {
+		return nil, err
+	}
+	r.directP50, r.directP99 = out.DirectP50, out.DirectP99
+	r.addP50, r.addP99 = out.GatewayP50-out.DirectP50, out.GatewayP99-out.DirectP99
+
+	log.Printf("%s: throughput, %d calls each way at c=%d", dialect, o.throughputCalls, o.conc)
+	tp := base
+	tp.Mode, tp.Conc, tp.N, tp.Block = "blocks", o.conc, o.throughputCalls, o.block
+	if out, err = runLoadProc(tp, nil); err != nil {
+		return nil, err
+	}
+	r.directRate, r.gatewayRate = out.DirectRate, out.GatewayRate
+
+	log.Printf("%s: flatness and CPU, %d calls through the gateway at c=%d", dialect, o.flatCalls, o.conc)
+	flat := base
+	flat.Mode, flat.Conc, flat.N, flat.Window = "flat", o.conc, o.flatCalls, min(o.window, o.flatCalls/2)
+	cpu0, fake0, gc0 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount()
+	var load time.Duration
+	if out, err = runLoadProc(flat, &load); err != nil {
+		return nil, err
+	}
+	cpu1, fake1, gc1 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount()
+	r.cpuPerCall = (cpu1 - cpu0) / time.Duration(o.flatCalls)
+	r.upstreamCPUPerCall = (fake1 - fake0 + load) / time.Duration(o.flatCalls)
+	r.gcPerKCall = float64(gc1-gc0) * 1000 / float64(o.flatCalls)
+	r.firstRate, r.lastRate = out.FirstRate, out.LastRate
+
+	log.Printf("%s: heap with %d streams in flight", dialect, o.holdStreams)
+	churn := base
+	churn.Mode, churn.Conc, churn.N = "flat", 4, 3000
+	heap := func() (int64, error) {
+		n := gw.gcCount()
+		for range 20 {
+			if _, err := runLoadProc(churn, nil); err != nil {
+				return 0, err
+			}
+			if gw.gcCount() >= n+3 {
+				break
+			}
+		}
+		return gw.lastLive(), nil
+	}
+	hold := base
+	hold.Mode, hold.N, hold.GatewayBody = "hold", o.holdStreams, sc.hold
+	holder, err := startHolder(hold)
+	if err != nil {
+		return nil, err
+	}
+	held, err := heap()
+	holder.release()
+	if err != nil {
+		return nil, err
+	}
+	baseline, err := heap()
+	if err != nil {
+		return nil, err
+	}
+	r.heapBase, r.heapHeld = baseline, held
+	r.heapPerStream = float64(held-baseline) * (1 << 20) / float64(o.holdStreams)
+
+	if o.rows > 0 {
+		log.Printf("%s: GET /generation, %d calls at c=1 over %d records", dialect, o.getCalls, o.rows)
+		get := base
+		get.Mode, get.N, get.Rows, get.Gateway = "get", o.getCalls, o.rows, gw.url+"/api/v1/generation"
+		if out, err = runLoadProc(get, nil); err != nil {
+			return nil, err
+		}
+		r.getP50, r.getP99 = out.GatewayP50, out.GatewayP99
+	}
+	return r, nil
+}
+
+// seedID is the id of the i-th seeded record: in the gateway's format, gen-<unix seconds>-<32 hex digits>.
+func seedID(i int) string { return fmt.Sprintf("gen-1700000000-%032x", i) }
+
+// seed writes rows generation records through the store, as the recorder would, into the default workspace.
+func seed(ctx context.Context, dbURL string, rows int) (float64, error) {
+	if rows == 0 {
+		return 0, nil
+	}
+	db, closeDB, err := gormstore.Open(gormstore.Config{URL: dbURL}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return 0, err
+	}
+	defer closeDB()
+	var ws string
+	if err := db.WithContext(ctx).Raw(`SELECT id FROM workspaces WHERE slug = 'default'`).Scan(&ws).Error; err != nil || ws == "" {
+		return 0, fmt.Errorf("default workspace: %v", err)
+	}
+	store := gormstore.NewGenerationStore(db)
+	created := time.Unix(1700000000, 0).UTC()
+	start := time.Now()
+	const batch = 2000
+	entries := make([]generation.Entry, 0, batch)
+	for i := 0; i < rows; {
+		entries = entries[:0]
+		for ; i < rows && len(entries) < batch; i++ {
+			entries = append(entries, generation.Entry{Record: generation.Record{
+				ID: seedID(i), RequestID: "req-bench", APIType: generation.TTS, WorkspaceID: ws, KeyHash: "seeded",
+				Model: "bench/tts", ProviderName: "fake", Status: 200, Streamed: true, FinishReason: "stop",
+				Latency: 3 * time.Millisecond, GenerationTime: 9 * time.Millisecond, TotalCost: 375, UpstreamCost: 375,
+				Attempts:  []generation.Attempt{{ProviderName: "fake", UpstreamModel: "tts-1", Status: 200, Latency: 3 * time.Millisecond}},
+				CreatedAt: created.Add(time.Duration(i) * time.Millisecond),
+			}})
+		}
+		if err := store.InsertGenerations(ctx, entries); err != nil {
+			return 0, fmt.Errorf("seed: %w", err)
+		}
+	}
+	return float64(rows) / time.Since(start).Seconds(), nil
+}
+
+// scratchPostgres creates an empty database next to the one base names and returns its URL and a drop.
+func scratchPostgres(ctx context.Context, base, name string) (string, func(), error) {
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		return "", nil, fmt.Errorf("postgres (-pg): %w", err)
+	}
+	ident := pgx.Identifier{name}.Sanitize()
+	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)")
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
+		conn.Close(ctx)
+		return "", nil, fmt.Errorf("create database: %w", err)
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		conn.Close(ctx)
+		return "", nil, err
+	}
+	u.Path = "/" + name
+	return u.String(), func() {
+		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)")
+		conn.Close(ctx)
+	}, nil
+}
+
+// gateway is the switchboard process.
+type gateway struct {
+	cmd  *exec.Cmd
+	url  string
+	mu   sync.Mutex
+	gcs  int
+	live int64
+	errs []string
+	done chan struct{}
+}
+
+// gcLine matches GODEBUG=gctrace=1's report: "gc 12 @3.1s 2%: ..., 4->5->1 MB, ...": the last is the live heap.
+var gcLine = regexp.MustCompile(`^gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
+
+func startGateway(bin, cfgPath, url string) (*gateway, error) {
+	g := &gateway{url: url, done: make(chan struct{})}
+	g.cmd = child(exec.Command(bin, "--config", cfgPath, "serve"))
+	g.cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	stderr, err := g.cmd.StderrPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := g.cmd.Start(); err != nil {
+		return nil, err
+	}
+	go func() {
+		defer close(g.done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			g.mu.Lock()
+			if m := gcLine.FindStringSubmatch(line); m != nil {
+				g.gcs++
+				g.live, _ = strconv.ParseInt(m[3], 10, 64)
+			} else if len(g.errs) < 20 && strings.Contains(line, "level=ERROR") {
+				g.errs = append(g.errs, line)
+			}
+			g.mu.Unlock()
+		}
+	}()
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(url + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				return g, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			g.stop()
+			return nil, fmt.Errorf("the gateway did not get ready: %v", g.errs)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (g *gateway) pid() int { return g.cmd.Process.Pid }
+
+func (g *gateway) gcCount() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.gcs
+}
+
+func (g *gateway) lastLive() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.live
+}
+
+// stop sends SIGTERM, waits, and returns the errors the gateway logged.
+func (g *gateway) stop() []string {
+	_ = g.cmd.Process.Signal(syscall.SIGTERM)
+	<-g.done
+	_ = g.cmd.Wait()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.errs
+}
+
+// procCPU is a process's user and system CPU time so far, from /proc.
+func procCPU(pid int) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		log.Fatalf("read /proc: %v (benche2e needs Linux)", err)
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces: utime and stime are 14 and 15.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	ut, _ := strconv.ParseInt(f[11], 10, 64)
+	st, _ := strconv.ParseInt(f[12], 10, 64)
+	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
+}
+
+func freeAddr() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+func split(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// repoRoot is the module's root, found from the working directory up.
+func repoRoot() string {
+	dir, _ := os.Getwd()
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return dir
+		}
+	}
+}
+
+// self runs this program again in another role.
+func self(args ...string) *exec.Cmd {
+	exe, err := os.Executable()
+	if err != nil {
+		log.Fatal(err)
+	}
+	return child(exec.Command(exe, args...))
+}
+
+// child makes cmd die with this process, so that no fake or gateway outlives a failed run.
+func child(cmd *exec.Cmd) *exec.Cmd {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// writeJSON prints v as one line.
+func writeJSON(w io.Writer, v any) {
+	if err := json.NewEncoder(w).Encode(v); err != nil {
+		log.Fatal(err)
+	}
+}
