@@ -37,16 +37,18 @@ const (
 	callCost = 0.001
 )
 
-func config(upstream string) string {
+// config reaches the upstream directly for speech, and through the poll watch for video.
+func config(upstream, watched string) string {
 	return fmt.Sprintf(`log: {level: info}
 providers:
-  - {slug: openai, kind: openai, base_url: %s, api_key: sk-up, timeout: 5s, idle_timeout: 5s}
+  - {slug: openai, kind: openai, base_url: %s/v1, api_key: sk-up, timeout: 5s, idle_timeout: 5s}
+  - {slug: sora, kind: openai, base_url: %s/v1, api_key: sk-up, timeout: 5s, idle_timeout: 5s}
 models:
   - {id: speech, modality: tts, endpoints: [{provider: openai, upstream_model: tts-1, pricing: {per_million_characters: 100}}]}
-  - {id: sora, modality: video, endpoints: [{provider: openai, upstream_model: sora-2, pricing: {per_second: 0.1}}]}
+  - {id: sora, modality: video, endpoints: [{provider: sora, upstream_model: sora-2, pricing: {per_second: 0.1}}]}
 credits: {enabled: true}
 video: {poll_interval: 200ms, worker_interval: 50ms}
-`, upstream)
+`, upstream, watched)
 }
 
 func TestThreeReplicasBehaveAsOne(t *testing.T) {
@@ -59,8 +61,8 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 	f.cli(t, "credits", "add", "0.01")
 	t.Run("credits at c=32", func(t *testing.T) {
 		key := f.key(t, map[string]any{"name": "credits"})
-		admitted := f.burst(t, key, 32)
-		t.Logf("MEASURED credits: $0.01 of credits, %d of 32 concurrent calls admitted (10 fit), overshoot %d", admitted, admitted-10)
+		admitted, _ := f.burst(t, key, 32)
+		t.Logf("MEASURED credits: $0.01 of credits, %d of 32 concurrent calls admitted and answered (10 fit), overshoot %d", admitted, admitted-10)
 	})
 	f.cli(t, "credits", "add", "1000")
 
@@ -68,7 +70,8 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		const n = 10
 		key := f.key(t, map[string]any{"name": "rate"})
 		f.mgmt(t, 1, "PATCH", "/keys/"+key.hash, map[string]any{"requests_per_minute": n}, http.StatusOK, nil)
-		admitted := f.burst(t, key, 3*n)
+		whole, cut := f.burst(t, key, 3*n)
+		admitted := whole + cut
 		t.Logf("MEASURED rate limit: %d per minute, %d of %d concurrent calls admitted, overshoot %d", n, admitted, 3*n, admitted-n)
 		if admitted != n {
 			t.Errorf("a limit of %d per minute admitted %d calls across three replicas", n, admitted)
@@ -77,8 +80,8 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 
 	t.Run("a key limit at c=32", func(t *testing.T) {
 		key := f.key(t, map[string]any{"name": "limited", "limit": 0.01})
-		admitted := f.burst(t, key, 32)
-		t.Logf("MEASURED key limit: $0.01 limit, %d of 32 concurrent calls admitted (10 fit), overshoot %d", admitted, admitted-10)
+		admitted, _ := f.burst(t, key, 32)
+		t.Logf("MEASURED key limit: $0.01 limit, %d of 32 concurrent calls admitted and answered (10 fit), overshoot %d", admitted, admitted-10)
 	})
 
 	t.Run("a guardrail budget is not overspent at c=32", func(t *testing.T) {
@@ -88,10 +91,11 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		}
 		f.mgmt(t, 0, "POST", "/guardrails", map[string]any{"name": "budget", "limit_usd": 0.01, "reset_interval": "daily"}, http.StatusCreated, &gr)
 		f.mgmt(t, 1, "POST", "/guardrails/"+gr.Data.ID+"/assignments/keys", map[string]any{"key_hashes": []string{key.hash}}, http.StatusOK, nil)
-		admitted := f.burst(t, key, 32)
-		t.Logf("MEASURED guardrail budget: $0.01, %d of 32 concurrent calls admitted (10 fit)", admitted)
-		if admitted != 10 {
-			t.Errorf("a guardrail budget of $0.01 admitted %d calls of $0.001 across three replicas, want 10", admitted)
+		// A call whose stream the upstream cut is not billed, and gives its reservation back.
+		whole, cut := f.burst(t, key, 32)
+		t.Logf("MEASURED guardrail budget: $0.01, %d of 32 concurrent calls admitted and answered whole (10 fit), %d cut", whole, cut)
+		if whole > 10 || whole < 10-cut {
+			t.Errorf("a guardrail budget of $0.01 admitted %d calls of $0.001 (and %d cut) across three replicas, want 10", whole, cut)
 		}
 	})
 
@@ -155,8 +159,21 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		f.upstream.SetVideo(fakes.VideoScript{Polls: 10})
 		key := f.key(t, map[string]any{"name": "survivor"})
 		jobs := f.videos(t, key, 6)
+		var answered []string // generations of calls the replica answered just before it died
+		for range 10 {
+			answered = append(answered, f.speak(t, 0, key))
+		}
 		f.replicas[0].kill(t)
 		f.finish(t, key, jobs, 1) // replicas 1 and 2
+		// Records are written off the request path: those still queued in the killed process are gone (issue 11
+		// brings a spool that keeps them). Measured and reported until then.
+		lost := 0
+		for _, id := range answered {
+			if f.status(t, 1, "GET", "/generation?id="+url.QueryEscape(id), key.secret, nil) != http.StatusOK {
+				lost++
+			}
+		}
+		t.Logf("MEASURED SIGKILL: %d of the %d generation records of calls answered just before the kill are missing", lost, len(answered))
 		if n := f.polls.maxInFlight(); n != 1 {
 			t.Errorf("a video job was polled upstream by %d replicas at once", n)
 		}
@@ -183,7 +200,7 @@ func newFleet(t *testing.T, n int) *fleet {
 	f.upstream.Unrecorded = true
 	f.polls = watchPolls(t, f.upstream.URL)
 	f.cfg = filepath.Join(t.TempDir(), "switchboard.yaml")
-	if err := os.WriteFile(f.cfg, []byte(config(f.polls.URL+"/v1")), 0o600); err != nil {
+	if err := os.WriteFile(f.cfg, []byte(config(f.upstream.URL, f.polls.URL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	f.env = append(os.Environ(), "SWITCHBOARD_CONFIG="+f.cfg, "DATABASE_URL="+f.dbURL, "REDIS_URL="+testdb.RedisURL(t),
@@ -319,7 +336,10 @@ func (f *fleet) do(t *testing.T, r int, method, path, secret string, body any, o
 		return 0
 	}
 	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil && resp.StatusCode == http.StatusOK {
+		return statusCut
+	}
 	if out != nil && resp.StatusCode < 300 {
 		if err := json.Unmarshal(raw, out); err != nil {
 			t.Errorf("%s %s: %v in %s", method, path, err, raw)
@@ -349,11 +369,15 @@ func (f *fleet) key(t *testing.T, fields map[string]any) key {
 	return key{secret: created.Key, hash: created.Data.Hash}
 }
 
-// burst sends n speech calls at once, spread over the live replicas, and counts those admitted. Every other
-// answer must be a refusal (402, 403 or 429), never an error.
-func (f *fleet) burst(t *testing.T, k key, n int) int {
+// statusCut is what do returns for a 200 whose body broke off: a stream the upstream cut, which is not billed.
+const statusCut = -1
+
+// burst sends n speech calls at once, spread over the live replicas, and counts those admitted and answered
+// whole, and those admitted whose stream broke off (not billed). Every other answer must be a refusal (402, 403
+// or 429), never an error.
+func (f *fleet) burst(t *testing.T, k key, n int) (whole, cut int) {
 	t.Helper()
-	var admitted atomic.Int64
+	var w, c atomic.Int64
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
@@ -361,7 +385,9 @@ func (f *fleet) burst(t *testing.T, k key, n int) int {
 				map[string]any{"model": "speech", "input": callText, "voice": "alloy"})
 			switch st {
 			case http.StatusOK:
-				admitted.Add(1)
+				w.Add(1)
+			case statusCut:
+				c.Add(1)
 			case http.StatusPaymentRequired, http.StatusForbidden, http.StatusTooManyRequests:
 			default:
 				t.Errorf("speech call %d: %d", i, st)
@@ -369,7 +395,26 @@ func (f *fleet) burst(t *testing.T, k key, n int) int {
 		})
 	}
 	wg.Wait()
-	return int(admitted.Load())
+	return int(w.Load()), int(c.Load())
+}
+
+// speak makes one speech call through replica r and returns its generation id.
+func (f *fleet) speak(t *testing.T, r int, k key) string {
+	t.Helper()
+	b, _ := json.Marshal(map[string]any{"model": "speech", "input": callText, "voice": "alloy"})
+	req, _ := http.NewRequest("POST", f.replicas[r].url+"/api/v1/audio/speech", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+k.secret)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("speech on replica %d: %d", r, resp.StatusCode)
+	}
+	return resp.Header.Get("X-Generation-Id")
 }
 
 // videos starts n video jobs, spread over the live replicas.
