@@ -91,11 +91,11 @@ type guardrailReq struct {
 
 // patch checks what only the wire can get wrong and returns the change to apply to a guardrail's fields.
 func (r guardrailReq) patch() (func(*guardrail.Spec), error) {
-	if r.Name.set && r.Name.val == nil {
-		return nil, domain.Invalid("name", "must not be null")
+	if _, err := r.Name.keep("name"); err != nil {
+		return nil, err
 	}
-	if r.IncludeBYOKInBudgets.set && r.IncludeBYOKInBudgets.val == nil {
-		return nil, domain.Invalid("include_byok_in_budgets", "must not be null")
+	if _, err := r.IncludeBYOKInBudgets.keep("include_byok_in_budgets"); err != nil {
+		return nil, err
 	}
 	var interval *domain.Interval
 	if r.ResetInterval.val != nil {

@@ -119,6 +119,15 @@ func (o *opt[T]) UnmarshalJSON(b []byte) error {
 
 func (o opt[T]) patch() domain.Patch[T] { return domain.Patch[T]{Set: o.set, Value: o.val} }
 
+// keep reads a field that cannot be cleared: absent is nil (keep), a value is that value, and null is a 400
+// naming the field.
+func (o opt[T]) keep(field string) (*T, error) {
+	if o.set && o.val == nil {
+		return nil, domain.Invalid(field, "cannot be cleared: null is not allowed")
+	}
+	return o.val, nil
+}
+
 // usd is money on the wire: a JSON number of dollars, exact to the micro-dollar.
 type usd domain.Micros
 

@@ -193,13 +193,39 @@ func (h *KeysHandler) get(c *gin.Context) {
 	data(c, http.StatusOK, toKeyInfo(v))
 }
 
+// updateKeyReq is UpdateKey: null clears limit, limit_reset and requests_per_minute (back to the default), and
+// is a 400 on fields that cannot be cleared.
 type updateKeyReq struct {
-	Name               *string     `json:"name"`
-	Disabled           *bool       `json:"disabled"`
+	Name               opt[string] `json:"name"`
+	Disabled           opt[bool]   `json:"disabled"`
 	Limit              opt[usd]    `json:"limit"`
 	LimitReset         opt[string] `json:"limit_reset"`
-	IncludeBYOKInLimit *bool       `json:"include_byok_in_limit"`
-	RequestsPerMinute  *int        `json:"requests_per_minute"`
+	IncludeBYOKInLimit opt[bool]   `json:"include_byok_in_limit"`
+	RequestsPerMinute  opt[int]    `json:"requests_per_minute"`
+}
+
+func (r updateKeyReq) change() (account.KeyChange, error) {
+	change := account.KeyChange{
+		Limit: domain.Patch[domain.Micros]{Set: r.Limit.set, Value: (*domain.Micros)(r.Limit.val)},
+	}
+	var err error
+	if change.Name, err = r.Name.keep("name"); err != nil {
+		return change, err
+	}
+	if change.Disabled, err = r.Disabled.keep("disabled"); err != nil {
+		return change, err
+	}
+	if change.IncludeBYOKInLimit, err = r.IncludeBYOKInLimit.keep("include_byok_in_limit"); err != nil {
+		return change, err
+	}
+	if r.RequestsPerMinute.set {
+		rpm := 0 // null: the configured default again
+		if r.RequestsPerMinute.val != nil {
+			rpm = *r.RequestsPerMinute.val
+		}
+		change.RequestsPerMinute = &rpm
+	}
+	return change, nil
 }
 
 func (h *KeysHandler) update(c *gin.Context) {
@@ -208,10 +234,10 @@ func (h *KeysHandler) update(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	change := account.KeyChange{
-		Name: req.Name, Disabled: req.Disabled, IncludeBYOKInLimit: req.IncludeBYOKInLimit,
-		RequestsPerMinute: req.RequestsPerMinute,
-		Limit:             domain.Patch[domain.Micros]{Set: req.Limit.set, Value: (*domain.Micros)(req.Limit.val)},
+	change, err := req.change()
+	if err != nil {
+		writeError(c, err)
+		return
 	}
 	if req.LimitReset.set {
 		change.LimitReset.Set = true

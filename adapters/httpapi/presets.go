@@ -128,11 +128,32 @@ func (h *PresetsHandler) createFrom(src preset.Source) gin.HandlerFunc {
 	}
 }
 
+// updatePresetReq is UpdatePreset: null clears the description and is a 400 on the fields that cannot be cleared.
 type updatePresetReq struct {
-	Name              *string     `json:"name"`
+	Name              opt[string] `json:"name"`
 	Description       opt[string] `json:"description"`
-	Status            *string     `json:"status"`
-	DesignatedVersion *int        `json:"designated_version"`
+	Status            opt[string] `json:"status"`
+	DesignatedVersion opt[int]    `json:"designated_version"`
+}
+
+func (r updatePresetReq) change() (ports.PresetVersionChange, error) {
+	change := ports.PresetVersionChange{Change: preset.Change{Description: r.Description.patch()}}
+	var err error
+	if change.Name, err = r.Name.keep("name"); err != nil {
+		return change, err
+	}
+	if change.DesignatedVersion, err = r.DesignatedVersion.keep("designated_version"); err != nil {
+		return change, err
+	}
+	status, err := r.Status.keep("status")
+	if err != nil {
+		return change, err
+	}
+	if status != nil {
+		st := preset.Status(*status)
+		change.Status = &st
+	}
+	return change, nil
 }
 
 func (h *PresetsHandler) update(c *gin.Context) {
@@ -141,13 +162,10 @@ func (h *PresetsHandler) update(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	change := ports.PresetVersionChange{
-		Change:            preset.Change{Name: req.Name, Description: req.Description.patch()},
-		DesignatedVersion: req.DesignatedVersion,
-	}
-	if req.Status != nil {
-		st := preset.Status(*req.Status)
-		change.Status = &st
+	change, err := req.change()
+	if err != nil {
+		writeError(c, err)
+		return
 	}
 	p, v, err := h.presets.Update(c.Request.Context(), scope(c), change)
 	if err != nil {

@@ -295,3 +295,45 @@ func TestEveryAnswerInTheEnvelope(t *testing.T) {
 		})
 	}
 }
+
+// TestPatchNull: null clears what can be cleared, as the README says, and is a 400 naming the field where it
+// cannot; never a silent 200 that changes nothing.
+func TestPatchNull(t *testing.T) {
+	t.Parallel()
+	g := harness.Start(t)
+	_, hash := g.Key(t, nil)
+	if r := g.Do(t, "POST", "/presets/p/chat/completions", g.Admin, `{"model":"a/b"}`); r.Status != 200 {
+		t.Fatalf("preset: %d %s", r.Status, r.Body)
+	}
+	gr := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"g"}`).JSON(t)["data"].(map[string]any)["id"].(string)
+	for _, tt := range []struct{ path, body, field string }{
+		{"/presets/p", `{"name":null}`, "name"},
+		{"/presets/p", `{"status":null}`, "status"},
+		{"/presets/p", `{"designated_version":null}`, "designated_version"},
+		{"/keys/" + hash, `{"name":null}`, "name"},
+		{"/keys/" + hash, `{"disabled":null}`, "disabled"},
+		{"/keys/" + hash, `{"include_byok_in_limit":null}`, "include_byok_in_limit"},
+		{"/guardrails/" + gr, `{"name":null}`, "name"},
+		{"/guardrails/" + gr, `{"include_byok_in_budgets":null}`, "include_byok_in_budgets"},
+	} {
+		e := harness.AssertError(t, g.Do(t, "PATCH", tt.path, g.Admin, tt.body), 400)
+		if !strings.HasPrefix(e["message"].(string), tt.field+": ") {
+			t.Errorf("PATCH %s %s: message %q does not name %s", tt.path, tt.body, e["message"], tt.field)
+		}
+	}
+	if r := g.Do(t, "PATCH", "/keys/"+hash, g.Admin, `{"requests_per_minute":7}`); r.Status != 200 ||
+		jsonString(r.JSON(t)["data"].(map[string]any)["requests_per_minute"]) != "7" {
+		t.Fatalf("set requests_per_minute: %d %s", r.Status, r.Body)
+	}
+	r := g.Do(t, "PATCH", "/keys/"+hash, g.Admin, `{"requests_per_minute":null}`)
+	if r.Status != 200 || r.JSON(t)["data"].(map[string]any)["requests_per_minute"] != nil {
+		t.Fatalf("null did not clear requests_per_minute: %d %s", r.Status, r.Body)
+	}
+	if r := g.Do(t, "PATCH", "/presets/p", g.Admin, `{"description":"d"}`); r.Status != 200 {
+		t.Fatalf("set description: %d %s", r.Status, r.Body)
+	}
+	r = g.Do(t, "PATCH", "/presets/p", g.Admin, `{"description":null}`)
+	if r.Status != 200 || r.JSON(t)["data"].(map[string]any)["description"] != nil {
+		t.Fatalf("null did not clear description: %d %s", r.Status, r.Body)
+	}
+}
