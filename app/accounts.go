@@ -21,9 +21,11 @@ type Accounts struct {
 	changes ports.ChangeNotifier
 	env     Env
 
-	orgOnce  sync.Mutex
-	orgID    string
-	keyCache *ttlCache[string, account.Key] // by hash: authentication is on every request's path
+	orgOnce sync.Mutex
+	orgID   string
+	// keyCache is by hash, as authentication is on every request's path. A hash that names no key is kept too,
+	// as the zero Key, so that a wrong secret sent again and again costs no query each time.
+	keyCache *ttlCache[string, account.Key]
 }
 
 var (
@@ -46,10 +48,14 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (account.Pri
 	}
 	hash := account.HashSecret(secret)
 	k, ok := a.keyCache.get(hash)
+	if ok && k.Hash == "" {
+		return account.Principal{}, account.ErrUnauthenticated
+	}
 	if !ok {
 		var err error
 		k, err = a.keys.Key(ctx, hash)
 		if errors.Is(err, account.ErrKeyNotFound) {
+			a.keyCache.put(hash, account.Key{}) // dropped when a key with this hash is created (keyChanged)
 			return account.Principal{}, account.ErrUnauthenticated
 		}
 		if err != nil {

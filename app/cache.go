@@ -41,13 +41,20 @@ var _ ports.ChangeNotifier = OneProcess{}
 
 func (OneProcess) Notify(context.Context, ports.Change) {}
 
+// cacheMaxEntries bounds every cache: a flood of distinct keys (wrong secrets, say) cannot grow one without end.
+const cacheMaxEntries = 100_000
+
 // ttlCache keeps values for a while; it takes the clock from the use case, and sweeps expired entries as it grows.
+// Full of live entries, it caches nothing more (those values are read again next time) and sweeps at most once
+// per TTL.
 type ttlCache[K comparable, V any] struct {
 	now   func() time.Time
 	ttl   time.Duration
+	max   int
 	mu    sync.Mutex
 	m     map[K]ttlEntry[V]
 	sweep int
+	swept time.Time
 }
 
 type ttlEntry[V any] struct {
@@ -56,7 +63,7 @@ type ttlEntry[V any] struct {
 }
 
 func newTTLCache[K comparable, V any](now func() time.Time, ttl time.Duration) *ttlCache[K, V] {
-	return &ttlCache[K, V]{now: now, ttl: ttl, m: map[K]ttlEntry[V]{}, sweep: 1024}
+	return &ttlCache[K, V]{now: now, ttl: ttl, max: cacheMaxEntries, m: map[K]ttlEntry[V]{}, sweep: 1024}
 }
 
 func (c *ttlCache[K, V]) get(k K) (V, bool) {
@@ -74,13 +81,16 @@ func (c *ttlCache[K, V]) put(k K, v V) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.now()
-	if len(c.m) >= c.sweep {
+	if len(c.m) >= c.sweep || len(c.m) >= c.max && now.Sub(c.swept) >= c.ttl {
 		for key, e := range c.m {
 			if !now.Before(e.expires) {
 				delete(c.m, key)
 			}
 		}
-		c.sweep = max(1024, 2*len(c.m))
+		c.sweep, c.swept = max(1024, 2*len(c.m)), now
+	}
+	if _, ok := c.m[k]; !ok && len(c.m) >= c.max {
+		return
 	}
 	c.m[k] = ttlEntry[V]{v: v, expires: now.Add(c.ttl)}
 }
