@@ -93,6 +93,9 @@ func (a *Accounts) organizationID(ctx context.Context) (string, error) {
 
 // CreateKey issues a key and returns the secret, which is never stored and never shown again.
 func (a *Accounts) CreateKey(ctx context.Context, by account.Principal, spec account.KeySpec) (ports.KeyView, string, error) {
+	if spec.Management && spec.WorkspaceID != "" {
+		return ports.KeyView{}, "", errScopedManagementKey
+	}
 	ws, err := a.workspace(ctx, spec.WorkspaceID)
 	if err != nil {
 		return ports.KeyView{}, "", err
@@ -112,6 +115,11 @@ func (a *Accounts) CreateKey(ctx context.Context, by account.Principal, spec acc
 	a.keyChanged(ctx, hash) // a replica may remember this hash as unknown
 	return ports.KeyView{Key: k}, secret, nil
 }
+
+// errScopedManagementKey refuses a setting that would mean nothing: a management key administers the whole
+// organization (every workspace's keys, guardrails, presets and generations), so it belongs to no workspace.
+var errScopedManagementKey = domain.Invalid("workspace",
+	"a management key administers every workspace, so it cannot be limited to one: create it without a workspace")
 
 func (a *Accounts) workspace(ctx context.Context, id string) (account.Workspace, error) {
 	if id == "" {

@@ -363,7 +363,7 @@ func keysCreate(fs *flag.FlagSet) func(*cli, []string) error {
 	var r sbwire.KeyRequest
 	fs.StringVar(&r.Name, "name", "", "the key's name (1 to 200 characters)")
 	fs.BoolVar(&r.Management, "management", false, "a management key (administers keys, members, workspaces), not an inference key")
-	fs.StringVar(&r.Workspace, "workspace", "", "the workspace id (default: the default workspace)")
+	fs.StringVar(&r.Workspace, "workspace", "", "an inference key's workspace id (default: the default workspace); a management key takes none")
 	fs.StringVar(&r.Limit, "limit", "", "spending limit in USD (default: none)")
 	return func(c *cli, _ []string) error {
 		return c.withAdmin(func(a *sbwire.Admin) error {

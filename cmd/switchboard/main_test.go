@@ -57,6 +57,10 @@ func TestCLI(t *testing.T) {
 			if r := runCLI(t, env, "keys", "create", "--name", "x", "--workspace", "nope"); r.code != 1 || !strings.Contains(r.stderr, "workspace_id") {
 				t.Fatalf("unknown --workspace: %+v", r)
 			}
+			if r := runCLI(t, env, "keys", "create", "--management", "--name", "m", "--workspace", "x"); r.code != 1 ||
+				!strings.Contains(r.stderr, "management key administers every workspace") {
+				t.Fatalf("--workspace on a management key must be refused: %+v", r)
+			}
 			r = runCLI(t, env, "keys", "list")
 			lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 			if r.code != 0 || len(lines) != 3 || !strings.HasPrefix(lines[0], "HASH") || !strings.Contains(r.stdout, "limited") ||
