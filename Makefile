@@ -10,7 +10,7 @@ export TEST_REDIS_URL
 # The end-to-end tests run the reference API's real clients (@openrouter/sdk, openai) from npm.
 E2E_JS := test/e2e/js
 
-.PHONY: run test test-deps build generate check bench bench-e2e
+.PHONY: run test test-deps build generate check bench bench-e2e fuzz
 
 # What `switchboard version` prints: set at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -56,3 +56,15 @@ bench:
 # and PostgreSQL (TEST_DATABASE_URL), gateway against direct in one run. BENCH_ARGS=-h lists the knobs.
 bench-e2e:
 	go run ./test/benche2e $(BENCH_ARGS)
+
+# Go native fuzzing: each target for FUZZTIME (make test replays only the committed seeds). A failing input is
+# written under the package's testdata/fuzz, where the normal run replays it from then on.
+FUZZTIME ?= 1m
+FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries adapters/upstream:FuzzScrub \
+	domain/guardrail:FuzzContentFilters
+
+fuzz:
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "fuzz $$t for $(FUZZTIME)"; \
+	  go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*} || exit 1; \
+	done
