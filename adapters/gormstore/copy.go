@@ -28,6 +28,10 @@ var schemas sync.Map
 // copyInto writes every table in one transaction with PostgreSQL's COPY, the fastest bulk path. Columns come
 // from the GORM row structs, so there is one definition of each table's shape.
 func copyInto(ctx context.Context, db *gorm.DB, tables ...copyTable) error {
+	return classify(copyTables(ctx, db, tables))
+}
+
+func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable) error {
 	sqlDB, err := db.DB()
 	if err != nil {
 		return err

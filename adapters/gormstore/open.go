@@ -64,7 +64,7 @@ func dialectorFor(cfg Config) (gorm.Dialector, int, error) {
 	}
 	switch {
 	case strings.HasPrefix(cfg.URL, "postgres://"), strings.HasPrefix(cfg.URL, "postgresql://"):
-		return postgres.Open(cfg.URL), maxConns, nil
+		return classifying{Dialector: postgres.Open(cfg.URL)}, maxConns, nil
 	case strings.HasPrefix(cfg.URL, "sqlite:"):
 		path := strings.TrimPrefix(cfg.URL, "sqlite:")
 		if path == "" {
@@ -77,7 +77,7 @@ func dialectorFor(cfg Config) (gorm.Dialector, int, error) {
 		}
 		// One connection: SQLite has one writer, and serialising here beats SQLITE_BUSY under load.
 		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-		return sqlite.Open(dsn), 1, nil
+		return classifying{Dialector: sqlite.Open(dsn), busy: sqliteBusy}, 1, nil
 	}
 	return nil, 0, errors.New("database.url: must start with postgres:// or sqlite:")
 }

@@ -1,10 +1,7 @@
 package httpapi
 
 import (
-	"database/sql/driver"
 	"errors"
-	"io"
-	"net"
 	"net/http"
 	"strconv"
 
@@ -27,9 +24,7 @@ type errorObject struct {
 // writeError answers err in the envelope. Unclassified errors are a 500 whose cause is logged, never sent.
 func writeError(c *gin.Context, err error) {
 	de := &domain.Error{Kind: domain.KindInternal, Code: "internal_error", Msg: "internal server error"}
-	if !errors.As(err, &de) && unreachable(err) {
-		de = errUnreachable
-	}
+	errors.As(err, &de)
 	status := de.Kind.Status()
 	ctx, log := c.Request.Context(), loggerOf(c)
 	switch {
@@ -43,18 +38,6 @@ func writeError(c *gin.Context, err error) {
 		log.DebugContext(ctx, "request refused", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)
 	}
 	respond(c, status, de)
-}
-
-var errUnreachable = domain.E(domain.KindUnavailable, "service_unavailable",
-	"service temporarily unavailable: a backend (the database) cannot be reached; retry shortly")
-
-// unreachable reports an unclassified failure to reach something over the network, or a connection lost in
-// the middle of a query: within the gateway that is its database (upstream failures are classified by their
-// adapters).
-func unreachable(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) || errors.Is(err, driver.ErrBadConn) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, net.ErrClosed)
 }
 
 // respond writes de in the envelope with the given status.

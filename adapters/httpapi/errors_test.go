@@ -1,12 +1,10 @@
 package httpapi
 
 import (
-	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -19,7 +17,6 @@ import (
 
 func TestWriteError(t *testing.T) {
 	t.Parallel()
-	dbDown := fmt.Errorf("look up key: %w", &net.OpError{Op: "dial", Net: "tcp", Err: errors.New("connection refused")})
 	tests := []struct {
 		name   string
 		err    error
@@ -31,10 +28,9 @@ func TestWriteError(t *testing.T) {
 		{"timeout kind", domain.E(domain.KindTimeout, "upstream_timeout", "slow"), 524, "upstream_timeout", ""},
 		{"overloaded kind", domain.E(domain.KindOverloaded, "upstream_overloaded", "busy"), 529, "upstream_overloaded", ""},
 		{"retry after rounds up", &domain.Error{Kind: domain.KindRateLimited, Code: "rate_limited", Msg: "m", RetryAfter: 1500 * time.Millisecond}, 429, "rate_limited", "2"},
-		{"database unreachable", dbDown, 503, "service_unavailable", ""},
-		{"bad connection", fmt.Errorf("x: %w", driver.ErrBadConn), 503, "service_unavailable", ""},
-		{"connection lost mid-query", fmt.Errorf("select key: %w", io.ErrUnexpectedEOF), 503, "service_unavailable", ""},
+		{"unavailable kind, wrapped", fmt.Errorf("look up key: %w", domain.E(domain.KindUnavailable, "service_unavailable", "down")), 503, "service_unavailable", ""},
 		{"anything else", errors.New("boom"), 500, "internal_error", ""},
+		{"a driver error the store did not classify", fmt.Errorf("x: %w", io.ErrUnexpectedEOF), 500, "internal_error", ""},
 	}
 	gin.SetMode(gin.TestMode)
 	for _, tt := range tests {

@@ -1,11 +1,15 @@
 package api_test
 
 import (
+	"database/sql"
 	"io"
 	"net"
 	"net/url"
 	"sync"
 	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/switchboard-ai/switchboard/test/harness"
 	"github.com/switchboard-ai/switchboard/test/testdb"
@@ -66,4 +70,35 @@ func TestDatabaseUnreachable(t *testing.T) {
 	p.cut()
 	harness.AssertError(t, g.Do(t, "GET", "/key", fresh, nil), 503)
 	harness.AssertError(t, g.Do(t, "GET", "/readyz", "", nil), 503)
+}
+
+// TestDatabaseBackendTerminated: a query whose backend PostgreSQL terminates (admin_shutdown, 57P01, as in a
+// restart or failover) is a 503 the caller may retry, not a 500.
+func TestDatabaseBackendTerminated(t *testing.T) {
+	t.Parallel()
+	g := harness.Start(t)
+	fresh, _ := g.Key(t, nil) // not cached yet: its first use must reach the database
+	db, err := sql.Open("pgx", g.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tx, err := db.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { tx.Rollback() })
+	if _, err := tx.Exec("LOCK TABLE api_keys IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan harness.Response, 1)
+	go func() { got <- g.Do(t, "GET", "/key", fresh, nil) }()
+	// The gateway's lookup now waits on the lock: end its backend as an administrator would.
+	var terminated bool
+	harness.Eventually(t, 30*time.Second, func() bool {
+		err := db.QueryRow(`SELECT COALESCE(bool_or(pg_terminate_backend(pid)), false) FROM pg_locks
+			WHERE relation = 'api_keys'::regclass AND NOT granted`).Scan(&terminated)
+		return err == nil && terminated
+	})
+	harness.AssertError(t, <-got, 503)
 }
