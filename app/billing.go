@@ -45,8 +45,6 @@ type Billing struct {
 
 	slots chan struct{} // bounds the settlements running in the background
 	wg    sync.WaitGroup
-	stop  chan struct{}
-	done  chan struct{}
 }
 
 type dayKey struct {
@@ -63,9 +61,7 @@ const FlushEvery = time.Second
 func NewBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.GuardrailEnforcer, enabled CreditsEnabled,
 	env Env, log *slog.Logger) *Billing {
 	b := &Billing{usage: usage, credits: credits, guard: guard, enabled: enabled, env: env, log: log,
-		pending: map[dayKey]domain.Micros{}, slots: make(chan struct{}, chargeSlots),
-		stop: make(chan struct{}), done: make(chan struct{})}
-	go b.flushLoop()
+		pending: map[dayKey]domain.Micros{}, slots: make(chan struct{}, chargeSlots)}
 	return b
 }
 
@@ -144,19 +140,8 @@ func (b *Billing) Settle(ctx context.Context, by account.Principal, amount domai
 	}
 }
 
-func (b *Billing) flushLoop() {
-	defer close(b.done)
-	t := time.NewTicker(FlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-b.stop:
-			return
-		case <-t.C:
-			b.Flush(context.Background())
-		}
-	}
-}
+// Worker writes the accumulated usage every FlushEvery; Close writes the rest.
+func (b *Billing) Worker() Worker { return Every("billing", FlushEvery, b.Flush) }
 
 // Flush writes the accumulated usage; what fails to be written stays for the next flush.
 func (b *Billing) Flush(ctx context.Context) {
@@ -191,10 +176,9 @@ func (b *Billing) Flush(ctx context.Context) {
 	}
 }
 
-// Close waits for the settlements in flight and writes what is accumulated: a shutdown loses none.
+// Close waits for the settlements in flight and writes what is accumulated: a shutdown loses none. It runs
+// after the worker has stopped.
 func (b *Billing) Close() {
 	b.wg.Wait()
-	close(b.stop)
-	<-b.done
 	b.Flush(context.Background())
 }

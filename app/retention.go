@@ -15,39 +15,25 @@ type Retention struct {
 	log   *slog.Logger
 	keep  time.Duration
 	now   func() time.Time
-	stop  chan struct{}
-	done  chan struct{}
 }
 
 const purgeSlice = 5000
 
 // NewRetention keeps generations for days.
 func NewRetention(store ports.GenerationStore, log *slog.Logger, days int, env Env) *Retention {
-	return &Retention{store: store, log: log, keep: time.Duration(days) * 24 * time.Hour, now: env.Now,
-		stop: make(chan struct{}), done: make(chan struct{})}
+	return &Retention{store: store, log: log, keep: time.Duration(days) * 24 * time.Hour, now: env.Now}
 }
 
-// Start purges at once and then every interval, until Close; with a retention of 0 days it does nothing.
-func (r *Retention) Start(interval time.Duration) {
-	if r.keep == 0 {
-		close(r.done)
-		return
-	}
-	go r.loop(interval)
-}
-
-func (r *Retention) loop(interval time.Duration) {
-	defer close(r.done)
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		r.Purge(context.Background())
-		select {
-		case <-r.stop:
+// Worker purges at once and then every interval; with a retention of 0 days it does nothing.
+func (r *Retention) Worker(interval time.Duration) Worker {
+	every := Every("retention", interval, func(ctx context.Context) { r.Purge(ctx) })
+	return Worker{Name: every.Name, Run: func(ctx context.Context) {
+		if r.keep == 0 {
 			return
-		case <-t.C:
 		}
-	}
+		r.Purge(ctx)
+		every.Run(ctx)
+	}}
 }
 
 // Purge deletes everything older than the retention, slice by slice, and returns how many records went.
@@ -68,15 +54,4 @@ func (r *Retention) Purge(ctx context.Context) int64 {
 			return total
 		}
 	}
-}
-
-// Close stops the background purge.
-func (r *Retention) Close() {
-	select {
-	case <-r.done:
-		return
-	default:
-	}
-	close(r.stop)
-	<-r.done
 }

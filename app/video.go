@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -39,9 +38,6 @@ type Videos struct {
 	log       *slog.Logger
 	cfg       VideoConfig
 	started   time.Time
-
-	stop chan struct{}
-	done sync.WaitGroup
 }
 
 var _ ports.VideoService = (*Videos)(nil)
@@ -49,31 +45,13 @@ var _ ports.VideoService = (*Videos)(nil)
 func NewVideos(inference *Inference, c *catalog.Catalog, providers ports.Providers, store ports.VideoStore, env Env,
 	log *slog.Logger, cfg VideoConfig) *Videos {
 	return &Videos{inference: inference, catalog: c, providers: providers, store: store, env: env, log: log, cfg: cfg,
-		started: env.Now(), stop: make(chan struct{})}
+		started: env.Now()}
 }
 
-// Start runs the background worker until Close.
-func (v *Videos) Start() {
-	v.done.Add(1)
-	go func() {
-		defer v.done.Done()
-		t := time.NewTicker(v.cfg.WorkerEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-v.stop:
-				return
-			case <-t.C:
-				v.PollDue(context.Background())
-			}
-		}
-	}()
-}
-
-// Close stops the worker; jobs are stored, so the next start picks them up.
-func (v *Videos) Close() {
-	close(v.stop)
-	v.done.Wait()
+// Worker follows running jobs in the background, so they complete even when nobody polls; jobs are stored,
+// so a stopped worker loses none and the next start picks them up.
+func (v *Videos) Worker() Worker {
+	return Every("video poller", v.cfg.WorkerEvery, v.PollDue)
 }
 
 // PollDue refreshes every running job whose poll is due.

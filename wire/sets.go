@@ -15,7 +15,6 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/pgnotify"
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/app"
-	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -110,11 +109,9 @@ func newRecorder(store ports.GenerationStore, log *slog.Logger, cfg GenerationsC
 	return r, r.Close
 }
 
-// newRetention starts the hourly purge of old generations (none when retention_days is 0).
-func newRetention(store ports.GenerationStore, log *slog.Logger, cfg GenerationsConfig, env app.Env) (*app.Retention, func()) {
-	r := app.NewRetention(store, log, cfg.RetentionDays, env)
-	r.Start(time.Hour)
-	return r, r.Close
+// newRetention purges old generations (none when retention_days is 0); the workers run it.
+func newRetention(store ports.GenerationStore, log *slog.Logger, cfg GenerationsConfig, env app.Env) *app.Retention {
+	return app.NewRetention(store, log, cfg.RetentionDays, env)
 }
 
 var presetSet = wire.NewSet(
@@ -153,7 +150,7 @@ var billingSet = wire.NewSet(
 	newBilling,
 )
 
-// newBilling starts the background charging of calls; its cleanup waits for the charges in flight.
+// newBilling charges calls; its cleanup waits for the charges in flight and writes what the worker has not.
 func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.GuardrailEnforcer, cfg CreditsConfig,
 	env app.Env, log *slog.Logger) (*app.Billing, func()) {
 	b := app.NewBilling(usage, credits, guard, app.CreditsEnabled(cfg.Enabled), env, log)
@@ -202,17 +199,18 @@ var chatSet = wire.NewSet(
 
 var videoSet = wire.NewSet(
 	gormstore.NewVideoStore, wire.Bind(new(ports.VideoStore), new(*gormstore.VideoStore)),
-	newVideos, wire.Bind(new(ports.VideoService), new(*app.Videos)),
+	app.NewVideos, wire.Bind(new(ports.VideoService), new(*app.Videos)),
 	httpapi.NewVideosHandler,
 )
 
-// newVideos starts the background poller of video jobs; its cleanup stops it (jobs are stored: none is lost).
-func newVideos(inference *app.Inference, c *catalog.Catalog, providers ports.Providers, store ports.VideoStore,
-	env app.Env, log *slog.Logger, cfg app.VideoConfig) (*app.Videos, func()) {
-	v := app.NewVideos(inference, c, providers, store, env, log, cfg)
-	v.Start()
-	return v, v.Close
+// startWorkers is the one place the gateway's background work starts; its cleanup stops it, last started
+// first, before the modules the workers use are closed.
+func startWorkers(billing *app.Billing, retention *app.Retention, videos *app.Videos, log *slog.Logger) (*app.Workers, func()) {
+	w := app.StartWorkers(log, billing.Worker(), retention.Worker(time.Hour), videos.Worker())
+	return w, w.Stop
 }
+
+var workerSet = wire.NewSet(startWorkers)
 
 var httpSet = wire.NewSet(
 	wire.Struct(new(httpapi.Handlers), "*"),
@@ -221,12 +219,12 @@ var httpSet = wire.NewSet(
 
 // Gateway is the running service: the HTTP server and what serve needs beside it.
 type Gateway struct {
-	Server    *httpapi.Server
-	Accounts  *app.Accounts
-	Recorder  *app.Recorder
-	Retention *app.Retention
-	Billing   *app.Billing
-	Credits   *app.Credits
-	Videos    *app.Videos
-	Caches    *app.Caches
+	Server   *httpapi.Server
+	Accounts *app.Accounts
+	Recorder *app.Recorder
+	Workers  *app.Workers
+	Billing  *app.Billing
+	Credits  *app.Credits
+	Videos   *app.Videos
+	Caches   *app.Caches
 }

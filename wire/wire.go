@@ -16,7 +16,7 @@ import (
 // in production).
 func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Gateway, func(), error) {
 	panic(wire.Build(configSet, storeSet, changeSet, cacheSet, accountSet, generationSet, presetSet, guardrailSet,
-		providerSet, creditHTTPSet, billingSet, rateLimitSet, inferenceSet, speechSet, chatSet, videoSet, httpSet, wire.Struct(new(Gateway), "*")))
+		providerSet, creditHTTPSet, billingSet, rateLimitSet, inferenceSet, speechSet, chatSet, videoSet, workerSet, httpSet, wire.Struct(new(Gateway), "*")))
 }
 
 // initializeAdmin assembles what the administrative subcommands need: a database that exists and is migrated

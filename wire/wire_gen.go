@@ -77,7 +77,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	creditsHandler := httpapi.NewCreditsHandler(credits)
 	videoStore := gormstore.NewVideoStore(db)
 	videoConfig := cfg.Video
-	videos, cleanup5 := newVideos(inference, catalog, providers, videoStore, env, log, videoConfig)
+	videos := app.NewVideos(inference, catalog, providers, videoStore, env, log, videoConfig)
 	videosHandler := httpapi.NewVideosHandler(videos, config)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
@@ -92,10 +92,10 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Videos:      videosHandler,
 	}
 	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, handlers)
-	retention, cleanup6 := newRetention(generationStore, log, generationsConfig, env)
-	caches, cleanup7, err := newCaches(db, gormstoreConfig, accounts, guardrails, log)
+	retention := newRetention(generationStore, log, generationsConfig, env)
+	workers, cleanup5 := startWorkers(billing, retention, videos, log)
+	caches, cleanup6, err := newCaches(db, gormstoreConfig, accounts, guardrails, log)
 	if err != nil {
-		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -104,17 +104,16 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		return nil, nil, err
 	}
 	gateway := &Gateway{
-		Server:    server,
-		Accounts:  accounts,
-		Recorder:  recorder,
-		Retention: retention,
-		Billing:   billing,
-		Credits:   credits,
-		Videos:    videos,
-		Caches:    caches,
+		Server:   server,
+		Accounts: accounts,
+		Recorder: recorder,
+		Workers:  workers,
+		Billing:  billing,
+		Credits:  credits,
+		Videos:   videos,
+		Caches:   caches,
 	}
 	return gateway, func() {
-		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()
