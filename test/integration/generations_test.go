@@ -2,11 +2,9 @@ package integration_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"reflect"
 	"runtime"
 	"sort"
 	"sync"
@@ -17,96 +15,15 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/app"
-	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/test/contract"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func fullEntry(id string, at time.Time) generation.Entry {
-	session, preset, provider, raw, tier := "s", "p", "openai", `{"e":1}`, "flex"
-	discount := domain.Micros(7)
-	prompt := "say hi"
-	reasoning := "thought"
-	return generation.Entry{
-		Record: generation.Record{ID: id, RequestID: "r", UpstreamID: "u", APIType: generation.Video, WorkspaceID: "w",
-			KeyHash: "k", UserID: &session, Model: "m", ProviderName: "openai", PresetID: &preset, Router: &tier,
-			Origin: "o", Referer: "ref", UserAgent: "ua", ExternalUser: "ext", SessionID: &session, Status: 502,
-			Streamed: true, Cancelled: true, BYOK: true, FinishReason: "error", NativeFinishReason: "x",
-			Latency: 1500 * time.Microsecond, GenerationTime: time.Second, ModerationLatency: time.Millisecond,
-			Counts: generation.Counts{TokensPrompt: 1, TokensCompletion: 2, NativeTokensPrompt: 3, NativeTokensCompletion: 4,
-				NativeTokensCompletionImages: 5, NativeTokensReasoning: 6, NativeTokensCached: 7, NumInputAudioPrompt: 8,
-				NumMediaPrompt: 9, NumMediaCompletion: 10, NumSearchResults: 11, NumFetches: 12},
-			TotalCost: 123456789, UpstreamCost: 23, CacheDiscount: &discount, DataRegion: "global", ServiceTier: &tier,
-			WebSearchEngine: &tier, Flags: []string{"email", "phone"},
-			Attempts: []generation.Attempt{{ProviderName: "openai", EndpointID: "e", UpstreamModel: "um", UpstreamID: "u",
-				Status: 502, Latency: time.Millisecond, BYOK: true, Error: "bad gateway"}},
-			CreatedAt: at},
-		Content: &generation.Content{
-			Input:  generation.Input{Prompt: &prompt},
-			Output: generation.Output{Completion: "hi", Reasoning: &reasoning},
-			Failure: &generation.Failure{Message: "all failed", Status: 502, ProviderName: &provider, Raw: &raw,
-				Previous: []generation.Attempt{{ProviderName: "openai", Status: 500, Error: "boom", Raw: raw, Latency: time.Millisecond}}},
-		},
-	}
-}
-
-func TestGenerationStoreContract(t *testing.T) {
-	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
-		ctx := context.Background()
-		s := gormstore.NewGenerationStore(db)
-		old, recent := t0.Add(-48*time.Hour), t0
-		a, b := fullEntry("gen-1-a", recent), fullEntry("gen-1-b", old)
-		b.Content.Input = generation.Input{Messages: []generation.Message{{Role: "user", Content: "hello"}}}
-		b.Content.Failure = nil
-		c := fullEntry("gen-1-c", old)
-		c.Content = nil
-		if err := s.InsertGenerations(ctx, []generation.Entry{a, b, c}); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.InsertGenerations(ctx, []generation.Entry{a}); err != nil {
-			t.Fatalf("re-inserting a stored id must be a no-op: %v", err)
-		}
-		got, err := s.Generation(ctx, "gen-1-a")
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := a.Record
-		want.Attempts[0].Raw = "" // error bodies live with the content only
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("record round trip\n got %+v\nwant %+v", got, want)
-		}
-		content, err := s.GenerationContent(ctx, "gen-1-a")
-		if err != nil || !reflect.DeepEqual(content, *a.Content) {
-			t.Fatalf("content round trip\n got %+v\nwant %+v (%v)", content, *a.Content, err)
-		}
-		if content, _ := s.GenerationContent(ctx, "gen-1-b"); !reflect.DeepEqual(content, *b.Content) {
-			t.Fatalf("messages round trip: %+v", content)
-		}
-		if _, err := s.GenerationContent(ctx, "gen-1-c"); !errors.Is(err, generation.ErrNotFound) {
-			t.Fatalf("content not stored: err = %v", err)
-		}
-		if _, err := s.Generation(ctx, "nope"); !errors.Is(err, generation.ErrNotFound) {
-			t.Fatalf("unknown id: err = %v", err)
-		}
-
-		// Retention: everything older than a day goes, content included, in slices.
-		retention := app.NewRetention(s, quiet(), 1, app.Env{Now: func() time.Time { return t0 }})
-		if n := retention.Purge(ctx); n != 2 {
-			t.Fatalf("purge removed %d records, want the 2 old ones", n)
-		}
-		if _, err := s.Generation(ctx, "gen-1-b"); !errors.Is(err, generation.ErrNotFound) {
-			t.Fatal("an old record survived the purge")
-		}
-		if _, err := s.GenerationContent(ctx, "gen-1-b"); !errors.Is(err, generation.ErrNotFound) {
-			t.Fatal("an old record's content survived the purge")
-		}
-		if _, err := s.Generation(ctx, "gen-1-a"); err != nil {
-			t.Fatalf("a recent record was purged: %v", err)
-		}
-	})
-}
+// fullEntry sets every field a generation entry stores.
+var fullEntry = contract.FullEntry
 
 func countGenerations(t testing.TB, db *gorm.DB) int64 {
 	var n int64
