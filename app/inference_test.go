@@ -1,0 +1,403 @@
+package app_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
+	"github.com/switchboard-ai/switchboard/domain/speech"
+	"github.com/switchboard-ai/switchboard/domain/video"
+	"github.com/switchboard-ai/switchboard/ports"
+	"github.com/switchboard-ai/switchboard/test/memstore"
+)
+
+// The inference pipeline against in-memory ports: routing, failover, billing and the end of video jobs, with
+// no database and no HTTP.
+
+var t0 = time.Date(2026, 3, 18, 15, 4, 5, 0, time.UTC)
+
+// recorded keeps the generation entries the pipeline hands over.
+type recorded struct {
+	mu      sync.Mutex
+	entries []generation.Entry
+}
+
+func (r *recorded) Record(_ context.Context, e generation.Entry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.entries = append(r.entries, e)
+}
+
+func (r *recorded) only(t *testing.T) generation.Entry {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.entries) != 1 {
+		t.Fatalf("%d generation records, want 1", len(r.entries))
+	}
+	return r.entries[0]
+}
+
+// guard admits every call as it is, reserving one hold, and keeps what each settlement was charged.
+type guard struct {
+	mu      sync.Mutex
+	settled map[string]domain.Micros // hold id -> actual
+}
+
+func (g *guard) Admit(_ context.Context, _ account.Principal, a ports.Admission) (ports.Admitted, error) {
+	hold := guardrail.Hold{ID: "hold-" + a.Model, GuardrailID: "g", Window: t0, Amount: a.Estimate(a.Endpoints[0], a.Texts)}
+	return ports.Admitted{Endpoints: a.Endpoints, Texts: a.Texts, Holds: []guardrail.Hold{hold}}, nil
+}
+
+func (g *guard) Settle(_ context.Context, holds []guardrail.Hold, actual domain.Micros) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, h := range holds {
+		g.settled[h.ID] = actual
+	}
+}
+
+func (g *guard) settlement(id string) (domain.Micros, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	a, ok := g.settled[id]
+	return a, ok
+}
+
+// voice is a speech provider that answers with audio, or fails as told.
+type voice struct {
+	audio string
+	err   error
+	calls int
+}
+
+func (v *voice) Synthesize(context.Context, ports.SynthesisRequest) (ports.Audio, error) {
+	v.calls++
+	if v.err != nil {
+		return ports.Audio{}, v.err
+	}
+	return ports.Audio{Body: io.NopCloser(strings.NewReader(v.audio)), UpstreamID: "up-1", Status: 200}, nil
+}
+
+type sink struct{ strings.Builder }
+
+func (s *sink) Start(string, string) {}
+func (s *sink) Write(p []byte) error { _, err := s.Builder.Write(p); return err }
+
+// pipeline is an Inference over in-memory ports.
+type pipeline struct {
+	inference *app.Inference
+	billing   *app.Billing
+	usage     *memstore.Usage
+	credits   *memstore.Credits
+	guard     *guard
+	records   *recorded
+	env       app.Env
+	clock     *time.Time
+}
+
+func newPipeline(t *testing.T, creditsOn bool, models ...catalog.Model) *pipeline {
+	t.Helper()
+	c, err := catalog.New(models)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := t0
+	n := 0
+	p := &pipeline{usage: &memstore.Usage{}, credits: &memstore.Credits{}, guard: &guard{settled: map[string]domain.Micros{}},
+		records: &recorded{}, clock: &now}
+	p.env = app.Env{Now: func() time.Time { return *p.clock }, NewID: func() string { n++; return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }} // UUID-shaped
+	p.billing = app.NewBilling(p.usage, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env, quiet())
+	p.inference = app.NewInference(c, p.billing, p.records, p.env)
+	return p
+}
+
+func price(perMillionChars domain.Micros) catalog.Pricing {
+	return catalog.Pricing{PerMillionChars: &perMillionChars}
+}
+
+func voiceModel(providers ...string) catalog.Model {
+	m := catalog.Model{ID: "acme/voice", Modality: catalog.TTS}
+	for _, p := range providers {
+		m.Endpoints = append(m.Endpoints, catalog.Endpoint{Provider: p, UpstreamModel: p + "-tts", Pricing: price(1_000_000)})
+	}
+	return m
+}
+
+var caller = account.Principal{KeyHash: "key", WorkspaceID: "ws"}
+
+func speak(t *testing.T, p *pipeline, providers ports.Providers, by account.Principal) (string, string, error) {
+	t.Helper()
+	var out sink
+	id, err := app.NewSpeech(p.inference, providers).Synthesize(context.Background(), by,
+		speech.Request{Model: "acme/voice", Input: "hello world", Voice: "alloy"}, generation.Caller{RequestID: "req"}, &out)
+	return id, out.String(), err
+}
+
+func upstreamErr(status int, kind domain.Kind, retryable bool) error {
+	return &ports.UpstreamError{Status: status, Kind: kind, Retryable: retryable, Reason: "said " + strconv.Itoa(status)}
+}
+
+func TestRouting(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		first      error // the first endpoint's answer; the second always has audio
+		status     int   // what the caller gets (200: the audio)
+		secondCall bool
+	}{
+		{"first answers", nil, 200, false},
+		{"a 5xx fails over", upstreamErr(503, domain.KindUpstream, true), 200, true},
+		{"a rate limit fails over", upstreamErr(429, domain.KindRateLimited, true), 200, true},
+		{"a timeout fails over", upstreamErr(0, domain.KindTimeout, true), 200, true},
+		{"an unclassified failure fails over", errors.New("connection reset"), 200, true},
+		{"the caller's bad input stops", upstreamErr(400, domain.KindInvalid, false), 400, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, false, voiceModel("a", "b"))
+			a, b := &voice{audio: "from-a", err: tt.first}, &voice{audio: "from-b"}
+			id, audio, err := speak(t, p, ports.Providers{"a": a, "b": b}, caller)
+			if got := domain.StatusOf(err); err != nil && got != tt.status || err == nil && tt.status != 200 {
+				t.Fatalf("err = %v (status %d), want status %d", err, got, tt.status)
+			}
+			if (b.calls == 1) != tt.secondCall {
+				t.Fatalf("second endpoint called %d times", b.calls)
+			}
+			rec := p.records.only(t).Record
+			if rec.ID != id || rec.Status != tt.status {
+				t.Fatalf("record %s status %d, want %s %d", rec.ID, rec.Status, id, tt.status)
+			}
+			want := "a"
+			if tt.secondCall {
+				want = "b"
+			}
+			if tt.status == 200 && (audio != "from-"+want || rec.ProviderName != want) {
+				t.Fatalf("audio %q from %s, want %s's", audio, rec.ProviderName, want)
+			}
+			if n := len(rec.Attempts); tt.secondCall && n != 2 || !tt.secondCall && n != 1 {
+				t.Fatalf("%d attempts recorded: %+v", n, rec.Attempts)
+			}
+		})
+	}
+}
+
+// TestEveryEndpointFails: what the caller hears once every endpoint failed, from the failures' kinds.
+func TestEveryEndpointFails(t *testing.T) {
+	t.Parallel()
+	limited := &ports.UpstreamError{Status: 429, Kind: domain.KindRateLimited, Retryable: true, Reason: "slow down", RetryAfter: 3 * time.Second}
+	sooner := &ports.UpstreamError{Status: 429, Kind: domain.KindRateLimited, Retryable: true, Reason: "slow down", RetryAfter: time.Second}
+	tests := []struct {
+		name   string
+		a, b   error
+		status int
+		retry  time.Duration
+	}{
+		{"all rate limited: 429 with the soonest retry", limited, sooner, 429, time.Second},
+		{"last timed out: 524", upstreamErr(503, domain.KindUpstream, true), upstreamErr(0, domain.KindTimeout, true), 524, 0},
+		{"last overloaded: 529", upstreamErr(429, domain.KindRateLimited, true), upstreamErr(529, domain.KindOverloaded, true), 529, 0},
+		{"otherwise 502", upstreamErr(500, domain.KindUpstream, true), upstreamErr(429, domain.KindRateLimited, true), 502, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, false, voiceModel("a", "b"))
+			_, _, err := speak(t, p, ports.Providers{"a": &voice{err: tt.a}, "b": &voice{err: tt.b}}, caller)
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Kind.Status() != tt.status || de.RetryAfter != tt.retry {
+				t.Fatalf("err = %#v, want status %d retry %v", err, tt.status, tt.retry)
+			}
+			e := p.records.only(t)
+			if e.Record.Status != tt.status || len(e.Record.Attempts) != 2 || e.Content.Failure == nil ||
+				len(e.Content.Failure.Previous) != 1 {
+				t.Fatalf("record %+v, failure %+v", e.Record, e.Content.Failure)
+			}
+			p.billing.Close() // settlements run in the background
+			if amount, ok := p.guard.settlement("hold-acme/voice"); !ok || amount != 0 {
+				t.Fatalf("hold of a failed call settled at %v (%v), want 0", amount, ok)
+			}
+		})
+	}
+}
+
+// TestUnconfiguredProvider: an endpoint whose provider is not configured for the modality is skipped.
+func TestUnconfiguredProvider(t *testing.T) {
+	t.Parallel()
+	p := newPipeline(t, false, voiceModel("missing", "b"))
+	_, audio, err := speak(t, p, ports.Providers{"b": &voice{audio: "ok"}}, caller)
+	if err != nil || audio != "ok" {
+		t.Fatalf("audio %q, err %v", audio, err)
+	}
+}
+
+// TestBilling: a delivered call books its cost on the key and the credits and settles its hold at that cost;
+// calls that may not spend are refused with 402 before any upstream call, and leave a record.
+func TestBilling(t *testing.T) {
+	t.Parallel()
+	const cost = domain.Micros(11) // "hello world" at a micro-dollar a character
+
+	t.Run("a delivered call is booked", func(t *testing.T) {
+		t.Parallel()
+		p := newPipeline(t, true, voiceModel("a"))
+		if err := p.credits.AddCredits(context.Background(), 1_000_000); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := speak(t, p, ports.Providers{"a": &voice{audio: "x"}}, caller); err != nil {
+			t.Fatal(err)
+		}
+		p.billing.Close()
+		if rec := p.records.only(t).Record; rec.TotalCost != cost {
+			t.Fatalf("record cost %v, want %v", rec.TotalCost, cost)
+		}
+		usage, _ := p.usage.Usage(context.Background(), []string{"key"}, t0)
+		if _, used, _ := p.credits.Credits(context.Background()); usage["key"].Daily != cost || used != cost {
+			t.Fatalf("usage %+v, credits used %v; want %v each", usage["key"], used, cost)
+		}
+		if amount, ok := p.guard.settlement("hold-acme/voice"); !ok || amount != cost {
+			t.Fatalf("hold settled at %v (%v), want %v", amount, ok, cost)
+		}
+	})
+
+	limit := domain.Micros(5)
+	limited := account.Principal{KeyHash: "spent", WorkspaceID: "ws", Limit: &limit, LimitReset: domain.IntervalDaily}
+	for _, tt := range []struct {
+		name      string
+		creditsOn bool
+		by        account.Principal
+		reason    string
+	}{
+		{"no credits left", true, caller, "insufficient_credits"},
+		{"the key's limit is reached", false, limited, "key_limit_reached"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, tt.creditsOn, voiceModel("a"))
+			if err := p.usage.AddUsage(context.Background(), "spent", t0, limit); err != nil {
+				t.Fatal(err)
+			}
+			v := &voice{audio: "x"}
+			_, _, err := speak(t, p, ports.Providers{"a": v}, tt.by)
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Kind != domain.KindPaymentRequired || de.Code != tt.reason {
+				t.Fatalf("err = %v, want 402 %s", err, tt.reason)
+			}
+			if v.calls != 0 {
+				t.Fatal("the provider was called")
+			}
+			if rec := p.records.only(t).Record; rec.Status != 402 || len(rec.Attempts) != 0 {
+				t.Fatalf("record %+v", rec)
+			}
+		})
+	}
+}
+
+// studio is a video provider whose jobs end as told.
+type studio struct {
+	mu      sync.Mutex
+	state   ports.VideoState
+	polls   int
+	content string
+}
+
+func (s *studio) Submit(context.Context, ports.VideoSubmission) (string, error) { return "job-1", nil }
+
+func (s *studio) Poll(context.Context, string) (ports.VideoState, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polls++
+	return s.state, nil
+}
+
+func (s *studio) Download(context.Context, string, video.Output, string) (ports.VideoContent, error) {
+	return ports.VideoContent{Body: io.NopCloser(strings.NewReader(s.content)), Status: 200, ContentType: "video/mp4",
+		ContentLength: int64(len(s.content))}, nil
+}
+
+func (s *studio) finish(state ports.VideoState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.state = state
+}
+
+type videoSink struct{ strings.Builder }
+
+func (s *videoSink) Start(ports.VideoContent) {}
+func (s *videoSink) Write(p []byte) error     { _, err := s.Builder.Write(p); return err }
+
+// TestJobRefresh: a job ends whoever sees it end first — a poll (Get), the worker (PollDue) or a download —
+// and each way finishes its generation once, through the same path: the record and the settlement.
+func TestJobRefresh(t *testing.T) {
+	t.Parallel()
+	perSecond := domain.Micros(100)
+	model := catalog.Model{ID: "acme/video", Modality: catalog.Video,
+		Endpoints: []catalog.Endpoint{{Provider: "s", UpstreamModel: "v1", Pricing: catalog.Pricing{PerSecond: &perSecond}}}}
+	done := ports.VideoState{Status: video.Completed, Seconds: 4, Outputs: []video.Output{{ContentType: "video/mp4"}}}
+	for _, tt := range []struct {
+		name string
+		see  func(t *testing.T, v *app.Videos, id string)
+	}{
+		{"a poll", func(t *testing.T, v *app.Videos, id string) {
+			if j, err := v.Get(context.Background(), caller, id); err != nil || j.Status != video.Completed {
+				t.Fatalf("Get = %s, %v", j.Status, err)
+			}
+		}},
+		{"the worker", func(t *testing.T, v *app.Videos, _ string) { v.PollDue(context.Background()) }},
+		{"a download", func(t *testing.T, v *app.Videos, id string) {
+			var out videoSink
+			if err := v.Content(context.Background(), caller, id, 0, "", &out); err != nil || out.String() != "mp4" {
+				t.Fatalf("Content = %q, %v", out.String(), err)
+			}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, false, model)
+			s := &studio{state: ports.VideoState{Status: video.InProgress}, content: "mp4"}
+			c, _ := catalog.New([]catalog.Model{model})
+			v := app.NewVideos(p.inference, c, ports.Providers{"s": s}, &memstore.Videos{}, p.env, quiet(),
+				app.VideoConfig{PollInterval: 10 * time.Second, WorkerEvery: time.Second})
+			job, err := v.Create(context.Background(), caller, video.Request{Model: "acme/video", Prompt: "a cat"}, generation.Caller{})
+			if err != nil || job.Status != video.Pending {
+				t.Fatalf("Create = %+v, %v", job, err)
+			}
+			if len(p.records.entries) != 0 {
+				t.Fatal("a pending job has a record")
+			}
+			// Still running: a poll changes nothing, and the next one waits for the interval.
+			if j, err := v.Get(context.Background(), caller, job.ID); err != nil || j.Status != video.InProgress || s.polls != 1 {
+				t.Fatalf("Get = %s, %v after %d polls", j.Status, err, s.polls)
+			}
+			if _, err := v.Get(context.Background(), caller, job.ID); err != nil || s.polls != 1 {
+				t.Fatalf("polled again before the interval: %d polls", s.polls)
+			}
+			s.finish(done)
+			*p.clock = p.clock.Add(10 * time.Second)
+			tt.see(t, v, job.ID)
+			tt.see(t, v, job.ID) // seen twice, finished once
+			rec := p.records.only(t).Record
+			if rec.ID != job.GenerationID || rec.Status != 200 || rec.TotalCost != 400 || rec.Counts.NumMediaCompletion != 1 {
+				t.Fatalf("record %+v", rec)
+			}
+			p.billing.Close() // settlements run in the background
+			if amount, ok := p.guard.settlement("hold-acme/video"); !ok || amount != 400 {
+				t.Fatalf("hold settled at %v (%v), want 400", amount, ok)
+			}
+			if s.polls != 2 {
+				t.Fatalf("%d polls, want 2", s.polls)
+			}
+		})
+	}
+}

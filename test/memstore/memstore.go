@@ -1,0 +1,170 @@
+// Package memstore holds in-memory implementations of the store ports the inference pipeline uses, for unit
+// tests that need no database. They pass the same contract suites as the GORM stores (test/contract).
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/video"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Credits is the organization's balance.
+type Credits struct {
+	mu          sync.Mutex
+	total, used domain.Micros
+}
+
+var _ ports.CreditStore = (*Credits)(nil)
+
+func (c *Credits) Credits(context.Context) (domain.Micros, domain.Micros, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total, c.used, nil
+}
+
+func (c *Credits) AddCredits(_ context.Context, amount domain.Micros) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total += amount
+	return nil
+}
+
+func (c *Credits) AddCreditUsage(_ context.Context, amount domain.Micros) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.used += amount
+	return nil
+}
+
+// Usage is the keys' spend by UTC day.
+type Usage struct {
+	mu    sync.Mutex
+	byDay map[string]map[time.Time]domain.Micros
+}
+
+var _ ports.UsageStore = (*Usage)(nil)
+
+func (u *Usage) AddUsage(_ context.Context, hash string, at time.Time, amount domain.Micros) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.byDay == nil {
+		u.byDay = map[string]map[time.Time]domain.Micros{}
+	}
+	if u.byDay[hash] == nil {
+		u.byDay[hash] = map[time.Time]domain.Micros{}
+	}
+	u.byDay[hash][domain.IntervalDaily.Start(at)] += amount
+	return nil
+}
+
+func (u *Usage) Usage(_ context.Context, hashes []string, now time.Time) (map[string]account.Usage, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	out := map[string]account.Usage{}
+	for _, h := range hashes {
+		days, ok := u.byDay[h]
+		if !ok {
+			continue
+		}
+		var s account.Usage
+		for day, m := range days {
+			s.Total += m
+			if !day.Before(domain.IntervalDaily.Start(now)) {
+				s.Daily += m
+			}
+			if !day.Before(domain.IntervalWeekly.Start(now)) {
+				s.Weekly += m
+			}
+			if !day.Before(domain.IntervalMonthly.Start(now)) {
+				s.Monthly += m
+			}
+		}
+		out[h] = s
+	}
+	return out, nil
+}
+
+// Videos keeps video jobs.
+type Videos struct {
+	mu   sync.Mutex
+	jobs map[string]video.Job
+}
+
+var _ ports.VideoStore = (*Videos)(nil)
+
+func (s *Videos) CreateJob(_ context.Context, j video.Job) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.jobs == nil {
+		s.jobs = map[string]video.Job{}
+	}
+	s.jobs[j.ID] = clone(j)
+	return nil
+}
+
+func (s *Videos) Job(_ context.Context, id string) (video.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return video.Job{}, video.ErrNotFound
+	}
+	return clone(j), nil
+}
+
+func (s *Videos) UpdateJob(_ context.Context, id string, change func(*video.Job) error) (video.Job, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok {
+		return video.Job{}, video.ErrNotFound
+	}
+	j = clone(j)
+	if err := change(&j); err != nil {
+		return video.Job{}, err
+	}
+	s.jobs[id] = clone(j)
+	return j, nil
+}
+
+func (s *Videos) ClaimPoll(_ context.Context, id string, now, next time.Time) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, ok := s.jobs[id]
+	if !ok || j.Status.Final() || j.NextPollAt.After(now) {
+		return false, nil
+	}
+	j.NextPollAt = next
+	s.jobs[id] = j
+	return true, nil
+}
+
+func (s *Videos) DueJobs(_ context.Context, now time.Time, limit int) ([]string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var due []video.Job
+	for _, j := range s.jobs {
+		if !j.Status.Final() && !j.NextPollAt.After(now) {
+			due = append(due, j)
+		}
+	}
+	slices.SortFunc(due, func(a, b video.Job) int { return cmp.Or(a.NextPollAt.Compare(b.NextPollAt), cmp.Compare(a.ID, b.ID)) })
+	ids := make([]string, 0, min(limit, len(due)))
+	for _, j := range due[:min(limit, len(due))] {
+		ids = append(ids, j.ID)
+	}
+	return ids, nil
+}
+
+// clone copies what a caller could change through a job's slices, as a database would.
+func clone(j video.Job) video.Job {
+	j.Outputs, j.Holds, j.Flags, j.Attempts = slices.Clone(j.Outputs), slices.Clone(j.Holds), slices.Clone(j.Flags), slices.Clone(j.Attempts)
+	return j
+}
