@@ -254,6 +254,16 @@ func Internal(err error) error {
 	return &ports.UpstreamError{Kind: domain.KindUpstream, Reason: "the gateway could not build the provider request", Err: err}
 }
 
+// Polled views the answer to a poll of a job: a provider that no longer knows the job (404, 410) has ended it,
+// and no retry will change that.
+func Polled(resp *http.Response, err error) (*http.Response, error) {
+	var ue *ports.UpstreamError
+	if errors.As(err, &ue) && (ue.Status == http.StatusNotFound || ue.Status == http.StatusGone) {
+		ue.Retryable = false
+	}
+	return resp, err
+}
+
 // Download views the answer to a download request: its content, streaming, or its failure classified. A
 // provider that no longer has the file (404, 410) means it has expired, and a range outside the file (416) is
 // the caller's; other failures stay the provider's.

@@ -94,7 +94,7 @@ func (c *Client) Poll(ctx context.Context, name string) (ports.VideoState, error
 	if err != nil {
 		return ports.VideoState{}, upstream.Internal(err)
 	}
-	resp, err := c.call(req)
+	resp, err := upstream.Polled(c.call(req))
 	if err != nil {
 		return ports.VideoState{}, err
 	}

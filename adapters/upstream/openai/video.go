@@ -68,7 +68,7 @@ func (c *Client) Poll(ctx context.Context, id string) (ports.VideoState, error) 
 	if err != nil {
 		return ports.VideoState{}, upstream.Internal(err)
 	}
-	resp, err := c.do(req)
+	resp, err := upstream.Polled(c.do(req))
 	if err != nil {
 		return ports.VideoState{}, err
 	}
