@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 
 	"gorm.io/gorm"
@@ -258,19 +259,30 @@ func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generat
 		}
 		// Some of these were stored before (a retried batch whose commit did go through): skip them row by row.
 	}
+	genRows, contentRows := 400, 1000
+	if Dialect(s.db) == SQLite {
+		genRows = sqliteRowsPerInsert(reflect.TypeFor[generationRow]().NumField())
+		contentRows = sqliteRowsPerInsert(reflect.TypeFor[contentRow]().NumField())
+	}
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		skip := tx.Clauses(clause.OnConflict{DoNothing: true})
-		if err := skip.CreateInBatches(rows, 400).Error; err != nil {
+		if err := skip.CreateInBatches(rows, genRows).Error; err != nil {
 			return fmt.Errorf("insert generations: %w", err)
 		}
 		if len(contents) > 0 {
-			if err := skip.CreateInBatches(contents, 1000).Error; err != nil {
+			if err := skip.CreateInBatches(contents, contentRows).Error; err != nil {
 				return fmt.Errorf("insert generation contents: %w", err)
 			}
 		}
 		return nil
 	})
 }
+
+// sqliteRowsPerInsert bounds the rows of one INSERT of a table of cols columns on SQLite. The SQLite driver binds
+// a statement's parameters in time quadratic in their number, so a statement of hundreds of rows costs far more
+// per row than one of a few: with about 500 parameters a statement the cost per row stays small and flat
+// however large the batch (one transaction still holds the whole batch).
+func sqliteRowsPerInsert(cols int) int { return max(1, 500/cols) }
 
 func (s *GenerationStore) Generation(ctx context.Context, id string) (generation.Record, error) {
 	var r generationRow
