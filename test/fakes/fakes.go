@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Step scripts one call. The zero Step is a normal success.
@@ -32,6 +33,8 @@ type Step struct {
 	Size int64
 	// Chunk overrides the size of the flushed chunks (ChunkSize when zero).
 	Chunk int
+	// Gap paces a stream of events: the pause after each, as a model takes between tokens.
+	Gap time.Duration
 }
 
 // Request is one recorded request.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // FakeSentence is what the chat fakes answer when the request sets no max_tokens: one token a word.
@@ -67,7 +68,7 @@ func replyTo(msgs []chatMessage, maxTokens int, tool string) ChatReply {
 }
 
 // sse writes server-sent events one by one, flushed, honouring the step's abort and stall points (counted in
-// bytes of the body).
+// bytes of the body) and its gap between events.
 func sse(w http.ResponseWriter, r *http.Request, events []string, step Step) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
@@ -92,6 +93,13 @@ func sse(w http.ResponseWriter, r *http.Request, events []string, step Step) {
 		}
 		fl.Flush()
 		sent += len(b)
+		if step.Gap > 0 {
+			select {
+			case <-time.After(step.Gap):
+			case <-r.Context().Done():
+				return
+			}
+		}
 	}
 }
 
@@ -165,26 +173,41 @@ func (o *OpenAI) chat(w http.ResponseWriter, r *http.Request, body []byte, step 
 			"usage":   usage, "system_fingerprint": "fp_fake"})
 		return
 	}
-	chunk := func(delta map[string]any, finish any) string {
-		return dataEvent(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000, "model": req.Model,
-			"system_fingerprint": "fp_fake", "choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}})
+	// Chunks are written from a template (the benchmarks stream hundreds of them): only the delta varies.
+	prefix := `data: {"id":"` + id + `","object":"chat.completion.chunk","created":1700000000,"model":` + jsonString(req.Model) +
+		`,"system_fingerprint":"fp_fake","choices":[{"index":0,"delta":`
+	chunk := func(delta any, finish string) string {
+		d, ok := delta.(string)
+		if !ok {
+			d = jsonString(delta)
+		}
+		f := "null"
+		if finish != "" {
+			f = jsonString(finish)
+		}
+		return prefix + d + `,"logprobs":null,"finish_reason":` + f + "}]}\n\n"
 	}
-	events := []string{chunk(map[string]any{"role": "assistant", "content": "", "refusal": nil}, nil)}
+	events := []string{chunk(`{"role":"assistant","content":"","refusal":null}`, "")}
 	for _, word := range reply.Words {
-		events = append(events, chunk(map[string]any{"content": word}, nil))
+		events = append(events, chunk(`{"content":`+jsonString(word)+`}`, ""))
 	}
 	if reply.ToolName != "" {
 		events = append(events,
 			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "id": reply.ToolID, "type": "function",
-				"function": map[string]any{"name": reply.ToolName, "arguments": ""}}}}, nil),
-			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": reply.ToolArgs}}}}, nil))
+				"function": map[string]any{"name": reply.ToolName, "arguments": ""}}}}, ""),
+			chunk(map[string]any{"tool_calls": []any{map[string]any{"index": 0, "function": map[string]any{"arguments": reply.ToolArgs}}}}, ""))
 	}
-	events = append(events, chunk(map[string]any{}, reply.Finish))
+	events = append(events, chunk(`{}`, reply.Finish))
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage {
 		events = append(events, dataEvent(map[string]any{"id": id, "object": "chat.completion.chunk", "created": 1700000000,
 			"model": req.Model, "choices": []any{}, "usage": usage}))
 	}
 	sse(w, r, append(events, "data: [DONE]\n\n"), step)
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // contentText is a message content's text (or Anthropic's system prompt or tool result): the string, or its text
