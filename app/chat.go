@@ -90,7 +90,7 @@ type chatCall struct {
 func (s *chatCall) Spec() (Spec, error) {
 	r := s.req
 	return Spec{API: generation.Completions, Modality: catalog.Chat, Model: r.Model, Texts: r.Texts(), Options: r.Options,
-		SessionID: r.SessionID, User: r.User, Streamed: r.Stream, Hold: chatHold, PresetID: s.presetID}, nil
+		SessionID: r.SessionID, User: r.User, Streamed: r.Stream, Hold: chatHold, PresetID: s.presetID, Route: r.Route.Apply}, nil
 }
 
 // Input keeps the messages' text; tokens are counted by the upstream, at the end.

@@ -67,6 +67,8 @@ type Spec struct {
 	Hold time.Duration
 	// PresetID is the preset the request was made from, if any.
 	PresetID *string
+	// Route, when set, narrows and orders the model's endpoints by the caller's preferences.
+	Route func(model string, endpoints []catalog.Endpoint) ([]catalog.Endpoint, error)
 }
 
 // Delivery is how a call's answer went, as its modality reports it.
@@ -101,11 +103,17 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	if err := model.Serves(spec.Modality); err != nil {
 		return "", err
 	}
+	endpoints := model.Endpoints
+	if spec.Route != nil {
+		if endpoints, err = spec.Route(spec.Model, endpoints); err != nil {
+			return "", err
+		}
+	}
 	now := p.env.Now()
 	c := newCall(generation.NewID(now, p.env.NewID()), spec.API, by, caller.WithBody(spec.SessionID, spec.User), spec.Model, now)
 	c.rec.Streamed, c.rec.PresetID = spec.Streamed, spec.PresetID
 	c.input, c.counts = m.Input(spec.Texts)
-	admitted, err := p.billing.Admit(ctx, by, ports.Admission{Model: spec.Model, Endpoints: model.Endpoints, Texts: spec.Texts,
+	admitted, err := p.billing.Admit(ctx, by, ports.Admission{Model: spec.Model, Endpoints: endpoints, Texts: spec.Texts,
 		Estimate: m.Estimate, Hold: spec.Hold})
 	if err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})

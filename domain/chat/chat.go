@@ -37,6 +37,8 @@ type Request struct {
 	SessionID      string
 	// Options is provider.options: passthrough objects keyed by provider slug.
 	Options map[string]any
+	// Route is the rest of provider: the routing preferences.
+	Route Route
 	// Extra are the fields sent on to OpenAI-compatible upstreams as they came: every one but the gateway's own
 	// and those it rewrites (model, messages, stream, stream_options). Other upstreams get the typed ones,
 	// translated.
@@ -283,6 +285,11 @@ func Parse(b Body) (Request, error) {
 		return r, err
 	}
 	r.Options = prov.Options
+	route, err := parseRoute(b)
+	if err != nil {
+		return r, err
+	}
+	r.Route = route
 	for k, v := range b {
 		if !slices.Contains(gatewayFields, k) {
 			if r.Extra == nil {

@@ -401,3 +401,24 @@ func TestChatGuardrailBudget(t *testing.T) {
 		t.Fatalf("refused calls reached the provider: %d calls", n)
 	}
 }
+
+// TestChatProviderPreferences: provider.order puts a provider first, allow_fallbacks false keeps the call on it,
+// and preferences no endpoint meets are a 404 naming provider.
+func TestChatProviderPreferences(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+	if r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"provider": map[string]any{"order": []any{"second"}}})); r.Status != 200 ||
+		r.JSON(t)["provider"] != "second" || u.first.Calls() != 0 {
+		t.Fatalf("order: %d %s", r.Status, r.Body)
+	}
+	u.first.Script(fakes.Step{Status: 500, Body: fakes.OpenAIServerError})
+	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"provider": map[string]any{"allow_fallbacks": false}})), 502)
+	if u.second.Calls() != 1 {
+		t.Fatalf("fell back against allow_fallbacks: %d calls", u.second.Calls())
+	}
+	e := harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"provider": map[string]any{"only": []any{"nope"}}})), 404)
+	if !strings.Contains(fmt.Sprint(e["message"]), "provider") {
+		t.Fatalf("404: %v", e)
+	}
+}

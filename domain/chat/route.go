@@ -1,0 +1,82 @@
+package chat
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+)
+
+// Route is the request's provider routing preferences, as the reference defines them: provider.order (try these
+// providers first, in this order), provider.only and provider.ignore (keep or drop providers), and
+// provider.allow_fallbacks (false: no provider beyond those ordered, or beyond the first). Providers are named
+// by their slug, in any case.
+type Route struct {
+	Order, Only, Ignore []string
+	AllowFallbacks      *bool
+}
+
+// MaxRouteProviders bounds each list of providers.
+const MaxRouteProviders = 256
+
+// parseRoute reads the routing preferences of the provider object; other preferences of the reference (sort,
+// max_price, data_collection...) are accepted and not applied.
+func parseRoute(b Body) (Route, error) {
+	var w struct {
+		Order, Only, Ignore []string
+		AllowFallbacks      *bool `json:"allow_fallbacks"`
+	}
+	if err := field(b, "provider", &w); err != nil {
+		return Route{}, domain.Invalid("provider", "must be an object: order, only and ignore lists of provider slugs, allow_fallbacks a boolean")
+	}
+	for name, list := range map[string][]string{"order": w.Order, "only": w.Only, "ignore": w.Ignore} {
+		if len(list) > MaxRouteProviders {
+			return Route{}, domain.Invalid("provider."+name, fmt.Sprintf("must list at most %d providers", MaxRouteProviders))
+		}
+		for i, p := range list {
+			if err := domain.CheckText(fmt.Sprintf("provider.%s[%d]", name, i), p); err != nil {
+				return Route{}, err
+			}
+		}
+	}
+	return Route{Order: w.Order, Only: w.Only, Ignore: w.Ignore, AllowFallbacks: w.AllowFallbacks}, nil
+}
+
+// Apply narrows and orders a model's endpoints: only, then ignore, then the ordered providers first (in their
+// order) and the others after them in the model's order, unless fallbacks are not allowed. None left is a 404.
+func (r Route) Apply(model string, eps []catalog.Endpoint) ([]catalog.Endpoint, error) {
+	in := func(list []string, slug string) int {
+		return slices.IndexFunc(list, func(s string) bool { return strings.EqualFold(s, slug) })
+	}
+	var kept []catalog.Endpoint
+	for _, ep := range eps {
+		if (len(r.Only) == 0 || in(r.Only, ep.Provider) >= 0) && in(r.Ignore, ep.Provider) < 0 {
+			kept = append(kept, ep)
+		}
+	}
+	var ordered []catalog.Endpoint
+	for _, slug := range r.Order {
+		for _, ep := range kept {
+			if strings.EqualFold(ep.Provider, slug) && !slices.Contains(ordered, ep) {
+				ordered = append(ordered, ep)
+			}
+		}
+	}
+	rest := slices.DeleteFunc(kept, func(ep catalog.Endpoint) bool { return slices.Contains(ordered, ep) })
+	out := append(ordered, rest...)
+	if r.AllowFallbacks != nil && !*r.AllowFallbacks {
+		switch {
+		case len(r.Order) > 0:
+			out = ordered
+		case len(out) > 1:
+			out = out[:1]
+		}
+	}
+	if len(out) == 0 {
+		return nil, domain.E(domain.KindNotFound, "no_endpoint",
+			fmt.Sprintf("provider: no endpoint of model %q matches the provider preferences", model)).With("field", "provider")
+	}
+	return out, nil
+}
