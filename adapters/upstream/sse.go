@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -98,4 +99,17 @@ func Broke(err error, status int) error {
 	}
 	return &ports.UpstreamError{Status: status, Kind: domain.KindUpstream, Retryable: true,
 		Reason: "the provider's stream broke off", Err: err}
+}
+
+// BadEvent is the error for a stream event that is not the JSON the protocol promises; the event is kept for
+// the record, scrubbed of anything shaped like a secret.
+func BadEvent(data []byte, status int, err error) error {
+	return &ports.UpstreamError{Status: status, Kind: domain.KindUpstream, Retryable: true,
+		Reason: "the provider sent an event that is not JSON", Raw: generation.TruncateRaw([]byte(Scrub(string(data)))), Err: err}
+}
+
+// EventFailed classifies an error event in a stream as the same error answered with status would be, its
+// message and the event scrubbed as error bodies are.
+func EventFailed(status int, msg string, data []byte) *ports.UpstreamError {
+	return Classify(status, Scrub(msg), nil, []byte(Scrub(string(data))))
 }

@@ -6,10 +6,7 @@ import (
 	"net/http"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
-	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/generation"
-	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // event is one event of the Messages API's stream: message_start, content_block_start / _delta / _stop,
@@ -78,8 +75,7 @@ func (s *stream) Next() (chat.Chunk, error) {
 		}
 		var ev event
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
-				Reason: "the provider sent an event that is not JSON", Raw: generation.TruncateRaw(data), Err: err}
+			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
 		var out chat.Chunk
 		switch ev.Type {
@@ -165,5 +161,5 @@ func (s *stream) failed(ev event, data []byte) error {
 		}
 		msg = ev.Error.Message
 	}
-	return upstream.Classify(status, msg, nil, data)
+	return upstream.EventFailed(status, msg, data)
 }

@@ -12,9 +12,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
-	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -275,15 +273,14 @@ func (s *chatStream) Next() (chat.Chunk, error) {
 		}
 		var ev response
 		if err := json.Unmarshal(data, &ev); err != nil {
-			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
-				Reason: "the provider sent an event that is not JSON", Raw: generation.TruncateRaw(data), Err: err}
+			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
 		if ev.Error != nil {
 			status := ev.Error.Code
 			if status < 400 {
 				status = http.StatusInternalServerError
 			}
-			return chat.Chunk{}, upstream.Classify(status, ev.Error.Message, nil, data)
+			return chat.Chunk{}, upstream.EventFailed(status, ev.Error.Message, data)
 		}
 		var out chat.Chunk
 		native := ""

@@ -155,8 +155,7 @@ func (s *ChatStream) Next() (chat.Chunk, error) {
 		}
 		var ch chunk
 		if err := json.Unmarshal(data, &ch); err != nil {
-			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
-				Reason: "the provider sent an event that is not JSON", Raw: generation.TruncateRaw([]byte(upstream.Scrub(string(data)))), Err: err}
+			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
 		if ch.Error != nil {
 			return chat.Chunk{}, &ports.UpstreamError{Status: s.status, Kind: domain.KindUpstream, Retryable: true,
