@@ -20,7 +20,9 @@ import (
 const chunk = 4093
 
 // runFake serves OpenAI's speech route: clip bytes of audio in flushed chunks, or, for the model tts-hold, one
-// chunk and then nothing until the caller leaves (a stream in flight). It prints its URL and serves until killed.
+// chunk and then nothing until the caller leaves (a stream in flight); and its chat completions route: a stream
+// of chatTokens tokens, or for chat-hold the first token and then nothing. It prints its URL and serves until
+// killed.
 func runFake(args []string) {
 	fs := flag.NewFlagSet("fake", flag.ExitOnError)
 	clip := fs.Int("clip", 16<<10, "bytes per answer")
@@ -62,8 +64,47 @@ func runFake(args []string) {
 			rest = rest[n:]
 		}
 	})
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Model string }
+		if r.Header.Get("Authorization") != "Bearer "+upstreamKey || json.NewDecoder(r.Body).Decode(&req) != nil || req.Model == "" {
+			http.Error(w, `{"error":{"message":"Missing required parameter: 'model'.","type":"invalid_request_error","param":null,"code":null}}`, 400)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for i, ev := range chatEvents {
+			if _, err := w.Write(ev); err != nil {
+				return
+			}
+			fl.Flush()
+			if req.Model == "chat-hold" && i == 1 { // the first token, then nothing until the caller leaves
+				<-r.Context().Done()
+				return
+			}
+		}
+	})
 	log.Fatal(http.Serve(l, mux))
 }
+
+// chatTokens is how many tokens the fake's chat answers stream, one event each.
+const chatTokens = 200
+
+// chatEvents is the fake's streamed chat answer, as OpenAI sends it: a role chunk, a chunk per token ("w0 ",
+// "w1 "...), the finish reason, the usage, [DONE].
+var chatEvents = func() [][]byte {
+	ev := func(delta, finish string) []byte {
+		return []byte(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"chat-1",` +
+			`"choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + finish + `}]}` + "\n\n")
+	}
+	out := [][]byte{ev(`{"role":"assistant","content":""}`, "null")}
+	for i := range chatTokens {
+		out = append(out, ev(fmt.Sprintf(`{"content":"w%d "}`, i), "null"))
+	}
+	return append(out, ev(`{}`, `"stop"`),
+		[]byte(fmt.Sprintf(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"chat-1",`+
+			`"choices":[],"usage":{"prompt_tokens":6,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n", chatTokens, chatTokens+6)),
+		[]byte("data: [DONE]\n\n"))
+}()
 
 // fakeProc is the fake, running.
 type fakeProc struct {

@@ -31,6 +31,8 @@ type loadArgs struct {
 	DirectBody, GatewayBody      string
 	Clip, Conc, N, Block, Window int
 	Rows                         int
+	// First, when set, marks the first token: a call's latency is to the first line holding it.
+	First string
 }
 
 // loadOut is what a load process reports, as one JSON line.
@@ -154,7 +156,7 @@ func runLoad(args []string) {
 			req, _ := http.NewRequest("GET", l.Gateway+"?id="+seedID(rand.IntN(l.Rows)), nil)
 			req.Header.Set("Authorization", "Bearer "+l.Key)
 			start := time.Now()
-			l.do(req, -1)
+			l.do(req, -1, "")
 			lat[i] = time.Since(start)
 		}
 		out.GatewayP50, out.GatewayP99 = quantile(lat, 0.5), quantile(lat, 0.99)
@@ -193,22 +195,41 @@ func (l *loader) call(viaGateway bool) time.Duration {
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
 	start := time.Now()
-	l.do(req, l.Clip)
+	first := l.do(req, l.Clip, l.First)
+	if l.First != "" {
+		return first.Sub(start)
+	}
 	return time.Since(start)
 }
 
-// do sends req and reads the answer, which must be a 200 of want bytes (any length when want < 0).
-func (l *loader) do(req *http.Request, want int) {
+// do sends req and reads the answer, which must be a 200 of want bytes (any length when want < 0). With a
+// marker, it returns when the first line holding it was read.
+func (l *loader) do(req *http.Request, want int, marker string) (first time.Time) {
 	resp, err := l.client.Do(req)
 	if err != nil {
 		log.Fatalf("%s %s: %v", req.Method, req.URL, err)
 	}
 	defer resp.Body.Close()
 	var buf bytes.Buffer
-	n, err := io.Copy(&buf, resp.Body)
+	var n int64
+	if marker == "" {
+		n, err = io.Copy(&buf, resp.Body)
+	} else {
+		sc := bufio.NewScanner(io.TeeReader(resp.Body, &buf))
+		for sc.Scan() {
+			if first.IsZero() && bytes.Contains(sc.Bytes(), []byte(marker)) {
+				first = time.Now()
+			}
+		}
+		n, err = int64(buf.Len()), sc.Err()
+		if first.IsZero() && err == nil {
+			err = fmt.Errorf("no line holds %s", marker)
+		}
+	}
 	if err != nil || resp.StatusCode != 200 || want >= 0 && n != int64(want) {
 		log.Fatalf("%s %s: status %d, %d bytes, %v: %.300s", req.Method, req.URL, resp.StatusCode, n, err, buf.String())
 	}
+	return first
 }
 
 // hold opens N streams through the gateway, reads the first bytes of each, says "held", and keeps them open

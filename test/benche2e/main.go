@@ -58,6 +58,9 @@ type scenario struct {
 	// direct and gateway are the request bodies; hold asks the fake to send a little and then stall, for the
 	// streams-in-flight measurement.
 	direct, gateway, hold string
+	// first, when set, marks the first token of a streamed answer: latency is measured to the first line that
+	// holds it (time to first token) rather than to the answer's end, whose length is not checked.
+	first string
 }
 
 var scenarios = []scenario{{
@@ -69,6 +72,16 @@ var scenarios = []scenario{{
 	direct:  `{"model":"tts-1","input":"Hello from the benchmark.","voice":"alloy","response_format":"pcm"}`,
 	gateway: `{"model":"bench/tts","input":"Hello from the benchmark.","voice":"alloy","response_format":"pcm"}`,
 	hold:    `{"model":"bench/tts-hold","input":"Hello from the benchmark.","voice":"alloy","response_format":"pcm"}`,
+}, {
+	name: "chat",
+	models: `
+  - {id: bench/chat, modality: chat, endpoints: [{provider: %[1]s, upstream_model: chat-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
+  - {id: bench/chat-hold, modality: chat, endpoints: [{provider: %[1]s, upstream_model: chat-hold, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}`,
+	path:    "/chat/completions",
+	direct:  `{"model":"chat-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`,
+	gateway: `{"model":"bench/chat","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`,
+	hold:    `{"model":"bench/chat-hold","stream":true,"messages":[{"role":"user","content":"Write two hundred words."}]}`,
+	first:   `"content":"w`,
 }}
 
 type options struct {
@@ -203,7 +216,11 @@ func printTable(sc scenario, rs []*result) {
 		}
 		fmt.Fprintln(w, line)
 	}
-	row("added latency c=1, p50 / p99", func(r *result) string {
+	latency := "added latency c=1, p50 / p99"
+	if sc.first != "" {
+		latency = "added time to first token c=1, p50 / p99"
+	}
+	row(latency, func(r *result) string {
 		return fmt.Sprintf("%s / %s ms (direct %s / %s)", ms(r.addP50), ms(r.addP99), ms(r.directP50), ms(r.directP99))
 	})
 	row("throughput c=32, gateway / direct", func(r *result) string {
@@ -302,7 +319,10 @@ models:%s
 	}
 	defer func() { r.gatewayErrors = gw.stop() }()
 	base := loadArgs{Gateway: gw.url + "/api/v1" + sc.path, Direct: fake.url + "/v1" + sc.path, Key: key,
-		UpstreamKey: upstreamKey, DirectBody: sc.direct, GatewayBody: sc.gateway, Clip: o.clip}
+		UpstreamKey: upstreamKey, DirectBody: sc.direct, GatewayBody: sc.gateway, Clip: o.clip, First: sc.first}
+	if sc.first != "" {
+		base.Clip = -1
+	}
 
 	log.Printf("%s: warming up", dialect)
 	warm := base
