@@ -228,7 +228,11 @@ func (a *Accounts) EnsureManagementKey(ctx context.Context, secret string) (bool
 	if err != nil {
 		return false, err
 	}
-	if err := a.keys.CreateKey(ctx, k); err != nil {
+	err = a.keys.CreateKey(ctx, k)
+	if errors.Is(err, account.ErrKeyExists) { // replicas started together: another one created it just now
+		return false, nil
+	}
+	if err != nil {
 		return false, err
 	}
 	a.keyChanged(ctx, k.Hash)

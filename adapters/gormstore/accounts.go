@@ -162,7 +162,11 @@ func utcPtr(t *time.Time) *time.Time {
 
 func (s *AccountStore) CreateKey(ctx context.Context, k account.Key) error {
 	r := toKeyRow(k)
-	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
+	err := s.db.WithContext(ctx).Create(&r).Error
+	if errors.Is(err, gorm.ErrDuplicatedKey) {
+		return account.ErrKeyExists.Wrap(err)
+	}
+	if err != nil {
 		return fmt.Errorf("insert key: %w", err)
 	}
 	return nil

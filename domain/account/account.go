@@ -45,6 +45,7 @@ type Member struct {
 
 var (
 	ErrKeyNotFound       = domain.E(domain.KindNotFound, "key_not_found", "API key not found")
+	ErrKeyExists         = domain.E(domain.KindConflict, "key_exists", "an API key with this secret exists already")
 	ErrUnauthenticated   = domain.E(domain.KindUnauthenticated, "unauthenticated", "missing or invalid API key")
 	ErrManagementOnly    = domain.E(domain.KindForbidden, "management_key_required", "this operation requires a management key")
 	ErrInferenceOnly     = domain.E(domain.KindForbidden, "inference_key_required", "management keys cannot run inference; use an inference key")

@@ -2,6 +2,8 @@ package integration_test
 
 import (
 	"context"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"gorm.io/gorm"
@@ -34,4 +36,31 @@ func TestBootstrapManagementKey(t *testing.T) {
 			t.Fatalf("second start created another key: %v %v", created, err)
 		}
 	})
+}
+
+// TestBootstrapByReplicasStartingTogether: replicas given one bootstrap key and started at once all start;
+// one of them creates the key.
+func TestBootstrapByReplicasStartingTogether(t *testing.T) {
+	ctx := context.Background()
+	db := testdb.Postgres(t)
+	s := gormstore.NewAccountStore(db)
+	const replicas = 8
+	var created atomic.Int32
+	var wg sync.WaitGroup
+	for range replicas {
+		wg.Go(func() {
+			a := app.NewAccounts(s, s, s, s, app.OneProcess{}, app.SystemEnv())
+			ok, err := a.EnsureManagementKey(ctx, "bootstrap-secret-0123456789abcdef0123456789")
+			if err != nil {
+				t.Errorf("a replica failed to start: %v", err)
+			}
+			if ok {
+				created.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if created.Load() != 1 {
+		t.Fatalf("%d replicas created the key, want 1", created.Load())
+	}
 }
