@@ -70,3 +70,18 @@ func TestGenerationStoreContract(t *testing.T) {
 		contract.GenerationStore(t, func(*testing.T) ports.GenerationStore { return gormstore.NewGenerationStore(db) })
 	})
 }
+
+func TestGuardrailStoreContract(t *testing.T) {
+	t.Parallel()
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		contract.GuardrailStore(t, func(t *testing.T) contract.Guardrails {
+			acc := gormstore.NewAccountStore(db)
+			ws, err := acc.DefaultWorkspace(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := gormstore.NewGuardrailStore(db)
+			return contract.Guardrails{Guardrails: s, Assignments: s, Budgets: s, Members: acc, Keys: acc, Workspace: ws.ID}
+		})
+	})
+}
