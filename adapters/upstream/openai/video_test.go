@@ -8,8 +8,9 @@ import (
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
+// TestVideoFailures runs alone, before the parallel tests: the speech tests' idle timeouts are short enough to
+// feel a loaded machine.
 func TestVideoFailures(t *testing.T) {
-	t.Parallel()
 	f := fakes.NewOpenAI(t, "sk-test")
 	fakes.CheckVideoFailures(t, f.Fake, client(f, "sk-test"), fakes.VideoTarget{UpstreamID: "video_job1", Output: video.Output{ContentType: "video/mp4"}},
 		fakes.VideoErrors{
