@@ -27,6 +27,11 @@ type VideoConfig struct {
 // videoHold is how long a video job's budget reservation may stay unsettled.
 const videoHold = 24 * time.Hour
 
+// pollTimeout bounds one poll of the provider. A poll is claimed for the poll interval plus this, so that no
+// other replica polls the job while it is in flight, however slow the provider; a replica that dies mid-poll
+// holds the job no longer than that.
+const pollTimeout = 10 * time.Second
+
 // Videos creates video jobs at providers, follows them to their end — when polled and in the background, so
 // jobs complete even when nobody polls — and streams their outputs.
 type Videos struct {
@@ -173,26 +178,32 @@ func (v *Videos) Get(ctx context.Context, by account.Principal, id string) (vide
 // refresh polls the provider when the job is running and its poll is due, and finishes the job when the poll
 // says it has ended.
 // Polls are claimed in the store first, so concurrent callers and replicas never poll one job twice at once,
-// and never more often than the interval.
+// and never more often than the interval: the claim outlasts the poll, and the poll's end sets the next one.
 func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 	now := v.env.Now()
 	if j.Status.Final() || now.Before(j.NextPollAt) {
 		return j, nil
 	}
-	won, err := v.store.ClaimPoll(ctx, j.ID, now, now.Add(v.cfg.PollInterval))
+	won, err := v.store.ClaimPoll(ctx, j.ID, now, now.Add(v.cfg.PollInterval+pollTimeout))
 	if err != nil || !won {
 		return j, err
 	}
 	p, err := providerOf[ports.VideoProvider](v.providers, j.Provider)
 	var state ports.VideoState
 	if err == nil {
-		state, err = p.Poll(context.WithoutCancel(ctx), j.UpstreamID)
+		pollCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pollTimeout)
+		state, err = p.Poll(pollCtx, j.UpstreamID)
+		cancel()
 	}
+	next := now.Add(max(v.cfg.PollInterval, state.PollAfter))
 	if err != nil {
 		ue := asUpstream(err)
 		if ue.Retryable {
 			v.log.WarnContext(ctx, "video poll failed; will retry", "job_id", j.ID, "err", err)
-			return j, nil
+			return v.store.UpdateJob(ctx, j.ID, func(j *video.Job) error {
+				j.NextPollAt = next
+				return nil
+			})
 		}
 		state = ports.VideoState{Status: video.Failed, Error: "the provider no longer has this job: " + ue.Reason}
 	}
@@ -201,10 +212,7 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 		if j.Status.Final() {
 			return nil // someone else recorded the end
 		}
-		j.UpdatedAt = now
-		if state.PollAfter > v.cfg.PollInterval {
-			j.NextPollAt = now.Add(state.PollAfter)
-		}
+		j.UpdatedAt, j.NextPollAt = now, next
 		j.Status = state.Status
 		if !j.Status.Final() {
 			return nil

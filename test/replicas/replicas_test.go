@@ -466,7 +466,8 @@ func (f *fleet) finish(t *testing.T, k key, jobs []string, from int) {
 }
 
 // pollWatch stands between the replicas and the upstream, and counts the polls of each video job in flight at
-// once. A poll takes a little while, so that two replicas polling one job would overlap.
+// once. A poll takes longer than the poll interval (200 ms), so that a replica claiming a job as soon as the
+// interval is over would overlap the poll in flight.
 type pollWatch struct {
 	*httptest.Server
 	mu       sync.Mutex
@@ -484,7 +485,7 @@ func watchPolls(t *testing.T, upstream string) *pollWatch {
 			w.enter(job)
 			defer w.leave(job)
 			select {
-			case <-time.After(30 * time.Millisecond):
+			case <-time.After(300 * time.Millisecond):
 			case <-r.Context().Done():
 			}
 		}
