@@ -10,8 +10,9 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// bufPool holds the buffers that carry a stream from upstream to caller: one per stream in flight.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+// bufPool holds the buffers that carry a stream from upstream to caller: one per stream in flight. 16 KiB, as
+// the upstream connection's read buffer (adapters/upstream): one read takes what that buffer holds.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 16<<10); return &b }}
 
 // downloadPool holds the buffers that carry video downloads: larger, as downloads are large and fast, so each
 // read and write moves more per system call.

@@ -95,6 +95,7 @@ type options struct {
 	holdStreams          int
 	rows, getCalls       int
 	conc                 int
+	credits              bool
 	cpuprofile, heapfile string
 }
 
@@ -128,6 +129,7 @@ func main() {
 	fs.IntVar(&o.rows, "rows", 1000000, "generation records seeded through the store before GET /generation is measured")
 	fs.IntVar(&o.getCalls, "get-calls", 2000, "GET /generation calls at concurrency 1")
 	fs.IntVar(&o.conc, "conc", 32, "concurrency of the throughput and flatness phases")
+	fs.BoolVar(&o.credits, "credits", false, "turn credits.enabled on (the organization's balance is checked on every call)")
 	fs.StringVar(&o.keep, "keep", "", "keep the scratch files in this folder (default: a temporary one, removed)")
 	_ = fs.Parse(os.Args[1:])
 
@@ -153,8 +155,8 @@ func main() {
 		}
 	}
 	fmt.Printf("benche2e: clip %d B, %d latency pairs, %d throughput calls each way (blocks of %d) at c=%d, %d flatness calls, "+
-		"%d streams held, %d records seeded; %s\n", o.clip, o.latencyCalls, o.throughputCalls, o.block, o.conc, o.flatCalls,
-		o.holdStreams, o.rows, time.Now().UTC().Format(time.RFC3339))
+		"%d streams held, %d records seeded, credits %t; %s\n", o.clip, o.latencyCalls, o.throughputCalls, o.block, o.conc,
+		o.flatCalls, o.holdStreams, o.rows, o.credits, time.Now().UTC().Format(time.RFC3339))
 
 	fake := startFake(o.clip)
 	defer fake.stop()
@@ -191,6 +193,7 @@ type result struct {
 	firstRate, lastRate                  float64 // gateway calls/s, first and last window of the long run
 	cpuPerCall, upstreamCPUPerCall       time.Duration
 	gcPerKCall                           float64
+	syscallsPerCall                      float64 // reads and writes
 	heapPerStream                        float64 // bytes
 	heapBase, heapHeld                   int64   // MB
 	getP50, getP99                       time.Duration
@@ -233,6 +236,7 @@ func printTable(sc scenario, rs []*result) {
 		return fmt.Sprintf("%d µs (fake + load: %d µs)", r.cpuPerCall.Microseconds(), r.upstreamCPUPerCall.Microseconds())
 	})
 	row("gateway GC cycles per 1k calls", func(r *result) string { return fmt.Sprintf("%.1f", r.gcPerKCall) })
+	row("gateway read+write syscalls per call", func(r *result) string { return fmt.Sprintf("%.1f", r.syscallsPerCall) })
 	row("heap per stream in flight", func(r *result) string {
 		return fmt.Sprintf("%.1f KiB (%d streams: %d -> %d MB)", r.heapPerStream/1024, r.holdStreams, r.heapBase, r.heapHeld)
 	})
@@ -278,11 +282,11 @@ func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*resu
 server: {addr: %q}
 database: {url: %q}
 limits: {requests_per_minute: 1000000000}
-credits: {enabled: true}
+credits: {enabled: %t}
 providers:
   - {slug: fake, kind: openai, base_url: %s/v1, api_key: %s}
 models:%s
-`, addr, dbURL, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
+`, addr, dbURL, o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
@@ -352,12 +356,13 @@ models:%s
 	log.Printf("%s: flatness and CPU, %d calls through the gateway at c=%d", dialect, o.flatCalls, o.conc)
 	flat := base
 	flat.Mode, flat.Conc, flat.N, flat.Window = "flat", o.conc, o.flatCalls, min(o.window, o.flatCalls/2)
-	cpu0, fake0, gc0 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount()
+	cpu0, fake0, gc0, sys0 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount(), procSyscalls(gw.pid())
 	var load time.Duration
 	if out, err = runLoadProc(flat, &load); err != nil {
 		return nil, err
 	}
-	cpu1, fake1, gc1 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount()
+	cpu1, fake1, gc1, sys1 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount(), procSyscalls(gw.pid())
+	r.syscallsPerCall = float64(sys1-sys0) / float64(o.flatCalls)
 	r.cpuPerCall = (cpu1 - cpu0) / time.Duration(o.flatCalls)
 	r.upstreamCPUPerCall = (fake1 - fake0 + load) / time.Duration(o.flatCalls)
 	r.gcPerKCall = float64(gc1-gc0) * 1000 / float64(o.flatCalls)
@@ -564,6 +569,22 @@ func procCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
+}
+
+// procSyscalls is how many read and write system calls a process made so far, from /proc.
+func procSyscalls(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid))
+	if err != nil {
+		log.Fatalf("read /proc: %v", err)
+	}
+	var n int64
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ": "); ok && (k == "syscr" || k == "syscw") {
+			c, _ := strconv.ParseInt(v, 10, 64)
+			n += c
+		}
+	}
+	return n
 }
 
 func freeAddr() string {
