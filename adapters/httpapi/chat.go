@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -46,6 +47,8 @@ type chatSink struct {
 	flushWriter
 	head ports.ChatHead
 	buf  []byte
+	// prefix is the start of every chunk event of the stream, up to its choices.
+	prefix []byte
 }
 
 func (s *chatSink) Start(h ports.ChatHead) {
@@ -136,7 +139,22 @@ func (s *chatSink) Chunk(c chat.Chunk) error {
 	if c.FinishReason != "" {
 		ch.FinishReason, ch.NativeFinishReason = &c.FinishReason, &c.NativeFinishReason
 	}
-	return s.event(s.chunk([]choiceOut{ch}))
+	// Each token is one event: its head (id, object, created, model, provider) is encoded once per stream.
+	if s.prefix == nil {
+		head, err := json.Marshal(s.chunk(nil))
+		if err != nil {
+			return err
+		}
+		head, _ = bytes.CutSuffix(head, []byte(`"choices":null}`))
+		s.prefix = append([]byte("data: "), head...)
+		s.prefix = append(s.prefix, `"choices":[`...)
+	}
+	b, err := json.Marshal(ch)
+	if err != nil {
+		return err
+	}
+	s.buf = append(append(append(s.buf[:0], s.prefix...), b...), "]}\n\n"...)
+	return s.Write(s.buf)
 }
 
 // event writes one server-sent event and flushes it.

@@ -1,9 +1,10 @@
 package anthropic
 
 import (
-	"encoding/json"
 	"io"
 	"net/http"
+
+	gojson "github.com/goccy/go-json"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain/chat"
@@ -74,7 +75,7 @@ func (s *stream) Next() (chat.Chunk, error) {
 			return chat.Chunk{}, upstream.Broke(err, s.status)
 		}
 		var ev event
-		if err := json.Unmarshal(data, &ev); err != nil {
+		if err := gojson.Unmarshal(data, &ev); err != nil {
 			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
 		var out chat.Chunk

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	gojson "github.com/goccy/go-json"
+
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -272,7 +274,7 @@ func (s *chatStream) Next() (chat.Chunk, error) {
 			return chat.Chunk{}, upstream.Broke(err, s.status)
 		}
 		var ev response
-		if err := json.Unmarshal(data, &ev); err != nil {
+		if err := gojson.Unmarshal(data, &ev); err != nil {
 			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
 		if ev.Error != nil {

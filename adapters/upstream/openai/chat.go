@@ -2,8 +2,9 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"io"
+
+	gojson "github.com/goccy/go-json"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain"
@@ -154,7 +155,9 @@ func (s *ChatStream) Next() (chat.Chunk, error) {
 			return chat.Chunk{}, io.EOF
 		}
 		var ch chunk
-		if err := json.Unmarshal(data, &ch); err != nil {
+		// One event a token: with encoding/json, decoding them was most of the gateway's CPU per token (pprof);
+		// goccy/go-json, a drop-in, takes about a third of that. The other chat streams decode theirs the same way.
+		if err := gojson.Unmarshal(data, &ch); err != nil {
 			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
 		if ch.Error != nil {
