@@ -97,6 +97,19 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		if whole > 10 || whole < 10-cut {
 			t.Errorf("a guardrail budget of $0.01 admitted %d calls of $0.001 (and %d cut) across three replicas, want 10", whole, cut)
 		}
+
+		// Every replica holds the guardrail in its cache since the burst. Raised through one replica, the limit
+		// applies on all three at once, well before their caches would expire (3 s).
+		f.mgmt(t, 2, "PATCH", "/guardrails/"+gr.Data.ID, map[string]any{"limit_usd": 1000}, http.StatusOK, nil)
+		raised := time.Now()
+		for r := range f.replicas {
+			for f.status(t, r, "POST", "/audio/speech", key.secret, map[string]any{"model": "speech", "input": callText, "voice": "alloy"}) != http.StatusOK {
+				if time.Since(raised) > 1500*time.Millisecond {
+					t.Fatalf("replica %d still refuses the key 1.5 s after its guardrail's limit was raised through replica 2", r)
+				}
+			}
+		}
+		t.Logf("MEASURED guardrail change: the raised limit applied on all three replicas %v after the PATCH returned", time.Since(raised))
 	})
 
 	t.Run("revocation takes effect on every replica at once", func(t *testing.T) {
