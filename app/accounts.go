@@ -36,9 +36,9 @@ var (
 )
 
 func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore,
-	changes ports.ChangeNotifier, env Env) *Accounts {
+	changes ports.ChangeNotifier, metrics ports.Metrics, env Env) *Accounts {
 	return &Accounts{dir: dir, keys: keys, usage: usage, members: members, changes: changes, env: env,
-		keyCache: newTTLCache[string, account.Key](env.Now, cacheTTL)}
+		keyCache: newTTLCache[string, account.Key]("keys", metrics, env.Now, cacheTTL)}
 }
 
 // Authenticate looks the secret up by its hash only; disabled and expired keys do not authenticate.

@@ -48,13 +48,16 @@ const cacheMaxEntries = 100_000
 // Full of live entries, it caches nothing more (those values are read again next time) and sweeps at most once
 // per TTL.
 type ttlCache[K comparable, V any] struct {
-	now   func() time.Time
-	ttl   time.Duration
-	max   int
-	mu    sync.Mutex
-	m     map[K]ttlEntry[V]
-	sweep int
-	swept time.Time
+	// name and metrics report each lookup's hit or miss.
+	name    string
+	metrics ports.Metrics
+	now     func() time.Time
+	ttl     time.Duration
+	max     int
+	mu      sync.Mutex
+	m       map[K]ttlEntry[V]
+	sweep   int
+	swept   time.Time
 }
 
 type ttlEntry[V any] struct {
@@ -62,15 +65,18 @@ type ttlEntry[V any] struct {
 	expires time.Time
 }
 
-func newTTLCache[K comparable, V any](now func() time.Time, ttl time.Duration) *ttlCache[K, V] {
-	return &ttlCache[K, V]{now: now, ttl: ttl, max: cacheMaxEntries, m: map[K]ttlEntry[V]{}, sweep: 1024}
+func newTTLCache[K comparable, V any](name string, metrics ports.Metrics, now func() time.Time, ttl time.Duration) *ttlCache[K, V] {
+	return &ttlCache[K, V]{name: name, metrics: metrics, now: now, ttl: ttl, max: cacheMaxEntries, m: map[K]ttlEntry[V]{},
+		sweep: 1024}
 }
 
 func (c *ttlCache[K, V]) get(k K) (V, bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	e, ok := c.m[k]
-	if !ok || !c.now().Before(e.expires) {
+	ok = ok && c.now().Before(e.expires)
+	c.mu.Unlock()
+	c.metrics.CacheLookup(c.name, ok)
+	if !ok {
 		var zero V
 		return zero, false
 	}

@@ -3,6 +3,8 @@ package app
 import (
 	"testing"
 	"time"
+
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // TestTTLCacheBounded: full of live entries the cache takes no more; once they expire, room is made again
@@ -10,7 +12,7 @@ import (
 func TestTTLCacheBounded(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	c := newTTLCache[int, int](func() time.Time { return now }, time.Second)
+	c := newTTLCache[int, int]("test", ports.NoMetrics{}, func() time.Time { return now }, time.Second)
 	c.max, c.sweep = 3, 3
 	for i := range 5 {
 		c.put(i, i)

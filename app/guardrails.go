@@ -45,10 +45,11 @@ var (
 )
 
 func NewGuardrails(store ports.GuardrailStore, assign ports.AssignmentStore, budgets ports.BudgetStore,
-	members ports.MemberStore, dir ports.Directory, changes ports.ChangeNotifier, env Env, log *slog.Logger) *Guardrails {
+	members ports.MemberStore, dir ports.Directory, changes ports.ChangeNotifier, metrics ports.Metrics, env Env,
+	log *slog.Logger) *Guardrails {
 	return &Guardrails{store: store, assign: assign, budgets: budgets, members: members, dir: dir, changes: changes,
-		env: env, log: log,
-		policies: map[string]cachedPolicy{}, applicable: newTTLCache[applicableKey, []guardrail.Guardrail](env.Now, cacheTTL)}
+		env: env, log: log, policies: map[string]cachedPolicy{},
+		applicable: newTTLCache[applicableKey, []guardrail.Guardrail]("guardrails", metrics, env.Now, cacheTTL)}
 }
 
 func (g *Guardrails) Create(ctx context.Context, by account.Principal, workspaceID string, spec guardrail.Spec) (guardrail.Guardrail, error) {

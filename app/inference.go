@@ -24,11 +24,12 @@ type Inference struct {
 	catalog  *catalog.Catalog
 	billing  *Billing
 	recorder ports.GenerationRecorder
+	metrics  ports.Metrics
 	env      Env
 }
 
-func NewInference(c *catalog.Catalog, billing *Billing, recorder ports.GenerationRecorder, env Env) *Inference {
-	return &Inference{catalog: c, billing: billing, recorder: recorder, env: env}
+func NewInference(c *catalog.Catalog, billing *Billing, recorder ports.GenerationRecorder, metrics ports.Metrics, env Env) *Inference {
+	return &Inference{catalog: c, billing: billing, recorder: recorder, metrics: metrics, env: env}
 }
 
 // Modality is one call of some modality as it plugs into the pipeline: the caller's request, and how to call a
@@ -119,11 +120,14 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
 	}
 	c.texts, c.holds, c.rec.Flags = admitted.Texts, admitted.Holds, admitted.Flags
+	p.metrics.Holds(len(c.holds))
+	defer p.metrics.Holds(-len(c.holds)) // settled by finish, or stored with a pending job
 	c.input, c.counts = m.Input(c.texts)
 	if err := p.route(ctx, c, m, admitted.Endpoints, spec.Options); err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
 	}
 	c.rec.Latency = time.Since(c.begin)
+	p.overhead(ctx, spec.Modality, c)
 	d := m.Deliver(ctx, c)
 	if d.Pending {
 		return c.ID(), nil
@@ -134,15 +138,17 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 // route tries the endpoints in order until one answers. Every attempt is recorded on c; a failure another
 // endpoint might not have moves on, any other stops. When none answers, the error is what the caller gets.
 func (p *Inference) route(ctx context.Context, c *Call, m Modality, endpoints []catalog.Endpoint, options map[string]any) error {
-	for _, ep := range endpoints {
+	for i, ep := range endpoints {
 		opts, err := catalog.PassThrough(options, ep.Provider)
 		if err != nil {
 			return err
 		}
 		begin := time.Now()
 		upstreamID, err := m.Open(ctx, ep, c.texts, opts)
+		took := time.Since(begin)
 		if err == nil {
-			c.attempt(ep, generation.StatusOK, time.Since(begin), "", "", upstreamID)
+			p.metrics.Upstream(ep.Provider, c.rec.Model, ports.UpstreamOK, took)
+			c.attempt(ep, generation.StatusOK, took, "", "", upstreamID)
 			c.rec.ProviderName, c.rec.UpstreamID = ep.Provider, upstreamID
 			c.endpoint = &ep
 			return nil
@@ -152,13 +158,31 @@ func (p *Inference) route(ctx context.Context, c *Call, m Modality, endpoints []
 			return ctx.Err()
 		}
 		ue := asUpstream(err)
-		c.attempt(ep, ue.Status, time.Since(begin), ue.Reason, ue.Raw, "")
+		p.metrics.Upstream(ep.Provider, c.rec.Model, ue.Outcome(), took)
+		c.attempt(ep, ue.Status, took, ue.Reason, ue.Raw, "")
 		c.failures = append(c.failures, ue)
 		if !ue.Retryable {
 			break
 		}
+		if i < len(endpoints)-1 {
+			p.metrics.Failover(ep.Provider, c.rec.Model)
+		}
 	}
 	return failedOver(c.rec.Model, c.failures)
+}
+
+// overhead reports the time the gateway added before the answer could start: from the request's arrival until
+// an endpoint answered, less the time spent waiting for upstreams.
+func (p *Inference) overhead(ctx context.Context, mod catalog.Modality, c *Call) {
+	arrived, ok := ports.Arrival(ctx)
+	if !ok {
+		return
+	}
+	d := time.Since(arrived)
+	for _, a := range c.rec.Attempts {
+		d -= a.Latency
+	}
+	p.metrics.Overhead(string(mod), d)
 }
 
 // finish is the one end of every call: it completes the generation record — status, counts, cost, content and

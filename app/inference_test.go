@@ -120,7 +120,7 @@ func newPipeline(t *testing.T, creditsOn bool, models ...catalog.Model) *pipelin
 		records: &recorded{}, clock: &now}
 	p.env = app.Env{Now: func() time.Time { return *p.clock }, NewID: func() string { n++; return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }} // UUID-shaped
 	p.billing = app.NewBilling(p.usage, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env, quiet())
-	p.inference = app.NewInference(c, p.billing, p.records, p.env)
+	p.inference = app.NewInference(c, p.billing, p.records, ports.NoMetrics{}, p.env)
 	return p
 }
 

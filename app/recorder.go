@@ -42,9 +42,10 @@ func DefaultRecorderConfig() RecorderConfig {
 // a failed batch is retried, then written entry by entry, and an entry that still fails is logged with its id;
 // Close drains the queue before it returns.
 type Recorder struct {
-	store ports.GenerationStore
-	log   *slog.Logger
-	cfg   RecorderConfig
+	store   ports.GenerationStore
+	log     *slog.Logger
+	metrics ports.Metrics
+	cfg     RecorderConfig
 
 	mu     sync.RWMutex // guards closed against sends on the closed queue
 	closed bool
@@ -55,8 +56,9 @@ type Recorder struct {
 var _ ports.GenerationRecorder = (*Recorder)(nil)
 
 // NewRecorder starts the workers; Close stops them after draining.
-func NewRecorder(store ports.GenerationStore, log *slog.Logger, cfg RecorderConfig) *Recorder {
-	r := &Recorder{store: store, log: log, cfg: cfg, queue: make(chan generation.Entry, cfg.QueueSize)}
+func NewRecorder(store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg RecorderConfig) *Recorder {
+	r := &Recorder{store: store, log: log, metrics: metrics, cfg: cfg, queue: make(chan generation.Entry, cfg.QueueSize)}
+	metrics.Depth("recorder", r.Pending)
 	for range max(cfg.Workers, 1) {
 		r.wg.Add(1)
 		go r.work()
@@ -132,6 +134,7 @@ func (r *Recorder) write(ctx context.Context, batch []generation.Entry) {
 	var err error
 	for try := 0; try <= r.cfg.Retries; try++ {
 		if err = r.store.InsertGenerations(ctx, batch); err == nil {
+			r.metrics.RecordsWritten(len(batch))
 			return
 		}
 		if try < r.cfg.Retries {
@@ -141,12 +144,19 @@ func (r *Recorder) write(ctx context.Context, batch []generation.Entry) {
 		}
 	}
 	if len(batch) == 1 {
-		r.log.ErrorContext(ctx, "generation record lost", "generation_id", batch[0].Record.ID, "err", err)
+		r.lost(ctx, batch[0], err)
 		return
 	}
 	for i := range batch {
 		if err := r.store.InsertGenerations(ctx, batch[i:i+1]); err != nil {
-			r.log.ErrorContext(ctx, "generation record lost", "generation_id", batch[i].Record.ID, "err", err)
+			r.lost(ctx, batch[i], err)
+		} else {
+			r.metrics.RecordsWritten(1)
 		}
 	}
+}
+
+func (r *Recorder) lost(ctx context.Context, e generation.Entry, err error) {
+	r.metrics.RecordsLost(1)
+	r.log.ErrorContext(ctx, "generation record lost", "generation_id", e.Record.ID, "err", err)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // fakeStore records inserts; a closed gate lets inserts through, an open one holds them (a stalled database).
@@ -84,7 +85,7 @@ func TestRecorderWritesEverythingAndDrainsOnClose(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
 	store.gate = make(chan struct{})
-	r := app.NewRecorder(store, quiet(), cfg(1000))
+	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg(1000))
 	all := ids(500)
 	for _, id := range all {
 		r.Record(context.Background(), entry(id))
@@ -117,7 +118,7 @@ func TestRecorderStalledDatabase(t *testing.T) {
 	store.gate = make(chan struct{})
 	store.entered = make(chan struct{}, 1000)
 	const queue = 16
-	r := app.NewRecorder(store, quiet(), cfg(queue))
+	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg(queue))
 	r.Record(context.Background(), entry("first"))
 	<-store.entered // the worker now holds "first" and waits on the database
 
@@ -161,7 +162,7 @@ func TestRecorderRetriesAndIsolatesBadEntries(t *testing.T) {
 		}
 		return nil
 	}
-	r := app.NewRecorder(store, quiet(), cfg(100))
+	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg(100))
 	r.Record(context.Background(), entry("a"))
 	r.Record(context.Background(), entry("poison"))
 	r.Record(context.Background(), entry("b"))
@@ -176,7 +177,7 @@ func TestRecorderWithoutContent(t *testing.T) {
 	store := newFakeStore()
 	c := cfg(10)
 	c.StoreContent = false
-	r := app.NewRecorder(store, quiet(), c)
+	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, c)
 	r.Record(context.Background(), entry("a"))
 	r.Close()
 	if store.rows["a"].Content != nil {

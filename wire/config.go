@@ -38,6 +38,7 @@ type Config struct {
 	Generations GenerationsConfig
 	Video       app.VideoConfig
 	Redis       RedisConfig
+	Metrics     MetricsConfig
 	// Bootstrap is SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY: a management key serve creates when none exists.
 	Bootstrap string
 }
@@ -63,6 +64,12 @@ type CreditsConfig struct{ Enabled bool }
 
 // RedisConfig is where replicas share their rate limits; without a URL each replica limits on its own.
 type RedisConfig struct{ URL string }
+
+// MetricsConfig is where Prometheus metrics are served: GET /metrics on the main listener, or on Addr alone.
+type MetricsConfig struct {
+	Enabled bool
+	Addr    string
+}
 
 type GenerationsConfig struct {
 	StoreContent  bool
@@ -128,6 +135,10 @@ type fileConfig struct {
 	Redis struct {
 		URL string `yaml:"url"`
 	} `yaml:"redis"`
+	Metrics struct {
+		Enabled bool   `yaml:"enabled"`
+		Addr    string `yaml:"addr"`
+	} `yaml:"metrics"`
 }
 
 // price is a dollar amount in the file, read exactly.
@@ -155,6 +166,7 @@ func defaults() fileConfig {
 	f.Database.MaxOpenConns = 20
 	f.Video.PollInterval = 5 * time.Second
 	f.Video.WorkerInterval = 2 * time.Second
+	f.Metrics.Enabled = true
 	return f
 }
 
@@ -477,6 +489,12 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		}
 	}
 	cfg.Redis = RedisConfig{URL: f.Redis.URL}
+	if f.Metrics.Addr != "" {
+		if err := checkAddr(f.Metrics.Addr); err != nil {
+			return Config{}, loc.err(fmt.Sprintf("%q: %v", f.Metrics.Addr, err), "metrics", "addr")
+		}
+	}
+	cfg.Metrics = MetricsConfig{Enabled: f.Metrics.Enabled, Addr: f.Metrics.Addr}
 	return cfg, nil
 }
 

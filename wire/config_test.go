@@ -118,6 +118,7 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"api_key empty after expansion", "providers:\n  - {slug: x, kind: openai, base_url: https://x, api_key: '${UNSET}'}\n", ":2: providers[0].api_key: is empty"},
 		{"bad addr", "server:\n  addr: 8080\n", `:2: server.addr: "8080": must be host:port or :port`},
 		{"bad port", "server:\n  addr: ':http-ish'\n", ":2: server.addr:"},
+		{"bad metrics addr", "metrics:\n  addr: localhost\n", `:2: metrics.addr: "localhost": must be host:port or :port`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

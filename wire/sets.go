@@ -13,13 +13,14 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/adapters/pgnotify"
+	"github.com/switchboard-ai/switchboard/adapters/prom"
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
 var configSet = wire.NewSet(
-	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Redis"),
+	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Redis", "Metrics"),
 )
 
 // openDB connects and migrates: every command works on a current schema.
@@ -102,10 +103,10 @@ var generationSet = wire.NewSet(
 )
 
 // newRecorder starts the background writer of generation records; its cleanup drains the queue.
-func newRecorder(store ports.GenerationStore, log *slog.Logger, cfg GenerationsConfig) (*app.Recorder, func()) {
+func newRecorder(store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg GenerationsConfig) (*app.Recorder, func()) {
 	rc := app.DefaultRecorderConfig()
 	rc.StoreContent = cfg.StoreContent
-	r := app.NewRecorder(store, log, rc)
+	r := app.NewRecorder(store, log, metrics, rc)
 	return r, r.Close
 }
 
@@ -211,6 +212,27 @@ func startWorkers(billing *app.Billing, retention *app.Retention, videos *app.Vi
 }
 
 var workerSet = wire.NewSet(startWorkers)
+
+// metricsSet is Prometheus metrics (adapters/prom), or none when metrics.enabled is false.
+var metricsSet = wire.NewSet(
+	newMetrics, wire.FieldsOf(new(metrics), "Port", "Endpoint"),
+)
+
+type metrics struct {
+	Port     ports.Metrics
+	Endpoint httpapi.MetricsEndpoint
+}
+
+func newMetrics(cfg MetricsConfig) metrics {
+	if !cfg.Enabled {
+		return metrics{Port: ports.NoMetrics{}}
+	}
+	m := prom.New()
+	return metrics{Port: m, Endpoint: httpapi.MetricsEndpoint{Handler: m.Handler(), Addr: cfg.Addr}}
+}
+
+// noMetrics is for the administrative commands, which serve none.
+var noMetrics = wire.InterfaceValue(new(ports.Metrics), ports.NoMetrics{})
 
 var httpSet = wire.NewSet(
 	wire.Struct(new(httpapi.Handlers), "*"),

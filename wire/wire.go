@@ -16,11 +16,12 @@ import (
 // in production).
 func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Gateway, func(), error) {
 	panic(wire.Build(configSet, storeSet, changeSet, cacheSet, accountSet, generationSet, presetSet, guardrailSet,
-		providerSet, creditHTTPSet, billingSet, rateLimitSet, inferenceSet, speechSet, chatSet, videoSet, workerSet, httpSet, wire.Struct(new(Gateway), "*")))
+		providerSet, creditHTTPSet, billingSet, rateLimitSet, inferenceSet, speechSet, chatSet, videoSet, workerSet, metricsSet,
+		httpSet, wire.Struct(new(Gateway), "*")))
 }
 
 // initializeAdmin assembles what the administrative subcommands need: a database that exists and is migrated
 // already (they never create one), and the use cases.
 func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Admin, func(), error) {
-	panic(wire.Build(configSet, gormstore.OpenExisting, changeSet, accountSet, creditSet, newAdmin))
+	panic(wire.Build(configSet, gormstore.OpenExisting, changeSet, noMetrics, accountSet, creditSet, newAdmin))
 }

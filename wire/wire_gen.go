@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/ports"
 	"log/slog"
 )
 
@@ -32,7 +33,10 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	accountStore := gormstore.NewAccountStore(db)
 	changeNotifier := newChangeNotifier(db, log)
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, env)
+	metricsConfig := cfg.Metrics
+	wireMetrics := newMetrics(metricsConfig)
+	portsMetrics := wireMetrics.Port
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env)
 	redisConfig := cfg.Redis
 	rateLimiter, cleanup2, err := newRateLimiter(ctx, redisConfig, env, log)
 	if err != nil {
@@ -41,6 +45,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	limitsConfig := cfg.Limits
 	httpapiDefaultRateLimit := defaultRateLimit(limitsConfig)
+	metricsEndpoint := wireMetrics.Endpoint
 	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
 	membersHandler := httpapi.NewMembersHandler(accounts)
 	workspacesHandler := httpapi.NewWorkspacesHandler(accounts)
@@ -51,15 +56,15 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	presets := app.NewPresets(presetStore, accountStore, env)
 	presetsHandler := httpapi.NewPresetsHandler(presets)
 	guardrailStore := gormstore.NewGuardrailStore(db)
-	guardrails := app.NewGuardrails(guardrailStore, guardrailStore, guardrailStore, accountStore, accountStore, changeNotifier, env, log)
+	guardrails := app.NewGuardrails(guardrailStore, guardrailStore, guardrailStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	guardrailsHandler := httpapi.NewGuardrailsHandler(guardrails)
 	catalog := cfg.Catalog
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
 	billing, cleanup3 := newBilling(accountStore, creditStore, guardrails, creditsConfig, env, log)
 	generationsConfig := cfg.Generations
-	recorder, cleanup4 := newRecorder(generationStore, log, generationsConfig)
-	inference := app.NewInference(catalog, billing, recorder, env)
+	recorder, cleanup4 := newRecorder(generationStore, log, portsMetrics, generationsConfig)
+	inference := app.NewInference(catalog, billing, recorder, portsMetrics, env)
 	v := cfg.Providers
 	providers, err := newProviders(v, log)
 	if err != nil {
@@ -91,7 +96,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
 	}
-	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, handlers)
+	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, handlers)
 	retention := newRetention(generationStore, log, generationsConfig, env)
 	workers, cleanup5 := startWorkers(billing, retention, videos, log)
 	caches, cleanup6, err := newCaches(db, gormstoreConfig, accounts, guardrails, log)
@@ -133,7 +138,8 @@ func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 	}
 	accountStore := gormstore.NewAccountStore(db)
 	changeNotifier := newChangeNotifier(db, log)
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, env)
+	portsMetrics := _wireNoMetricsValue
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env)
 	creditStore := gormstore.NewCreditStore(db)
 	credits := app.NewCredits(creditStore)
 	admin := newAdmin(accounts, credits)
@@ -141,3 +147,7 @@ func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 		cleanup()
 	}, nil
 }
+
+var (
+	_wireNoMetricsValue = ports.NoMetrics{}
+)

@@ -49,6 +49,34 @@ func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
 }
 
+// observe reports every request to the metrics, by route pattern and kind of key, and marks its context with its
+// arrival, from which the pipeline measures the time the gateway adds.
+func observe(m ports.Metrics) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Request = c.Request.WithContext(ports.WithArrival(c.Request.Context(), start))
+		c.Next()
+		kind := "none"
+		if p, ok := c.Get(principalKey); ok {
+			kind = "inference"
+			if p.(account.Principal).Management {
+				kind = "management"
+			}
+		}
+		m.Request(ports.RequestMetric{Route: c.FullPath(), Method: knownMethod(c.Request.Method), Status: c.Writer.Status(),
+			KeyKind: kind, Bytes: int64(max(c.Writer.Size(), 0)), Took: time.Since(start)})
+	}
+}
+
+// knownMethod keeps a metric label to the methods the routes use: any other is "other".
+func knownMethod(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete, http.MethodPut, http.MethodHead, http.MethodOptions:
+		return m
+	}
+	return "other"
+}
+
 // requestID takes X-Request-Id from the caller when it is sane, or makes one, and echoes it on the response.
 func requestID() gin.HandlerFunc {
 	return func(c *gin.Context) {
@@ -185,7 +213,7 @@ var errRateLimited = domain.E(domain.KindRateLimited, "rate_limited", "rate limi
 
 // rateLimit admits inference calls per key: the key's own limit, or the configured default. Its state goes out in
 // X-RateLimit-* headers; a refusal is a 429 with Retry-After.
-func rateLimit(rl ports.RateLimiter, def DefaultRateLimit) gin.HandlerFunc {
+func rateLimit(rl ports.RateLimiter, def DefaultRateLimit, m ports.Metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		p := principal(c)
 		rpm := p.RateLimit
@@ -200,6 +228,7 @@ func rateLimit(rl ports.RateLimiter, def DefaultRateLimit) gin.HandlerFunc {
 			h.Set("X-RateLimit-Reset", strconv.FormatInt(d.Reset.Unix(), 10))
 		}
 		if !d.Allowed {
+			m.RateLimited()
 			e := *errRateLimited
 			e.RetryAfter = d.RetryAfter
 			writeError(c, &e)

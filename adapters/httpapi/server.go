@@ -4,6 +4,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -33,6 +34,13 @@ type Readiness interface {
 	Ready(ctx context.Context) error
 }
 
+// MetricsEndpoint is where the metrics are served: GET /metrics on the main listener when Addr is empty, on a
+// listener of their own at Addr otherwise; not at all without a Handler (metrics turned off).
+type MetricsEndpoint struct {
+	Handler http.Handler
+	Addr    string
+}
+
 // Handlers are the route handlers of every module.
 type Handlers struct {
 	Keys        *KeysHandler
@@ -51,20 +59,21 @@ var ginMode sync.Once
 
 // Server is the gateway's HTTP server.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	engine *gin.Engine
+	cfg     Config
+	log     *slog.Logger
+	engine  *gin.Engine
+	metrics MetricsEndpoint
 }
 
 func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authenticator, rl ports.RateLimiter,
-	rpm DefaultRateLimit, h Handlers) *Server {
+	rpm DefaultRateLimit, metrics ports.Metrics, me MetricsEndpoint, h Handlers) *Server {
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	// No redirects to "fixed" paths (a trailing slash, ..%2F): they answered in HTML. Such paths are a 404 here.
 	e.RedirectTrailingSlash, e.RedirectFixedPath = false, false
 	e.ContextWithFallback = true
-	e.Use(requestID(), accessLog(log), recovery())
+	e.Use(observe(metrics), requestID(), accessLog(log), recovery())
 	e.NoRoute(func(c *gin.Context) { writeError(c, errNoRoute) })
 	e.NoMethod(func(c *gin.Context) { respond(c, http.StatusMethodNotAllowed, errNoMethod) })
 
@@ -76,10 +85,13 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 		}
 		c.JSON(http.StatusOK, gin.H{"status": "ready"})
 	})
+	if me.Handler != nil && me.Addr == "" {
+		e.GET("/metrics", gin.WrapH(me.Handler))
+	}
 
 	api := e.Group(cfg.BasePath, bodyLimit(cfg.MaxBodyBytes))
-	mount(api, guard{auth: auth}, rateLimit(rl, rpm), h)
-	return &Server{cfg: cfg, log: log, engine: e}
+	mount(api, guard{auth: auth}, rateLimit(rl, rpm, metrics), h)
+	return &Server{cfg: cfg, log: log, engine: e, metrics: me}
 }
 
 // mount is the whole route table, with the kind of key each route takes.
@@ -150,8 +162,18 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve is Run on a listener the caller opened.
+// Serve is Run on a listener the caller opened. Metrics with an address of their own are served beside it.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.metrics.Handler != nil && s.metrics.Addr != "" {
+		mln, err := net.Listen("tcp", s.metrics.Addr)
+		if err != nil {
+			return fmt.Errorf("metrics.addr: %w", err)
+		}
+		msrv := &http.Server{Handler: metricsMux(s.metrics.Handler), ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = msrv.Serve(mln) }()
+		defer msrv.Close()
+		s.log.Info("serving metrics", "addr", mln.Addr().String(), "path", "/metrics")
+	}
 	srv := &http.Server{
 		Handler:           s.engine,
 		ReadTimeout:       s.cfg.ReadTimeout,
@@ -180,4 +202,11 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return serr
 	}
 	return err
+}
+
+// metricsMux serves the metrics alone, at /metrics.
+func metricsMux(h http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	return mux
 }

@@ -163,7 +163,7 @@ func (g *Gateway) Do(t testing.TB, method, path, key string, body any, headers .
 		rd = bytes.NewReader(raw)
 	}
 	url := g.URL + path
-	if strings.HasPrefix(path, "/healthz") || strings.HasPrefix(path, "/readyz") {
+	if strings.HasPrefix(path, "/healthz") || strings.HasPrefix(path, "/readyz") || strings.HasPrefix(path, "/metrics") {
 		url = g.Root + path
 	}
 	req, err := http.NewRequest(method, url, rd)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
@@ -19,7 +20,7 @@ func TestBootstrapManagementKey(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := gormstore.NewAccountStore(db)
-		a := app.NewAccounts(s, s, s, s, app.OneProcess{}, app.SystemEnv())
+		a := app.NewAccounts(s, s, s, s, app.OneProcess{}, ports.NoMetrics{}, app.SystemEnv())
 		if _, err := a.EnsureManagementKey(ctx, "too-short"); err == nil {
 			t.Fatal("a short bootstrap key was accepted")
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/contract"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
@@ -86,7 +87,7 @@ func TestRecorderDrainsFullQueueOnShutdown(t *testing.T) {
 	cfg := app.DefaultRecorderConfig()
 	cfg.QueueSize = 2000
 	release := holdLock(t, db)
-	r := app.NewRecorder(store, quiet(), cfg)
+	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg)
 	n := 0
 	for r.Pending() < cfg.QueueSize { // only this goroutine adds, so each of these Records finds room
 		r.Record(context.Background(), fullEntry(fmt.Sprintf("gen-1-%d", n), t0))
@@ -107,7 +108,7 @@ func TestRecorderStalledDatabase(t *testing.T) {
 	cfg := app.DefaultRecorderConfig()
 	cfg.QueueSize, cfg.FullWait = 500, time.Millisecond
 	release := holdLock(t, db)
-	r := app.NewRecorder(store, quiet(), cfg)
+	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg)
 
 	const callers, perCaller = 32, 100
 	var wg sync.WaitGroup
@@ -156,7 +157,7 @@ func BenchmarkRecorder(b *testing.B) {
 	db := testdb.Postgres(b)
 	store := gormstore.NewGenerationStore(db)
 	cfg := app.DefaultRecorderConfig()
-	r := app.NewRecorder(store, quiet(), cfg)
+	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg)
 	entries := make([]generation.Entry, b.N)
 	for i := range entries {
 		entries[i] = fullEntry(fmt.Sprintf("gen-1-%d", i), t0)

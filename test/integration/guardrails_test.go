@@ -25,7 +25,7 @@ import (
 func enforcer(db *gorm.DB, clock func() time.Time) *app.Guardrails {
 	s := gormstore.NewGuardrailStore(db)
 	acc := gormstore.NewAccountStore(db)
-	return app.NewGuardrails(s, s, s, acc, acc, app.OneProcess{}, app.Env{Now: clock, NewID: uuid.NewString}, quiet())
+	return app.NewGuardrails(s, s, s, acc, acc, app.OneProcess{}, ports.NoMetrics{}, app.Env{Now: clock, NewID: uuid.NewString}, quiet())
 }
 
 // setup creates a member owning a key, and a guardrail from spec assigned to the member.

@@ -1,0 +1,158 @@
+// Package prom is the Prometheus adapter of the metrics port: it counts what the gateway reports and serves it,
+// with the Go runtime's and the process's own metrics, in Prometheus' text format.
+package prom
+
+import (
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Metrics is one gateway's metrics, in a registry of its own (so that several gateways in one process, as in
+// tests, do not share counters).
+type Metrics struct {
+	reg *prometheus.Registry
+
+	requests      *prometheus.CounterVec
+	duration      *prometheus.HistogramVec
+	responseBytes *prometheus.CounterVec
+	overhead      *prometheus.HistogramVec
+	upstream      *prometheus.CounterVec
+	upstreamTime  *prometheus.HistogramVec
+	failovers     *prometheus.CounterVec
+	rateLimited   prometheus.Counter
+	cache         *prometheus.CounterVec
+	written       prometheus.Counter
+	lost          prometheus.Counter
+	holds         prometheus.Gauge
+	queues        *queues
+}
+
+var _ ports.Metrics = (*Metrics)(nil)
+
+const namespace = "switchboard"
+
+// latencyBuckets span a fast cache hit to a slow upstream (seconds).
+var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// overheadBuckets are finer: the gateway's own time is meant to be a millisecond or two.
+var overheadBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}
+
+// New registers every metric, the Go runtime's and the process's included.
+func New() *Metrics {
+	m := &Metrics{
+		reg: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "http_requests_total",
+			Help: "HTTP requests answered, by route pattern, method, status and kind of key."},
+			[]string{"route", "method", "status", "key_kind"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "http_request_duration_seconds",
+			Help: "Time from a request's arrival until its handler returned (a stream's whole length).", Buckets: latencyBuckets},
+			[]string{"route", "method"}),
+		responseBytes: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "http_response_bytes_total",
+			Help: "Bytes of response bodies sent to callers (streamed audio, video, completions), by route pattern."},
+			[]string{"route"}),
+		overhead: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "gateway_overhead_seconds",
+			Help:    "Time the gateway added before an answer could start: time to first byte minus the time spent waiting for upstreams.",
+			Buckets: overheadBuckets}, []string{"modality"}),
+		upstream: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_requests_total",
+			Help: "Calls to upstream providers, by provider, catalog model and outcome (ok, rate_limited, timeout, overloaded, invalid, error)."},
+			[]string{"provider", "model", "outcome"}),
+		upstreamTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Namespace: namespace, Name: "upstream_latency_seconds",
+			Help: "Time until an upstream provider answered (its first bytes) or failed.", Buckets: latencyBuckets},
+			[]string{"provider", "model"}),
+		failovers: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_failovers_total",
+			Help: "Times the gateway left a failed provider for the model's next endpoint, by the provider it left."},
+			[]string{"provider", "model"}),
+		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "rate_limit_rejections_total",
+			Help: "Requests refused by the gateway's own per-key rate limit (429)."}),
+		cache: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_lookups_total",
+			Help: "Lookups in in-process caches (keys, guardrails), by result (hit, miss)."}, []string{"cache", "result"}),
+		written: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "generation_records_written_total",
+			Help: "Generation records written to the database."}),
+		lost: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "generation_records_lost_total",
+			Help: "Generation records given up on after every retry. Anything but 0 is a bug: alert on it."}),
+		holds: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "guardrail_holds_outstanding",
+			Help: "Guardrail budget holds reserved by calls in flight and not settled yet."}),
+		queues: &queues{desc: prometheus.NewDesc(namespace+"_queue_depth",
+			"Entries waiting in a background queue (recorder: generation records not yet written; spool: entries kept on disk).",
+			[]string{"queue"}, nil), length: map[string]func() int{}},
+	}
+	m.reg.MustRegister(m.requests, m.duration, m.responseBytes, m.overhead, m.upstream, m.upstreamTime, m.failovers,
+		m.rateLimited, m.cache, m.written, m.lost, m.holds, m.queues,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Handler serves the metrics in Prometheus' exposition format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *Metrics) Request(r ports.RequestMetric) {
+	route := r.Route
+	if route == "" {
+		route = "unmatched"
+	}
+	m.requests.WithLabelValues(route, r.Method, strconv.Itoa(r.Status), r.KeyKind).Inc()
+	m.duration.WithLabelValues(route, r.Method).Observe(r.Took.Seconds())
+	if r.Bytes > 0 {
+		m.responseBytes.WithLabelValues(route).Add(float64(r.Bytes))
+	}
+}
+
+func (m *Metrics) Upstream(provider, model, outcome string, took time.Duration) {
+	m.upstream.WithLabelValues(provider, model, outcome).Inc()
+	m.upstreamTime.WithLabelValues(provider, model).Observe(took.Seconds())
+}
+
+func (m *Metrics) Failover(provider, model string) {
+	m.failovers.WithLabelValues(provider, model).Inc()
+}
+
+func (m *Metrics) Overhead(modality string, d time.Duration) {
+	m.overhead.WithLabelValues(modality).Observe(max(d, 0).Seconds())
+}
+
+func (m *Metrics) RateLimited() { m.rateLimited.Inc() }
+
+func (m *Metrics) CacheLookup(cache string, hit bool) {
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	m.cache.WithLabelValues(cache, result).Inc()
+}
+
+func (m *Metrics) RecordsWritten(n int) { m.written.Add(float64(n)) }
+func (m *Metrics) RecordsLost(n int)    { m.lost.Add(float64(n)) }
+func (m *Metrics) Holds(delta int)      { m.holds.Add(float64(delta)) }
+
+func (m *Metrics) Depth(queue string, length func() int) {
+	m.queues.mu.Lock()
+	defer m.queues.mu.Unlock()
+	m.queues.length[queue] = length
+}
+
+// queues reads the registered queue lengths at each scrape.
+type queues struct {
+	desc   *prometheus.Desc
+	mu     sync.Mutex
+	length map[string]func() int
+}
+
+func (q *queues) Describe(ch chan<- *prometheus.Desc) { ch <- q.desc }
+
+func (q *queues) Collect(ch chan<- prometheus.Metric) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for name, length := range q.length {
+		ch <- prometheus.MustNewConstMetric(q.desc, prometheus.GaugeValue, float64(length()), name)
+	}
+}

@@ -1,0 +1,157 @@
+package api_test
+
+import (
+	"bytes"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/switchboard-ai/switchboard/test/fakes"
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// scrape reads GET /metrics as Prometheus would.
+func scrape(t *testing.T, g *harness.Gateway) map[string]*dto.MetricFamily {
+	t.Helper()
+	r := g.Do(t, "GET", "/metrics", "", nil)
+	if r.Status != 200 {
+		t.Fatalf("GET /metrics: %d %s", r.Status, r.Body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := parser.TextToMetricFamilies(bytes.NewReader(r.Body))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v", err)
+	}
+	return fams
+}
+
+// value is the value of the series of family name whose labels include want; found says whether there is one.
+func value(fams map[string]*dto.MetricFamily, name string, want map[string]string) (v float64, found bool) {
+	f := fams[name]
+	if f == nil {
+		return 0, false
+	}
+next:
+	for _, m := range f.GetMetric() {
+		labels := map[string]string{}
+		for _, l := range m.GetLabel() {
+			labels[l.GetName()] = l.GetValue()
+		}
+		for k, w := range want {
+			if labels[k] != w {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue(), true
+		case m.Gauge != nil:
+			return m.Gauge.GetValue(), true
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount()), true
+		case m.Untyped != nil:
+			return m.Untyped.GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+func TestMetrics(t *testing.T) {
+	u := newUpstreams(t)
+	g := harness.Start(t, harness.WithConfig(u.config("elevenlabs", "openai")))
+	key, _ := g.Key(t, nil)
+	limited, hash := g.Key(t, nil)
+	g.Do(t, "PATCH", "/keys/"+hash, g.Admin, map[string]any{"requests_per_minute": 1})
+
+	before := scrape(t, g)
+	if v, ok := value(before, "switchboard_generation_records_lost_total", nil); !ok || v != 0 {
+		t.Fatalf("records lost = %v (present %v), want a 0 series from the start", v, ok)
+	}
+
+	u.elevenlabs.Script(fakes.Step{Status: 429, Body: fakes.ElevenLabsConcurrency}) // then openai answers
+	if r := speak(t, g, key, nil); r.Status != 200 {
+		t.Fatalf("speech: %d %s", r.Status, r.Body)
+	}
+	generationOf(t, g, speak(t, g, key, nil)) // waits until the records are written
+	if r := speak(t, g, limited, nil); r.Status != 200 {
+		t.Fatalf("speech: %d %s", r.Status, r.Body)
+	}
+	if r := speak(t, g, limited, nil); r.Status != 429 {
+		t.Fatalf("second call of a 1/min key: %d, want 429", r.Status)
+	}
+	g.Do(t, "GET", "/no/such/route", "", nil)
+
+	var after map[string]*dto.MetricFamily
+	harness.Eventually(t, 5e9, func() bool {
+		after = scrape(t, g)
+		v, _ := value(after, "switchboard_generation_records_written_total", nil)
+		return v >= 3
+	})
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+		min    float64
+	}{
+		{"switchboard_http_requests_total", map[string]string{"route": "/api/v1/audio/speech", "method": "POST", "status": "200", "key_kind": "inference"}, 3},
+		{"switchboard_http_requests_total", map[string]string{"route": "/api/v1/audio/speech", "status": "429", "key_kind": "inference"}, 1},
+		{"switchboard_http_requests_total", map[string]string{"route": "/api/v1/generation", "status": "200", "key_kind": "management"}, 1},
+		{"switchboard_http_requests_total", map[string]string{"route": "/api/v1/keys/:hash", "method": "PATCH", "key_kind": "management"}, 1},
+		{"switchboard_http_requests_total", map[string]string{"route": "unmatched", "status": "404", "key_kind": "none"}, 1},
+		{"switchboard_http_request_duration_seconds", map[string]string{"route": "/api/v1/audio/speech"}, 4},
+		{"switchboard_http_response_bytes_total", map[string]string{"route": "/api/v1/audio/speech"}, 3},
+		{"switchboard_gateway_overhead_seconds", map[string]string{"modality": "tts"}, 3},
+		{"switchboard_upstream_requests_total", map[string]string{"provider": "elevenlabs", "model": "tts", "outcome": "rate_limited"}, 1},
+		{"switchboard_upstream_requests_total", map[string]string{"provider": "elevenlabs", "model": "tts", "outcome": "ok"}, 2},
+		{"switchboard_upstream_requests_total", map[string]string{"provider": "openai", "model": "tts", "outcome": "ok"}, 1},
+		{"switchboard_upstream_latency_seconds", map[string]string{"provider": "elevenlabs", "model": "tts"}, 3},
+		{"switchboard_upstream_failovers_total", map[string]string{"provider": "elevenlabs", "model": "tts"}, 1},
+		{"switchboard_rate_limit_rejections_total", nil, 1},
+		{"switchboard_cache_lookups_total", map[string]string{"cache": "keys", "result": "hit"}, 1},
+		{"switchboard_cache_lookups_total", map[string]string{"cache": "keys", "result": "miss"}, 1},
+		{"switchboard_cache_lookups_total", map[string]string{"cache": "guardrails", "result": "miss"}, 1},
+		{"switchboard_generation_records_written_total", nil, 3},
+		{"go_goroutines", nil, 1},
+		{"process_resident_memory_bytes", nil, 1},
+	} {
+		v, ok := value(after, tt.name, tt.labels)
+		if !ok || v < tt.min {
+			t.Errorf("%s%v = %v (present %v), want at least %v", tt.name, tt.labels, v, ok, tt.min)
+		}
+	}
+	dashboardQueriesExist(t, after)
+	for _, tt := range []struct {
+		name   string
+		labels map[string]string
+	}{
+		{"switchboard_generation_records_lost_total", nil},
+		{"switchboard_guardrail_holds_outstanding", nil},
+		{"switchboard_queue_depth", map[string]string{"queue": "recorder"}},
+	} {
+		if v, ok := value(after, tt.name, tt.labels); !ok || v != 0 {
+			t.Errorf("%s%v = %v (present %v), want 0", tt.name, tt.labels, v, ok)
+		}
+	}
+}
+
+// dashboardQueriesExist checks that the sample Grafana dashboard queries only metrics the gateway exports.
+func dashboardQueriesExist(t *testing.T, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	raw, err := os.ReadFile("../../deploy/grafana/switchboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`\b(switchboard|go|process)_[a-z_]+`).FindAllString(string(raw), -1)
+	if len(names) < 10 {
+		t.Fatalf("the dashboard names %d metrics", len(names))
+	}
+	for _, n := range names {
+		if fams[strings.TrimSuffix(n, "_bucket")] == nil {
+			t.Errorf("the dashboard queries %s, which /metrics does not export", n)
+		}
+	}
+}
