@@ -234,7 +234,14 @@ func newMetrics(cfg MetricsConfig) metrics {
 // noMetrics is for the administrative commands, which serve none.
 var noMetrics = wire.InterfaceValue(new(ports.Metrics), ports.NoMetrics{})
 
+// catalogSet lists the configured models and providers.
+var catalogSet = wire.NewSet(
+	app.NewCatalog, wire.Bind(new(ports.CatalogService), new(*app.Catalog)),
+	httpapi.NewModelsHandler,
+)
+
 var httpSet = wire.NewSet(
+	catalogSet,
 	wire.Struct(new(httpapi.Handlers), "*"),
 	httpapi.NewServer,
 )

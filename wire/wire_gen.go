@@ -84,6 +84,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	videoConfig := cfg.Video
 	videos := app.NewVideos(inference, catalog, providers, videoStore, env, log, videoConfig)
 	videosHandler := httpapi.NewVideosHandler(videos, config)
+	appCatalog := app.NewCatalog(catalog, env)
+	modelsHandler := httpapi.NewModelsHandler(appCatalog)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,
@@ -95,6 +97,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Chat:        chatHandler,
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
+		Models:      modelsHandler,
 	}
 	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, handlers)
 	retention := newRetention(generationStore, log, generationsConfig, env)

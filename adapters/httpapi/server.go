@@ -53,6 +53,7 @@ type Handlers struct {
 	Chat        *ChatHandler
 	Credits     *CreditsHandler
 	Videos      *VideosHandler
+	Models      *ModelsHandler
 }
 
 var ginMode sync.Once
@@ -113,6 +114,8 @@ func mount(api *gin.RouterGroup, g guard, limited gin.HandlerFunc, h Handlers) {
 	api.GET("/videos/:jobId", anyK, h.Videos.get)
 	api.GET("/videos/:jobId/content", anyK, h.Videos.content)
 	api.GET("/credits", mgmt, h.Credits.get)
+	api.GET("/models", anyK, h.Models.list)
+	api.GET("/providers", anyK, h.Models.providers)
 
 	api.GET("/organization/members", mgmt, h.Members.list)
 	api.POST("/organization/members", mgmt, h.Members.create)

@@ -98,3 +98,27 @@ func (c *Catalog) List(mod Modality) []Model {
 	}
 	return out
 }
+
+// All returns every model in configuration order.
+func (c *Catalog) All() []Model {
+	out := make([]Model, len(c.order))
+	for i, id := range c.order {
+		out[i] = c.byID[id]
+	}
+	return out
+}
+
+// Providers returns the slugs of the providers that serve some model, in the order they first appear.
+func (c *Catalog) Providers() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range c.order {
+		for _, e := range c.byID[id].Endpoints {
+			if !seen[e.Provider] {
+				seen[e.Provider] = true
+				out = append(out, e.Provider)
+			}
+		}
+	}
+	return out
+}
