@@ -91,6 +91,11 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 	}
 
 	api := e.Group(cfg.BasePath, bodyLimit(cfg.MaxBodyBytes))
+	doc, err := OpenAPI(cfg.BasePath)
+	if err != nil {
+		panic(err) // the embedded document is checked by the tests
+	}
+	api.GET("/openapi.json", serveOpenAPI(doc))
 	mount(api, guard{auth: auth}, rateLimit(rl, rpm, metrics), h)
 	return &Server{cfg: cfg, log: log, engine: e, metrics: me}
 }

@@ -1,0 +1,109 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// The OpenAPI document names every mounted route and no other, is a valid OpenAPI 3.1 document, and describes
+// real responses: a sample of them validates against its schemas.
+func TestOpenAPI(t *testing.T) {
+	t.Parallel()
+	g := harness.Start(t, harness.WithSQLite(), harness.WithConfig(`
+providers:
+  - {slug: local, kind: espeak}
+models:
+  - {id: say, modality: tts, endpoints: [{provider: local, pricing: {per_million_characters: 15}}]}
+`))
+	r := g.Do(t, "GET", "/openapi.json", "", nil)
+	if r.Status != 200 {
+		t.Fatalf("GET /openapi.json: %d %s", r.Status, r.Body)
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(r.Body)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	if err := doc.Validate(context.Background()); err != nil {
+		t.Fatalf("not a valid OpenAPI document: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" || doc.Servers[0].URL != "/api/v1" {
+		t.Errorf("openapi %q, server %q", doc.OpenAPI, doc.Servers[0].URL)
+	}
+
+	mounted := map[string]bool{}
+	for _, rt := range g.App.Server.Routes() {
+		path := strings.TrimPrefix(rt.Path, "/api/v1")
+		mounted[rt.Method+" "+path] = true
+		if item := doc.Paths.Value(path); item == nil || item.GetOperation(rt.Method) == nil {
+			t.Errorf("%s %s is mounted but not in the OpenAPI document", rt.Method, rt.Path)
+		}
+	}
+	for path, item := range doc.Paths.Map() {
+		for method := range item.Operations() {
+			if !mounted[method+" "+path] {
+				t.Errorf("the OpenAPI document names %s %s, which is not mounted", method, path)
+			}
+		}
+	}
+
+	key, hash := g.Key(t, nil)
+	for _, tt := range []struct {
+		method, template, path, key string
+		body                        any
+	}{
+		{"GET", "/key", "/key", key, nil},
+		{"GET", "/keys", "/keys", g.Admin, nil},
+		{"POST", "/keys", "/keys", g.Admin, map[string]any{"name": "sample"}},
+		{"GET", "/keys/{hash}", "/keys/" + hash, g.Admin, nil},
+		{"PATCH", "/keys/{hash}", "/keys/" + hash, g.Admin, map[string]any{"limit": 5}},
+		{"GET", "/keys/{hash}", "/keys/" + strings.Repeat("0", 64), g.Admin, nil},
+		{"GET", "/keys", "/keys", "", nil},
+		{"GET", "/keys", "/keys", key, nil},
+		{"GET", "/credits", "/credits", g.Admin, nil},
+		{"GET", "/models", "/models", key, nil},
+		{"GET", "/providers", "/providers", key, nil},
+		{"GET", "/workspaces", "/workspaces", g.Admin, nil},
+		{"POST", "/workspaces", "/workspaces", g.Admin, map[string]any{"name": "Sample", "slug": "sample"}},
+		{"GET", "/organization/members", "/organization/members", g.Admin, nil},
+		{"POST", "/organization/members", "/organization/members", g.Admin, map[string]any{"email": "a@example.com"}},
+		{"POST", "/audio/speech", "/audio/speech", key, map[string]any{"model": "say", "input": "hi"}},
+		{"POST", "/presets/{slug}/chat/completions", "/presets/sample/chat/completions", key, map[string]any{"model": "say", "messages": []any{}}},
+		{"GET", "/presets", "/presets", key, nil},
+		{"GET", "/presets/{slug}", "/presets/sample", key, nil},
+		{"GET", "/presets/{slug}/versions", "/presets/sample/versions", key, nil},
+		{"POST", "/guardrails", "/guardrails", g.Admin, map[string]any{"name": "cap", "limit_usd": 1}},
+		{"GET", "/guardrails", "/guardrails", g.Admin, nil},
+		{"GET", "/videos/models", "/videos/models", key, nil},
+		{"GET", "/videos/{jobId}", "/videos/gen-vid-0-missing", key, nil},
+		{"GET", "/generation", "/generation?id=gen-0-missing", key, nil},
+		{"GET", "/healthz", "/healthz", "", nil},
+		{"GET", "/readyz", "/readyz", "", nil},
+	} {
+		r := g.Do(t, tt.method, tt.path, tt.key, tt.body)
+		op := doc.Paths.Value(tt.template).GetOperation(tt.method)
+		resp := op.Responses.Value(strconv.Itoa(r.Status))
+		if resp == nil {
+			t.Errorf("%s %s answered %d, which the document does not list", tt.method, tt.path, r.Status)
+			continue
+		}
+		mt := resp.Value.Content.Get("application/json")
+		if mt == nil {
+			t.Errorf("%s %s %d: the document has no JSON schema for it", tt.method, tt.path, r.Status)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(r.Body, &v); err != nil {
+			t.Fatalf("%s %s: %v", tt.method, tt.path, err)
+		}
+		if err := mt.Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s %s %d does not match its schema: %v\n%s", tt.method, tt.path, r.Status, err, r.Body)
+		}
+	}
+}
