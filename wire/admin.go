@@ -77,7 +77,7 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, self string) error
 
 // Migrate creates the database when it does not exist and brings its schema up to date.
 func Migrate(ctx context.Context, cfg Config, log *slog.Logger) error {
-	_, cleanup, err := openDB(ctx, cfg.Database, log)
+	_, cleanup, err := openDB(ctx, cfg.Database, log, httpapi.Tracing{})
 	if err != nil {
 		return err
 	}

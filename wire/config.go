@@ -39,6 +39,7 @@ type Config struct {
 	Video       app.VideoConfig
 	Redis       RedisConfig
 	Metrics     MetricsConfig
+	Tracing     TracingConfig
 	// Bootstrap is SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY: a management key serve creates when none exists.
 	Bootstrap string
 }
@@ -139,6 +140,9 @@ type fileConfig struct {
 		Enabled bool   `yaml:"enabled"`
 		Addr    string `yaml:"addr"`
 	} `yaml:"metrics"`
+	Tracing struct {
+		Enabled bool `yaml:"enabled"`
+	} `yaml:"tracing"`
 }
 
 // price is a dollar amount in the file, read exactly.
@@ -495,6 +499,7 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		}
 	}
 	cfg.Metrics = MetricsConfig{Enabled: f.Metrics.Enabled, Addr: f.Metrics.Addr}
+	cfg.Tracing = TracingConfig{Enabled: f.Tracing.Enabled}
 	return cfg, nil
 }
 

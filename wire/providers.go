@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/anthropic"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/deepgram"
@@ -64,8 +65,9 @@ func knownKinds() string { return strings.Join(slices.Sorted(maps.Keys(providerK
 type checker interface{ Check() error }
 
 // newProviders builds one client per configured provider from the registry; all share one pool of connections.
-func newProviders(cfg []ProviderConfig, log *slog.Logger) (ports.Providers, error) {
+func newProviders(cfg []ProviderConfig, log *slog.Logger, tracing httpapi.Tracing) (ports.Providers, error) {
 	client := upstream.NewHTTPClient()
+	traceUpstream(client, tracing)
 	out := ports.Providers{}
 	for _, p := range cfg {
 		kind, ok := providerKinds[p.Kind]

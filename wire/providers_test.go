@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -22,7 +23,7 @@ func TestProviderRegistry(t *testing.T) {
 			if len(kind.modalities) == 0 {
 				t.Fatal("the kind serves no modality")
 			}
-			providers, err := newProviders([]ProviderConfig{{Slug: "p", Kind: name, BaseURL: "https://example.test", Timeout: time.Second}}, log)
+			providers, err := newProviders([]ProviderConfig{{Slug: "p", Kind: name, BaseURL: "https://example.test", Timeout: time.Second}}, log, httpapi.Tracing{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,7 +42,7 @@ func TestProviderRegistry(t *testing.T) {
 			}
 		})
 	}
-	if _, err := newProviders([]ProviderConfig{{Slug: "p", Kind: "carrier-pigeon"}}, log); err == nil {
+	if _, err := newProviders([]ProviderConfig{{Slug: "p", Kind: "carrier-pigeon"}}, log, httpapi.Tracing{}); err == nil {
 		t.Fatal("an unknown kind was built")
 	}
 }

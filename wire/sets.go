@@ -20,16 +20,20 @@ import (
 )
 
 var configSet = wire.NewSet(
-	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Redis", "Metrics"),
+	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Redis", "Metrics", "Tracing"),
 )
 
 // openDB connects and migrates: every command works on a current schema.
-func openDB(ctx context.Context, cfg gormstore.Config, log *slog.Logger) (*gorm.DB, func(), error) {
+func openDB(ctx context.Context, cfg gormstore.Config, log *slog.Logger, tracing httpapi.Tracing) (*gorm.DB, func(), error) {
 	db, cleanup, err := gormstore.Open(cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	if err := gormstore.Migrate(ctx, db); err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	if err := traceDB(db, tracing); err != nil {
 		cleanup()
 		return nil, nil, err
 	}
@@ -230,6 +234,9 @@ func newMetrics(cfg MetricsConfig) metrics {
 	m := prom.New()
 	return metrics{Port: m, Endpoint: httpapi.MetricsEndpoint{Handler: m.Handler(), Addr: cfg.Addr}}
 }
+
+// tracingSet is OpenTelemetry tracing, off unless tracing.enabled.
+var tracingSet = wire.NewSet(newTracing)
 
 // noMetrics is for the administrative commands, which serve none.
 var noMetrics = wire.InterfaceValue(new(ports.Metrics), ports.NoMetrics{})

@@ -17,7 +17,7 @@ import (
 func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Gateway, func(), error) {
 	panic(wire.Build(configSet, storeSet, changeSet, cacheSet, accountSet, generationSet, presetSet, guardrailSet,
 		providerSet, creditHTTPSet, billingSet, rateLimitSet, inferenceSet, speechSet, chatSet, videoSet, workerSet, metricsSet,
-		httpSet, wire.Struct(new(Gateway), "*")))
+		tracingSet, httpSet, wire.Struct(new(Gateway), "*")))
 }
 
 // initializeAdmin assembles what the administrative subcommands need: a database that exists and is migrated

@@ -22,12 +22,19 @@ import (
 func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Gateway, func(), error) {
 	config := cfg.Server
 	gormstoreConfig := cfg.Database
-	db, cleanup, err := openDB(ctx, gormstoreConfig, log)
+	tracingConfig := cfg.Tracing
+	tracing, cleanup, err := newTracing(ctx, tracingConfig)
 	if err != nil {
+		return nil, nil, err
+	}
+	db, cleanup2, err := openDB(ctx, gormstoreConfig, log, tracing)
+	if err != nil {
+		cleanup()
 		return nil, nil, err
 	}
 	health, err := gormstore.NewHealth(db)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -38,8 +45,9 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	portsMetrics := wireMetrics.Port
 	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env)
 	redisConfig := cfg.Redis
-	rateLimiter, cleanup2, err := newRateLimiter(ctx, redisConfig, env, log)
+	rateLimiter, cleanup3, err := newRateLimiter(ctx, redisConfig, env, log)
 	if err != nil {
+		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
@@ -61,13 +69,14 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	catalog := cfg.Catalog
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
-	billing, cleanup3 := newBilling(accountStore, creditStore, guardrails, creditsConfig, env, log)
+	billing, cleanup4 := newBilling(accountStore, creditStore, guardrails, creditsConfig, env, log)
 	generationsConfig := cfg.Generations
-	recorder, cleanup4 := newRecorder(generationStore, log, portsMetrics, generationsConfig)
+	recorder, cleanup5 := newRecorder(generationStore, log, portsMetrics, generationsConfig)
 	inference := app.NewInference(catalog, billing, recorder, portsMetrics, env)
 	v := cfg.Providers
-	providers, err := newProviders(v, log)
+	providers, err := newProviders(v, log, tracing)
 	if err != nil {
+		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -99,11 +108,12 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Videos:      videosHandler,
 		Models:      modelsHandler,
 	}
-	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, handlers)
+	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, tracing, handlers)
 	retention := newRetention(generationStore, log, generationsConfig, env)
-	workers, cleanup5 := startWorkers(billing, retention, videos, log)
-	caches, cleanup6, err := newCaches(db, gormstoreConfig, accounts, guardrails, log)
+	workers, cleanup6 := startWorkers(billing, retention, videos, log)
+	caches, cleanup7, err := newCaches(db, gormstoreConfig, accounts, guardrails, log)
 	if err != nil {
+		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -122,6 +132,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Caches:   caches,
 	}
 	return gateway, func() {
+		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()

@@ -67,14 +67,18 @@ type Server struct {
 }
 
 func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authenticator, rl ports.RateLimiter,
-	rpm DefaultRateLimit, metrics ports.Metrics, me MetricsEndpoint, h Handlers) *Server {
+	rpm DefaultRateLimit, metrics ports.Metrics, me MetricsEndpoint, tracing Tracing, h Handlers) *Server {
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	// No redirects to "fixed" paths (a trailing slash, ..%2F): they answered in HTML. Such paths are a 404 here.
 	e.RedirectTrailingSlash, e.RedirectFixedPath = false, false
 	e.ContextWithFallback = true
-	e.Use(observe(metrics), requestID(), accessLog(log), recovery())
+	e.Use(observe(metrics), requestID())
+	if tracing.Provider != nil {
+		e.Use(traceRequests(tracing))
+	}
+	e.Use(accessLog(log), recovery())
 	e.NoRoute(func(c *gin.Context) { writeError(c, errNoRoute) })
 	e.NoMethod(func(c *gin.Context) { respond(c, http.StatusMethodNotAllowed, errNoMethod) })
 

@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -44,6 +46,7 @@ type options struct {
 	env    map[string]string
 	clock  *Clock
 	log    io.Writer
+	spans  sdktrace.SpanExporter
 }
 
 type Option func(*options)
@@ -59,6 +62,9 @@ func WithEnv(k, v string) Option { return func(o *options) { o.env[k] = v } }
 
 // WithClock drives the gateway's clock from the test.
 func WithClock(c *Clock) Option { return func(o *options) { o.clock = c } }
+
+// WithSpans turns tracing on, with the spans going to exp instead of an OTLP collector.
+func WithSpans(exp sdktrace.SpanExporter) Option { return func(o *options) { o.spans = exp } }
 
 // WithLog sends the gateway's debug-level logs to w.
 func WithLog(w io.Writer) Option { return func(o *options) { o.log = w } }
@@ -89,6 +95,9 @@ func Start(t testing.TB, opts ...Option) *Gateway {
 	cfg, err := sbwire.LoadConfig(path, func(k string) string { return o.env[k] })
 	if err != nil {
 		t.Fatalf("config: %v", err)
+	}
+	if o.spans != nil {
+		cfg.Tracing = sbwire.TracingConfig{Enabled: true, Exporter: o.spans}
 	}
 	env := app.SystemEnv()
 	if o.clock != nil {

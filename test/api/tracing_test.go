@@ -1,0 +1,87 @@
+package api_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// One call is one trace, continuing the caller's traceparent: the server span, the database lookups made for it
+// and the upstream call, with the request and generation ids as attributes and neither the key nor the prompt.
+func TestTracing(t *testing.T) {
+	t.Parallel()
+	u := newUpstreams(t)
+	spans := tracetest.NewInMemoryExporter()
+	g := harness.Start(t, harness.WithConfig(u.config("openai")), harness.WithSpans(keep{spans}))
+	key, _ := g.Key(t, nil)
+	const (
+		traceID = "4bf92f3577b34da6a3ce929d0e0736aa"
+		parent  = "00f067aa0ba902b7"
+		prompt  = "a secret prompt"
+	)
+	r := speak(t, g, key, map[string]any{"input": prompt}, "traceparent", "00-"+traceID+"-"+parent+"-01", "X-Request-Id", "req-traced")
+	if r.Status != 200 {
+		t.Fatalf("speech: %d %s", r.Status, r.Body)
+	}
+	g.Stop() // exports what is buffered
+
+	var server, upstream, db []tracetest.SpanStub
+	for _, s := range spans.GetSpans() {
+		for _, a := range s.Attributes {
+			if v := a.Value.Emit(); strings.Contains(v, key) || strings.Contains(v, prompt) || strings.Contains(v, "sk-up") {
+				t.Errorf("span %q attribute %s carries a secret or the prompt: %q", s.Name, a.Key, v)
+			}
+		}
+		if s.SpanContext.TraceID().String() != traceID {
+			continue
+		}
+		switch {
+		case s.SpanKind == trace.SpanKindServer:
+			server = append(server, s)
+		case strings.HasPrefix(s.Name, "upstream POST 127.0.0.1"):
+			upstream = append(upstream, s)
+		case strings.HasPrefix(s.Name, "db "):
+			db = append(db, s)
+		}
+	}
+	if len(server) != 1 || len(upstream) != 1 || len(db) == 0 {
+		t.Fatalf("in the caller's trace: %d server, %d upstream, %d database spans; want 1, 1 and some (all spans: %v)",
+			len(server), len(upstream), len(db), names(spans.GetSpans()))
+	}
+	s := server[0]
+	if s.Name != "POST /api/v1/audio/speech" || s.Parent.SpanID().String() != parent {
+		t.Errorf("server span %q, parent %s; want the route, under the caller's span %s", s.Name, s.Parent.SpanID(), parent)
+	}
+	attrs := map[string]string{}
+	for _, a := range s.Attributes {
+		attrs[string(a.Key)] = a.Value.Emit()
+	}
+	if attrs["switchboard.request_id"] != "req-traced" || !strings.HasPrefix(attrs["switchboard.generation_id"], "gen-") ||
+		attrs["http.response.status_code"] != "200" || attrs["http.route"] != "/api/v1/audio/speech" {
+		t.Errorf("server span attributes %v", attrs)
+	}
+	if upstream[0].Parent.SpanID() != s.SpanContext.SpanID() || upstream[0].SpanKind != trace.SpanKindClient {
+		t.Errorf("the upstream span is not a client span under the server span")
+	}
+	if got := u.openai.Requests()[0].Header.Get("traceparent"); got != "" {
+		t.Errorf("the trace context went to the provider: traceparent %q", got)
+	}
+}
+
+// keep keeps the spans when the gateway shuts its exporter down (the in-memory exporter would forget them).
+type keep struct{ *tracetest.InMemoryExporter }
+
+func (keep) Shutdown(context.Context) error { return nil }
+
+func names(spans tracetest.SpanStubs) []string {
+	var out []string
+	for _, s := range spans {
+		out = append(out, s.Name+" "+s.SpanContext.TraceID().String()[:8])
+	}
+	return out
+}

@@ -1,0 +1,113 @@
+package wire
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+)
+
+// TracingConfig turns OpenTelemetry tracing on (tracing.enabled). The exporter is OTLP over HTTP, configured by
+// the standard environment variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, ...), as are the
+// sampler (OTEL_TRACES_SAMPLER) and the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES).
+type TracingConfig struct {
+	Enabled bool
+	// Exporter, when set, receives the spans instead of the OTLP exporter: tests pass an in-memory one.
+	Exporter sdktrace.SpanExporter
+}
+
+// newTracing builds the tracer provider; its cleanup exports what is buffered. Off, it is a zero Tracing.
+func newTracing(ctx context.Context, cfg TracingConfig) (httpapi.Tracing, func(), error) {
+	if !cfg.Enabled {
+		return httpapi.Tracing{}, func() {}, nil
+	}
+	exp := cfg.Exporter
+	if exp == nil {
+		var err error
+		if exp, err = otlptracehttp.New(ctx); err != nil {
+			return httpapi.Tracing{}, nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
+		}
+	}
+	res, err := resource.New(ctx, resource.WithAttributes(attribute.String("service.name", "switchboard")), resource.WithFromEnv(),
+		resource.WithTelemetrySDK())
+	if err != nil {
+		return httpapi.Tracing{}, nil, fmt.Errorf("tracing: resource: %w", err)
+	}
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	t := httpapi.Tracing{Provider: tp,
+		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
+	return t, func() { _ = tp.Shutdown(context.WithoutCancel(ctx)) }, nil
+}
+
+// traceUpstream gives every upstream call a client span. The trace context is not sent to the providers: they
+// are third parties.
+func traceUpstream(client *http.Client, t httpapi.Tracing) {
+	if t.Provider == nil {
+		return
+	}
+	client.Transport = otelhttp.NewTransport(client.Transport, otelhttp.WithTracerProvider(t.Provider),
+		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator()),
+		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return "upstream " + r.Method + " " + r.URL.Host }))
+}
+
+// traceDB gives every database statement a client span named by its operation and table, with the statement's
+// text but never its arguments (they may be prompts or key hashes).
+func traceDB(db *gorm.DB, t httpapi.Tracing) error {
+	if t.Provider == nil {
+		return nil
+	}
+	tracer := t.Provider.Tracer("github.com/switchboard-ai/switchboard/adapters/gormstore")
+	const spanKey = "switchboard:span"
+	before := func(op string) func(*gorm.DB) {
+		return func(tx *gorm.DB) {
+			ctx, span := tracer.Start(tx.Statement.Context, strings.TrimSpace("db "+op+" "+tx.Statement.Table), trace.WithSpanKind(trace.SpanKindClient),
+				trace.WithAttributes(attribute.String("db.system.name", tx.Dialector.Name()), attribute.String("db.operation.name", op)))
+			tx.Statement.Context = ctx
+			tx.InstanceSet(spanKey, span)
+		}
+	}
+	after := func(tx *gorm.DB) {
+		v, ok := tx.InstanceGet(spanKey)
+		if !ok {
+			return
+		}
+		span := v.(trace.Span)
+		span.SetAttributes(attribute.String("db.query.text", tx.Statement.SQL.String()))
+		if tx.Error != nil && tx.Error != gorm.ErrRecordNotFound { //nolint:errorlint // gorm sets the sentinel itself
+			span.SetStatus(codes.Error, tx.Error.Error())
+		}
+		span.End()
+	}
+	cb := db.Callback()
+	for _, err := range []error{
+		cb.Create().Before("*").Register("switchboard:trace_before_create", before("create")),
+		cb.Create().After("*").Register("switchboard:trace_after_create", after),
+		cb.Query().Before("*").Register("switchboard:trace_before_query", before("query")),
+		cb.Query().After("*").Register("switchboard:trace_after_query", after),
+		cb.Update().Before("*").Register("switchboard:trace_before_update", before("update")),
+		cb.Update().After("*").Register("switchboard:trace_after_update", after),
+		cb.Delete().Before("*").Register("switchboard:trace_before_delete", before("delete")),
+		cb.Delete().After("*").Register("switchboard:trace_after_delete", after),
+		cb.Row().Before("*").Register("switchboard:trace_before_row", before("row")),
+		cb.Row().After("*").Register("switchboard:trace_after_row", after),
+		cb.Raw().Before("*").Register("switchboard:trace_before_raw", before("raw")),
+		cb.Raw().After("*").Register("switchboard:trace_after_raw", after),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
