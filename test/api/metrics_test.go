@@ -155,3 +155,12 @@ func dashboardQueriesExist(t *testing.T, fams map[string]*dto.MetricFamily) {
 		}
 	}
 }
+
+// With metrics.addr the metrics leave the main listener; with metrics.enabled false they are nowhere.
+func TestMetricsOffTheMainListener(t *testing.T) {
+	t.Parallel()
+	for _, env := range [][2]string{{"SWITCHBOARD_METRICS_ADDR", "127.0.0.1:0"}, {"SWITCHBOARD_METRICS_ENABLED", "false"}} {
+		g := harness.Start(t, harness.WithSQLite(), harness.WithEnv(env[0], env[1]))
+		harness.AssertError(t, g.Do(t, "GET", "/metrics", "", nil), 404)
+	}
+}
