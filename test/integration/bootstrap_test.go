@@ -50,7 +50,7 @@ func TestBootstrapByReplicasStartingTogether(t *testing.T) {
 	var wg sync.WaitGroup
 	for range replicas {
 		wg.Go(func() {
-			a := app.NewAccounts(s, s, s, s, app.OneProcess{}, app.SystemEnv())
+			a := app.NewAccounts(s, s, s, s, app.OneProcess{}, ports.NoMetrics{}, app.SystemEnv())
 			ok, err := a.EnsureManagementKey(ctx, "bootstrap-secret-0123456789abcdef0123456789")
 			if err != nil {
 				t.Errorf("a replica failed to start: %v", err)
