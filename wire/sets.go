@@ -60,21 +60,24 @@ func newChangeNotifier(db *gorm.DB, log *slog.Logger) ports.ChangeNotifier {
 }
 
 var cacheSet = wire.NewSet(
-	newCaches,
+	app.NewCaches,
+	newChangeListener,
 )
 
-// newCaches gathers this replica's caches and, on PostgreSQL, keeps them listening for the other replicas'
-// changes until the cleanup.
-func newCaches(db *gorm.DB, cfg gormstore.Config, a *app.Accounts, g *app.Guardrails, log *slog.Logger) (*app.Caches, func(), error) {
-	caches := app.NewCaches(a, g)
+// changeListener is the worker that keeps this replica's caches listening for the other replicas' changes;
+// without one (SQLite: one process) its Run is nil.
+type changeListener app.Worker
+
+// newChangeListener listens through the PostgreSQL database the replicas share.
+func newChangeListener(db *gorm.DB, cfg gormstore.Config, caches *app.Caches, log *slog.Logger) (changeListener, error) {
 	if gormstore.Dialect(db) != gormstore.Postgres {
-		return caches, func() {}, nil
+		return changeListener{}, nil
 	}
-	l, err := pgnotify.Listen(cfg.URL, caches, log)
+	l, err := pgnotify.NewListener(cfg.URL, caches, log)
 	if err != nil {
-		return nil, nil, err
+		return changeListener{}, err
 	}
-	return caches, l.Close, nil
+	return changeListener{Name: "change listener", Run: l.Run}, nil
 }
 
 var accountSet = wire.NewSet(
@@ -210,8 +213,13 @@ var videoSet = wire.NewSet(
 
 // startWorkers is the one place the gateway's background work starts; its cleanup stops it, last started
 // first, before the modules the workers use are closed.
-func startWorkers(billing *app.Billing, retention *app.Retention, videos *app.Videos, log *slog.Logger) (*app.Workers, func()) {
-	w := app.StartWorkers(log, billing.Worker(), retention.Worker(time.Hour), videos.Worker())
+func startWorkers(changes changeListener, billing *app.Billing, retention *app.Retention, videos *app.Videos,
+	log *slog.Logger) (*app.Workers, func()) {
+	ws := []app.Worker{billing.Worker(), retention.Worker(time.Hour), videos.Worker()}
+	if changes.Run != nil {
+		ws = append([]app.Worker{app.Worker(changes)}, ws...)
+	}
+	w := app.StartWorkers(log, ws...)
 	return w, w.Stop
 }
 

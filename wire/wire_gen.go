@@ -109,11 +109,9 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Models:      modelsHandler,
 	}
 	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, tracing, handlers)
-	retention := newRetention(generationStore, log, generationsConfig, env)
-	workers, cleanup6 := startWorkers(billing, retention, videos, log)
-	caches, cleanup7, err := newCaches(db, gormstoreConfig, accounts, guardrails, log)
+	caches := app.NewCaches(accounts, guardrails)
+	wireChangeListener, err := newChangeListener(db, gormstoreConfig, caches, log)
 	if err != nil {
-		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()
@@ -121,6 +119,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		cleanup()
 		return nil, nil, err
 	}
+	retention := newRetention(generationStore, log, generationsConfig, env)
+	workers, cleanup6 := startWorkers(wireChangeListener, billing, retention, videos, log)
 	gateway := &Gateway{
 		Server:   server,
 		Accounts: accounts,
@@ -132,7 +132,6 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Caches:   caches,
 	}
 	return gateway, func() {
-		cleanup7()
 		cleanup6()
 		cleanup5()
 		cleanup4()

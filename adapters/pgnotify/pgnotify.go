@@ -76,18 +76,16 @@ const (
 	idleCheck  = 30 * time.Second
 )
 
-// Listener receives the changes of every replica for this one's caches, until Close.
+// Listener receives the changes of every replica for this one's caches, while it runs.
 type Listener struct {
-	cfg    *pgx.ConnConfig
-	to     ports.CacheInvalidator
-	log    *slog.Logger
-	cancel context.CancelFunc
-	done   chan struct{}
+	cfg *pgx.ConnConfig
+	to  ports.CacheInvalidator
+	log *slog.Logger
 }
 
-// Listen connects to the database at url (a postgres:// URL) in the background and keeps listening, reconnecting
-// as needed; to receives every change, and a Flush after each (re)connection.
-func Listen(url string, to ports.CacheInvalidator, log *slog.Logger) (*Listener, error) {
+// NewListener listens to the database at url (a postgres:// URL) once it runs; to receives every change, and a
+// Flush after each (re)connection.
+func NewListener(url string, to ports.CacheInvalidator, log *slog.Logger) (*Listener, error) {
 	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("database.url: %w", err)
@@ -98,20 +96,11 @@ func Listen(url string, to ports.CacheInvalidator, log *slog.Logger) (*Listener,
 	cfg.BuildContextWatcherHandler = func(c *pgconn.PgConn) ctxwatch.Handler {
 		return &pgconn.DeadlineContextWatcherHandler{Conn: c.Conn()}
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	l := &Listener{cfg: cfg, to: to, log: log, cancel: cancel, done: make(chan struct{})}
-	go l.run(ctx)
-	return l, nil
+	return &Listener{cfg: cfg, to: to, log: log}, nil
 }
 
-// Close stops listening and closes the connection.
-func (l *Listener) Close() {
-	l.cancel()
-	<-l.done
-}
-
-func (l *Listener) run(ctx context.Context) {
-	defer close(l.done)
+// Run listens, reconnecting as needed, until ctx ends; then it closes the connection and returns.
+func (l *Listener) Run(ctx context.Context) {
 	backoff := minBackoff
 	for {
 		listened, err := l.session(ctx)

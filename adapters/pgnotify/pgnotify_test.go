@@ -44,6 +44,24 @@ func (r recorder) expect(t *testing.T, want ports.Change) {
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// listen runs a listener until the test ends, or until stop, which returns once it has stopped.
+func listen(t *testing.T, url string, to ports.CacheInvalidator) (stop func()) {
+	t.Helper()
+	l, err := pgnotify.NewListener(url, to, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.Run(ctx)
+	}()
+	stop = func() { cancel(); <-done }
+	t.Cleanup(stop)
+	return stop
+}
+
 // Every replica hears every change; one that reconnects flushes first, then hears again.
 func TestChangesReachEveryListener(t *testing.T) {
 	ctx := context.Background()
@@ -57,11 +75,7 @@ func TestChangesReachEveryListener(t *testing.T) {
 
 	replicas := []recorder{make(recorder, 16), make(recorder, 16), make(recorder, 16)}
 	for _, r := range replicas {
-		l, err := pgnotify.Listen(url, r, quiet())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(l.Close)
+		listen(t, url, r)
 		r.expect(t, flushed) // listening: whatever happened before is dropped
 	}
 
@@ -115,14 +129,11 @@ func TestNotifyFailureIsLogged(t *testing.T) {
 	}
 }
 
-// A listener that cannot reach the database keeps trying, and stops when closed.
-func TestListenerCloseWhileUnreachable(t *testing.T) {
+// A listener that cannot reach the database keeps trying, and stops when its context ends.
+func TestListenerStopsWhileUnreachable(t *testing.T) {
 	r := make(recorder, 1)
-	l, err := pgnotify.Listen("postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1", r, quiet())
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.Close()
+	stop := listen(t, "postgres://nobody@127.0.0.1:1/none?sslmode=disable&connect_timeout=1", r)
+	stop()
 	if len(r) != 0 {
 		t.Fatalf("delivered %+v without a connection", <-r)
 	}
