@@ -120,14 +120,17 @@ func (g *Guardrails) Invalidate(c ports.Change) {
 // Flush drops every cached assignment.
 func (g *Guardrails) Flush() { g.applicable.clear() }
 
+// maxAssignedID bounds an id in a bulk assignment: member ids and key hashes are far shorter.
+const maxAssignedID = 128
+
 // distinct validates a list of ids from a request: at least one, none empty; it returns them sorted and distinct.
 func distinct(field string, ids []string) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, domain.Invalid(field, "must hold at least one id")
 	}
 	for i, id := range ids {
-		if id == "" {
-			return nil, domain.Invalid(fmt.Sprintf("%s[%d]", field, i), "must be a non-empty string")
+		if id == "" || len(id) > maxAssignedID {
+			return nil, domain.Invalid(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("must be a non-empty string of at most %d bytes", maxAssignedID))
 		}
 	}
 	out := slices.Clone(ids)

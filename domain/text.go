@@ -1,6 +1,7 @@
 package domain
 
 import (
+	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -14,6 +15,14 @@ func CheckText(field, s string) error {
 		return nil
 	}
 	return Invalid(field, "must be valid UTF-8 without NUL characters")
+}
+
+// CheckLength bounds a caller's string: more than max characters is a 400 naming the field and the bound.
+func CheckLength(field, s string, max int) error {
+	if len(s) > max && utf8.RuneCountInString(s) > max {
+		return Invalid(field, fmt.Sprintf("must be at most %d characters", max)).With("max_length", max)
+	}
+	return nil
 }
 
 // Storable reports whether s is valid UTF-8 without NUL.

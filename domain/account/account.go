@@ -91,6 +91,16 @@ func NewMember(id, email string, first, last *string, role Role, now time.Time) 
 	if at := strings.IndexByte(email, '@'); at < 1 || at == len(email)-1 || len(email) > 320 || strings.ContainsAny(email, " \t\r\n") {
 		return Member{}, domain.Invalid("email", "must be an email address")
 	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"first_name", first}, {"last_name", last}} {
+		if f.v != nil {
+			if err := domain.CheckLength(f.name, *f.v, 100); err != nil {
+				return Member{}, err
+			}
+		}
+	}
 	switch role {
 	case "":
 		role = RoleMember
@@ -230,6 +240,16 @@ func NewKey(spec KeySpec, hash, label string, now time.Time) (Key, error) {
 	}
 	if spec.Limit != nil && *spec.Limit < 0 {
 		return Key{}, domain.Invalid("limit", "must not be negative")
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"external.user", spec.ExternalUser}, {"creator_user_id", spec.CreatorUserID}} {
+		if f.v != nil {
+			if err := domain.CheckLength(f.name, *f.v, 256); err != nil {
+				return Key{}, err
+			}
+		}
 	}
 	return Key{
 		Hash: hash, Name: name, Label: label, Management: spec.Management,

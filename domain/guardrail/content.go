@@ -41,6 +41,9 @@ func (f ContentFilter) validate(i int) error {
 	if !f.Action.valid() {
 		return domain.Invalid(field+".action", "must be block, redact or flag")
 	}
+	if f.Label != nil {
+		return domain.CheckLength(field+".label", *f.Label, 100)
+	}
 	return nil
 }
 

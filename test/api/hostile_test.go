@@ -222,6 +222,10 @@ func TestMalformedIsMissing(t *testing.T) {
 			{"POST", "/presets/p/chat/completions", `{"model":"a/b","metadata":{"\u0000":1}}`, 400, "metadata.(a key):"},
 			{"PATCH", "/presets/p", `{"name":"\u0000"}`, 400, "name:"},
 			{"PATCH", "/presets/p", `{"designated_version":99999999999}`, 400, "designated_version"},
+			{"POST", "/organization/members", `{"email":"a@b.c","first_name":"` + strings.Repeat("é", 101) + `"}`, 400, "first_name: must be at most 100 characters"},
+			{"POST", "/keys", `{"name":"a","external":{"user":"` + strings.Repeat("u", 257) + `"}}`, 400, "external.user: must be at most 256"},
+			{"POST", "/guardrails", `{"name":"a","content_filters":[{"pattern":"a","action":"flag","label":"` + strings.Repeat("l", 101) + `"}]}`, 400, "content_filters[0].label: must be at most 100"},
+			{"POST", "/guardrails/" + gr + "/assignments/keys/remove", `{"key_hashes":["` + strings.Repeat("f", 129) + `"]}`, 400, "key_hashes[0]: must be a non-empty string of at most 128"},
 		}
 		if r := g.Do(t, "POST", "/presets/p/chat/completions", g.Admin, `{"model":"a/b"}`); r.Status != 200 {
 			t.Fatalf("preset: %d %s", r.Status, r.Body)
