@@ -93,11 +93,12 @@ func TestHostileInput(t *testing.T) {
 		}
 		bodies := hostileBodies()
 		client := &http.Client{Timeout: hostileAnswerWithin}
+		addr := serve(t, g) // as serve runs it: net/http's own answers go through the gateway's listener too
 		send := func(t *testing.T, method, path, key, body string) {
 			t.Helper()
-			url := g.URL + path
+			url := "http://" + addr + "/api/v1" + path
 			if path == "/healthz" || path == "/readyz" {
-				url = g.Root + path
+				url = "http://" + addr + path
 			}
 			var rd io.Reader
 			if body != "" {
@@ -119,11 +120,24 @@ func TestHostileInput(t *testing.T) {
 			checkAnswer(t, fmt.Sprintf("%s %.200s body %.100q (%v)", method, path, body, time.Since(start)), resp, raw)
 		}
 		for _, r := range routes {
+			path := withParams(r.Path, "", real)
+			full := "/api/v1" + path
+			if path == "/healthz" || path == "/readyz" {
+				full = path
+			}
+			for _, trick := range []string{full + "/", strings.Replace(full, "/", "//", 2), full + "/..%2F", full + "/%2e%2e/keys"} {
+				resp, raw := rawDo(t, addr, r.Method+" "+trick+" HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+g.Admin+"\r\n\r\n")
+				checkAnswer(t, r.Method+" "+trick, resp, raw)
+			}
+			resp, raw := rawDo(t, addr, r.Method+" "+full+" HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("h", 2<<20)+"\r\n\r\n")
+			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+				t.Errorf("%s %s with 2 MB of headers: %d", r.Method, full, resp.StatusCode)
+			}
+			checkAnswer(t, r.Method+" "+full+" with 2 MB of headers", resp, raw)
 			for _, key := range []string{g.Admin, infer} {
 				for _, v := range hostilePathValues {
 					send(t, r.Method, withParams(r.Path, v, nil), key, "")
 				}
-				path := withParams(r.Path, "", real)
 				for _, q := range hostileQueries {
 					send(t, r.Method, path+q, key, "")
 				}
@@ -249,14 +263,7 @@ func TestMalformedIsMissing(t *testing.T) {
 func TestEveryAnswerInTheEnvelope(t *testing.T) {
 	t.Parallel()
 	g := harness.Start(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- g.App.Server.Serve(ctx, ln) }()
-	t.Cleanup(func() { cancel(); <-done })
+	addr := serve(t, g)
 
 	auth := "Authorization: Bearer " + g.Admin + "\r\n"
 	tests := []struct {
@@ -279,19 +286,7 @@ func TestEveryAnswerInTheEnvelope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", ln.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			_ = conn.SetDeadline(time.Now().Add(hostileAnswerWithin))
-			go func() { _, _ = io.WriteString(conn, tt.request) }() // the server may answer before it has read it all
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
+			resp, raw := rawDo(t, addr, tt.request)
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, raw)
 			}
@@ -340,4 +335,37 @@ func TestPatchNull(t *testing.T) {
 	if r.Status != 200 || r.JSON(t)["data"].(map[string]any)["description"] != nil {
 		t.Fatalf("null did not clear description: %d %s", r.Status, r.Body)
 	}
+}
+
+// serve runs the gateway's server as serve does, on its own listener, until the test ends; it returns the address.
+func serve(t *testing.T, g *harness.Gateway) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.App.Server.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	return ln.Addr().String()
+}
+
+// rawDo sends request as raw bytes on a new connection and reads the answer.
+func rawDo(t *testing.T, addr, request string) (*http.Response, []byte) {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(hostileAnswerWithin))
+	go func() { _, _ = io.WriteString(conn, request) }() // the server may answer before it has read it all
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%.100q: %v", request, err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	return resp, raw
 }
