@@ -7,10 +7,20 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/generation"
 )
 
+// maxKeptHeader bounds each header kept in a generation record: headers may total 1 MB.
+const maxKeptHeader = 512
+
 // caller is what the request's headers say of the caller, for the generation record. Headers are metadata the
-// caller does not choose deliberately: what a database cannot store is repaired, not refused.
+// caller does not choose deliberately: what a database cannot store is repaired, not refused, and a header
+// longer than maxKeptHeader bytes is cut.
 func caller(c *gin.Context) generation.Caller {
-	header := func(name string) string { return domain.RepairText(c.GetHeader(name)) }
+	header := func(name string) string {
+		v := c.GetHeader(name)
+		if len(v) > maxKeptHeader {
+			v = v[:maxKeptHeader] // a rune cut in two is repaired below
+		}
+		return domain.RepairText(v)
+	}
 	referer := header("HTTP-Referer")
 	if referer == "" {
 		referer = header("Referer")

@@ -46,6 +46,7 @@ func TestInferenceTextADatabaseCannotStore(t *testing.T) {
 			g.Do(t, "POST", "/audio/speech", key, raw),
 			speak(t, g, key, nil, "User-Agent", "agent/\xff\xfe1", "Referer", "https://x.example/\xc3",
 				"Origin", "https://o.example\xe2\x82", "X-Session-Id", "sess\xff"),
+			speak(t, g, key, nil, "User-Agent", strings.Repeat("é", 600)), // kept: its first 512 bytes
 		}
 		for _, r := range stored {
 			if r.Status != 200 {
@@ -61,6 +62,9 @@ func TestInferenceTextADatabaseCannotStore(t *testing.T) {
 			if rec[k] != want {
 				t.Errorf("%s = %q, want %q", k, rec[k], want)
 			}
+		}
+		if ua := generationOf(t, g, stored[2])["user_agent"]; ua != strings.Repeat("é", 256) {
+			t.Errorf("a 1,200-byte User-Agent was kept as %d bytes", len(ua.(string)))
 		}
 	})
 }
