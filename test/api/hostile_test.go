@@ -20,7 +20,7 @@ import (
 
 // hostileAnswerWithin bounds each answer of the hostile table. It detects hangs and unbounded work (a quadratic
 // list took minutes), not speed: two shared cores under -race with the whole suite running are slow. How fast
-// the answers are is measured without the race detector (README, Hostile input).
+// the answers are is measured without the race detector (README, API).
 const hostileAnswerWithin = 30 * time.Second
 
 // hostilePathValues replace every path parameter of every route; they arrive as raw bytes (no client cleans
