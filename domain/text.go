@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,6 +22,25 @@ func CheckText(field, s string) error {
 func CheckLength(field, s string, max int) error {
 	if len(s) > max && utf8.RuneCountInString(s) > max {
 		return Invalid(field, fmt.Sprintf("must be at most %d characters", max)).With("max_length", max)
+	}
+	return nil
+}
+
+// MaxNumberLength and MaxExponent keep a free-form number (decoded as json.Number and kept as written) within
+// what every store can hold: PostgreSQL's jsonb refuses numbers past its numeric range, such as 1e-999999.
+const (
+	MaxNumberLength = 64
+	MaxExponent     = 300
+)
+
+// CheckNumber is the rule for a number the caller sends in a free-form object: past the bounds it is a 400
+// naming the field.
+func CheckNumber(field, n string) error {
+	mantissa, exp, hasExp := strings.Cut(strings.ToLower(n), "e")
+	e, err := strconv.Atoi(strings.TrimPrefix(exp, "+"))
+	if len(n) > MaxNumberLength || mantissa == "" || hasExp && (err != nil || e < -MaxExponent || e > MaxExponent) {
+		return Invalid(field, fmt.Sprintf("must be a number of at most %d characters with an exponent from -%d to %d",
+			MaxNumberLength, MaxExponent, MaxExponent))
 	}
 	return nil
 }

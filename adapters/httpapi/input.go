@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -139,6 +140,9 @@ func checkFields(field string, v reflect.Value) error {
 		}
 		return checkFields(field, v.Elem())
 	case reflect.String:
+		if v.Type() == jsonNumber {
+			return domain.CheckNumber(field, v.String())
+		}
 		return domain.CheckText(field, v.String())
 	case reflect.Struct:
 		t := v.Type()
@@ -180,6 +184,8 @@ func checkFields(field string, v reflect.Value) error {
 	}
 	return nil
 }
+
+var jsonNumber = reflect.TypeFor[json.Number]()
 
 func join(parent, name string) string {
 	if parent == "" {

@@ -40,7 +40,7 @@ func FuzzBodies(f *testing.F) {
 	for _, s := range []string{``, `{}`, `null`, `[]`, `{"name":null}`, `{"name":"\u0000"}`, `{"name":"a","allowed_models":["a","a"]}`,
 		`{"content_filters":[{"pattern":"(","action":"block"}]}`, `{"limit":-1,"limit_reset":"daily"}`, `{"requests_per_minute":null}`,
 		`{"designated_version":1e400}`, `{"member_user_ids":["a",null]}`, `{"model":"m","input":"hi","voice":{"id":"v"}}`,
-		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"\u0000"}]}]}`, `{"a":{"b":[1,{"c":"\ud800"}]}}`,
+		`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"\u0000"}]}]}`, `{"a":{"b":[1,{"c":"\ud800"}]}}`, `{"x":-1e-999999}`,
 		"{\"name\":\"\xff\"}", `{"config":{"x":[` + string(bytes.Repeat([]byte(`"a",`), 1001)) + `"a"]}}`} {
 		f.Add([]byte(s))
 	}

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -43,8 +44,8 @@ func sanitize(m map[string]any) map[string]any {
 	return out
 }
 
-// CheckOptions applies domain.CheckText to every key and string value of provider.options, at any depth: a 400
-// naming the first bad one (provider.options.slug.key, list items by index).
+// CheckOptions applies domain.CheckText to every key and string value of provider.options, and domain.CheckNumber
+// to every number, at any depth: a 400 naming the first bad one (provider.options.slug.key, list items by index).
 func CheckOptions(options map[string]any) error {
 	return checkValue("provider.options", options)
 }
@@ -53,6 +54,8 @@ func checkValue(field string, v any) error {
 	switch v := v.(type) {
 	case string:
 		return domain.CheckText(field, v)
+	case json.Number:
+		return domain.CheckNumber(field, string(v))
 	case map[string]any:
 		for k, item := range v {
 			if err := domain.CheckText(field, k); err != nil {

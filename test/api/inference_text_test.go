@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -83,6 +84,8 @@ func TestVideoTextADatabaseCannotStore(t *testing.T) {
 			"frame_type": "first_frame", "image_url": map[string]any{"url": "https://x.example/\u0000.png"}}}}},
 		{"provider.options.openai.style", map[string]any{"provider": map[string]any{"options": map[string]any{
 			"openai": map[string]any{"style": "\u0000"}}}}},
+		{"provider.options.openai.strength", map[string]any{"provider": map[string]any{"options": map[string]any{
+			"openai": map[string]any{"strength": json.Number("-1e-999999")}}}}}, // past what jsonb holds
 	} {
 		body := map[string]any{"model": "sora", "prompt": "a cat"}
 		for k, v := range tt.body {
