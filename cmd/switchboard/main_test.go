@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -11,7 +13,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/switchboard-ai/switchboard/test/harness"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
@@ -256,5 +260,51 @@ func TestHealth(t *testing.T) {
 	mu.Unlock()
 	if r := runCLI(t, nil, "health", "--url", srv.URL+"/readyz"); r.code != 1 || !strings.Contains(r.stderr, "503") {
 		t.Fatalf("health of an unready gateway: %+v", r)
+	}
+}
+
+// freeAddr is a loopback address with a port nobody listens on (for a moment).
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestServeMetricsAddr: with metrics.addr, serve answers /metrics there and not on the main listener.
+func TestServeMetricsAddr(t *testing.T) {
+	t.Parallel()
+	main, metrics := freeAddr(t), freeAddr(t)
+	env := map[string]string{"DATABASE_URL": testdb.SQLiteURL(t), "SWITCHBOARD_SERVER_ADDR": main,
+		"SWITCHBOARD_METRICS_ADDR": metrics, "SWITCHBOARD_LOG_LEVEL": "error"}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"switchboard", "serve"}, func(k string) string { return env[k] }, &out, &errb)
+		done <- result{code, out.String(), errb.String()}
+	}()
+	get := func(url string) (int, string) {
+		resp, err := http.Get(url)
+		if err != nil {
+			return 0, ""
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	harness.Eventually(t, 10*time.Second, func() bool { s, _ := get("http://" + main + "/healthz"); return s == 200 })
+	if s, body := get("http://" + metrics + "/metrics"); s != 200 || !strings.Contains(body, "switchboard_http_requests_total") {
+		t.Errorf("metrics.addr /metrics: %d %.200s", s, body)
+	}
+	if s, _ := get("http://" + main + "/metrics"); s != 404 {
+		t.Errorf("main listener /metrics: %d, want 404", s)
+	}
+	stop()
+	if r := <-done; r.code != 0 {
+		t.Fatalf("serve: %+v", r)
 	}
 }
