@@ -10,7 +10,7 @@ export TEST_REDIS_URL
 # The end-to-end tests run the reference API's real clients (@openrouter/sdk, openai) from npm.
 E2E_JS := test/e2e/js
 
-.PHONY: run test test-deps build generate check bench bench-e2e fuzz
+.PHONY: run test test-deps build generate check bench bench-e2e fuzz soak
 
 # What `switchboard version` prints: set at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -68,3 +68,8 @@ fuzz:
 	  echo "fuzz $$t for $(FUZZTIME)"; \
 	  go test -run '^$$' -fuzz "^$${t#*:}$$" -fuzztime $(FUZZTIME) ./$${t%%:*} || exit 1; \
 	done
+
+# The long accounting test: PostgreSQL cut for a full minute while speech calls go on (the default run cuts it
+# for 2 s).
+soak:
+	SWITCHBOARD_OUTAGE=60s go test -race -count=1 -run 'TestOutageLosesNothing' -v ./test/api/

@@ -3,13 +3,9 @@ package app
 import (
 	"context"
 	"fmt"
-	"log/slog"
-	"sync"
-	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
-	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -23,162 +19,62 @@ var (
 // CreditsEnabled turns the organization's credit balance on.
 type CreditsEnabled bool
 
-// Billing admits calls and settles them: before the upstream call it refuses calls that may not spend and lets
-// the guardrails reserve budget (holds); after it, it books what the call cost — the key's usage, the
-// organization's credits — and settles the holds.
-//
-// Usage and credits are summed in memory per key and UTC day and written once a second (and at Close), so a
-// busy gateway writes one row per key a second instead of two per call, and no row is hot. The refusals below
-// add what is not written yet, so they stay exact for this process. Guardrail holds are settled per call, in the
-// background, as budgets across processes depend on them.
+// Billing admits calls: before the upstream call it reserves the most the call may cost (its estimate on the
+// dearest endpoint) against the key's own limit and the organization's credits, atomically in the store so the
+// reservations hold across processes, and lets the guardrails reserve their budgets the same way. What a call
+// costs is booked from its generation entry (see Recorder): the key's usage, the credits' usage and the
+// settlement of every hold are written with the record, in one transaction.
 type Billing struct {
 	usage   ports.UsageStore
 	credits ports.CreditStore
 	guard   ports.GuardrailEnforcer
 	enabled CreditsEnabled
 	env     Env
-	log     *slog.Logger
-
-	mu      sync.Mutex
-	pending map[dayKey]domain.Micros // usage not written yet
-	unspent domain.Micros            // credit usage not written yet
-
-	slots chan struct{} // bounds the settlements running in the background
-	wg    sync.WaitGroup
 }
-
-type dayKey struct {
-	hash string
-	day  time.Time
-}
-
-// chargeSlots is how many settlements may run in the background at once; past that a caller settles itself.
-const chargeSlots = 256
-
-// FlushEvery is how often accumulated usage is written.
-const FlushEvery = time.Second
 
 func NewBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.GuardrailEnforcer, enabled CreditsEnabled,
-	env Env, log *slog.Logger) *Billing {
-	b := &Billing{usage: usage, credits: credits, guard: guard, enabled: enabled, env: env, log: log,
-		pending: map[dayKey]domain.Micros{}, slots: make(chan struct{}, chargeSlots)}
-	return b
+	env Env) *Billing {
+	return &Billing{usage: usage, credits: credits, guard: guard, enabled: enabled, env: env}
 }
 
-// Admit lets a call through, or refuses it, before any upstream call: 402 when the organization has no credit
-// left (with credits enabled) or the key has spent its own limit in the current window; then the guardrails,
-// which may narrow the endpoints, redact the text and reserve budget. Settle settles the holds it returns.
+// Admit lets a call through, or refuses it, before any upstream call: 402 when the key's limit (in its current
+// window) or the organization's credits (with credits enabled) cannot hold the call's estimate besides what was
+// spent and what calls in flight hold; then the guardrails, which may narrow the endpoints, redact the text and
+// reserve budget. Writing the call's generation entry settles every hold.
 func (b *Billing) Admit(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
-	if err := b.check(ctx, by); err != nil {
+	if err := b.reserve(ctx, by, a); err != nil {
 		return ports.Admitted{}, err
 	}
 	return b.guard.Admit(ctx, by, a)
 }
 
-func (b *Billing) check(ctx context.Context, by account.Principal) error {
+func (b *Billing) reserve(ctx context.Context, by account.Principal, a ports.Admission) error {
+	if by.Limit == nil && !b.enabled {
+		return nil
+	}
+	var estimate domain.Micros
+	for _, e := range a.Endpoints {
+		estimate = max(estimate, a.Estimate(e, a.Texts))
+	}
+	now := b.env.Now()
+	expires := now.Add(a.Hold)
 	if by.Limit != nil {
-		now := b.env.Now()
-		usage, err := b.usage.Usage(ctx, []string{by.KeyHash}, now)
+		ok, err := b.usage.ReserveUsage(ctx, a.ID, by.KeyHash, by.LimitReset.Start(now), *by.Limit, estimate, now, expires)
 		if err != nil {
-			return fmt.Errorf("read key usage: %w", err)
+			return fmt.Errorf("reserve key limit: %w", err)
 		}
-		spent := usage[by.KeyHash].In(by.LimitReset) + b.pendingSince(by.KeyHash, by.LimitReset.Start(now))
-		if spent >= *by.Limit {
+		if !ok {
 			return errKeyLimit
 		}
 	}
 	if b.enabled {
-		total, used, err := b.credits.Credits(ctx)
+		ok, err := b.credits.ReserveCredits(ctx, a.ID, estimate, now, expires)
 		if err != nil {
-			return fmt.Errorf("read credits: %w", err)
+			return fmt.Errorf("reserve credits: %w", err)
 		}
-		b.mu.Lock()
-		used += b.unspent
-		b.mu.Unlock()
-		if used >= total {
+		if !ok {
 			return errNoCredits
 		}
 	}
 	return nil
-}
-
-// pendingSince is the key's unwritten usage from days at or after start.
-func (b *Billing) pendingSince(hash string, start time.Time) domain.Micros {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	var sum domain.Micros
-	for k, v := range b.pending {
-		if k.hash == hash && !k.day.Before(start) {
-			sum += v
-		}
-	}
-	return sum
-}
-
-// Settle books amount for the call and settles its holds, off the request path.
-func (b *Billing) Settle(ctx context.Context, by account.Principal, amount domain.Micros, holds []guardrail.Hold) {
-	if amount > 0 {
-		day := domain.IntervalDaily.Start(b.env.Now())
-		b.mu.Lock()
-		b.pending[dayKey{by.KeyHash, day}] += amount
-		b.unspent += amount
-		b.mu.Unlock()
-	}
-	if len(holds) == 0 {
-		return
-	}
-	ctx = context.WithoutCancel(ctx)
-	select {
-	case b.slots <- struct{}{}:
-		b.wg.Add(1)
-		go func() {
-			defer func() { <-b.slots; b.wg.Done() }()
-			b.guard.Settle(ctx, holds, amount)
-		}()
-	default:
-		b.guard.Settle(ctx, holds, amount)
-	}
-}
-
-// Worker writes the accumulated usage every FlushEvery; Close writes the rest.
-func (b *Billing) Worker() Worker { return Every("billing", FlushEvery, b.Flush) }
-
-// Flush writes the accumulated usage; what fails to be written stays for the next flush.
-func (b *Billing) Flush(ctx context.Context) {
-	b.mu.Lock()
-	pending, unspent := b.pending, b.unspent
-	b.pending, b.unspent = map[dayKey]domain.Micros{}, 0
-	b.mu.Unlock()
-	var failed map[dayKey]domain.Micros
-	for k, v := range pending {
-		if err := b.usage.AddUsage(ctx, k.hash, k.day, v); err != nil {
-			b.log.ErrorContext(ctx, "book key usage; will retry", "amount", v.Decimal(), "err", err)
-			if failed == nil {
-				failed = map[dayKey]domain.Micros{}
-			}
-			failed[k] = v
-		}
-	}
-	var unbooked domain.Micros
-	if unspent > 0 {
-		if err := b.credits.AddCreditUsage(ctx, unspent); err != nil {
-			b.log.ErrorContext(ctx, "book credit usage; will retry", "amount", unspent.Decimal(), "err", err)
-			unbooked = unspent
-		}
-	}
-	if failed != nil || unbooked > 0 {
-		b.mu.Lock()
-		for k, v := range failed {
-			b.pending[k] += v
-		}
-		b.unspent += unbooked
-		b.mu.Unlock()
-	}
-}
-
-// Close waits for the settlements in flight and writes what is accumulated: a shutdown loses none. It runs
-// after the worker has stopped.
-func (b *Billing) Close() {
-	b.wg.Wait()
-	b.Flush(context.Background())
 }

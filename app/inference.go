@@ -110,11 +110,14 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 			return "", err
 		}
 	}
+	if err := p.recorder.Accepting(); err != nil {
+		return "", err
+	}
 	now := p.env.Now()
 	c := newCall(generation.NewID(now, p.env.NewID()), spec.API, by, caller.WithBody(spec.SessionID, spec.User), spec.Model, now)
 	c.rec.Streamed, c.rec.PresetID = spec.Streamed, spec.PresetID
 	c.input, c.counts = m.Input(spec.Texts)
-	admitted, err := p.billing.Admit(ctx, by, ports.Admission{Model: spec.Model, Endpoints: endpoints, Texts: spec.Texts,
+	admitted, err := p.billing.Admit(ctx, by, ports.Admission{ID: c.ID(), Model: spec.Model, Endpoints: endpoints, Texts: spec.Texts,
 		Estimate: m.Estimate, Hold: spec.Hold})
 	if err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
@@ -186,8 +189,8 @@ func (p *Inference) overhead(ctx context.Context, mod catalog.Modality, c *Call)
 }
 
 // finish is the one end of every call: it completes the generation record — status, counts, cost, content and
-// failure — hands it to the recorder, and settles the call's holds at the cost of what was delivered. It
-// returns the error the caller gets.
+// failure — and hands it to the recorder with the call's holds: the entry books the key's usage and the credits
+// and settles the holds at the cost of what was delivered. It returns the error the caller gets.
 func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	content := &generation.Content{Input: c.input, Output: d.Output}
 	err := d.Err
@@ -209,8 +212,7 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 		c.rec.GenerationTime = time.Since(c.begin)
 	}
 	c.rec.NativeFinishReason = cmp.Or(d.NativeFinishReason, c.rec.FinishReason)
-	p.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content})
-	p.billing.Settle(ctx, c.by, d.Cost, c.holds)
+	p.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content, Holds: c.holds})
 	if errors.Is(err, errCallerGone) {
 		return context.Canceled
 	}

@@ -34,6 +34,8 @@ type recorded struct {
 	entries []generation.Entry
 }
 
+func (r *recorded) Accepting() error { return nil }
+
 func (r *recorded) Record(_ context.Context, e generation.Entry) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -50,30 +52,17 @@ func (r *recorded) only(t *testing.T) generation.Entry {
 	return r.entries[0]
 }
 
-// guard admits every call as it is, reserving one hold, and keeps what each settlement was charged.
-type guard struct {
-	mu      sync.Mutex
-	settled map[string]domain.Micros // hold id -> actual
-}
+// guard admits every call as it is, reserving one hold.
+type guard struct{}
 
 func (g *guard) Admit(_ context.Context, _ account.Principal, a ports.Admission) (ports.Admitted, error) {
 	hold := guardrail.Hold{ID: "hold-" + a.Model, GuardrailID: "g", Window: t0, Amount: a.Estimate(a.Endpoints[0], a.Texts)}
 	return ports.Admitted{Endpoints: a.Endpoints, Texts: a.Texts, Holds: []guardrail.Hold{hold}}, nil
 }
 
-func (g *guard) Settle(_ context.Context, holds []guardrail.Hold, actual domain.Micros) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for _, h := range holds {
-		g.settled[h.ID] = actual
-	}
-}
-
-func (g *guard) settlement(id string) (domain.Micros, bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	a, ok := g.settled[id]
-	return a, ok
+// settles reports whether the entry carries the call's hold, which writing it settles at the entry's cost.
+func settles(e generation.Entry, holdID string) bool {
+	return len(e.Holds) == 1 && e.Holds[0].ID == holdID
 }
 
 // voice is a speech provider that answers with audio, or fails as told.
@@ -116,10 +105,10 @@ func newPipeline(t *testing.T, creditsOn bool, models ...catalog.Model) *pipelin
 	}
 	now := t0
 	n := 0
-	p := &pipeline{usage: &memstore.Usage{}, credits: &memstore.Credits{}, guard: &guard{settled: map[string]domain.Micros{}},
+	p := &pipeline{usage: &memstore.Usage{}, credits: &memstore.Credits{}, guard: &guard{},
 		records: &recorded{}, clock: &now}
 	p.env = app.Env{Now: func() time.Time { return *p.clock }, NewID: func() string { n++; return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }} // UUID-shaped
-	p.billing = app.NewBilling(p.usage, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env, quiet())
+	p.billing = app.NewBilling(p.usage, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env)
 	p.inference = app.NewInference(c, p.billing, p.records, ports.NoMetrics{}, p.env)
 	return p
 }
@@ -225,9 +214,8 @@ func TestEveryEndpointFails(t *testing.T) {
 				len(e.Content.Failure.Previous) != 1 {
 				t.Fatalf("record %+v, failure %+v", e.Record, e.Content.Failure)
 			}
-			p.billing.Close() // settlements run in the background
-			if amount, ok := p.guard.settlement("hold-acme/voice"); !ok || amount != 0 {
-				t.Fatalf("hold of a failed call settled at %v (%v), want 0", amount, ok)
+			if !settles(e, "hold-acme/voice") || e.Record.TotalCost != 0 {
+				t.Fatalf("a failed call's entry: holds %+v, cost %v; want its hold settled at 0", e.Holds, e.Record.TotalCost)
 			}
 		})
 	}
@@ -243,8 +231,9 @@ func TestUnconfiguredProvider(t *testing.T) {
 	}
 }
 
-// TestBilling: a delivered call books its cost on the key and the credits and settles its hold at that cost;
-// calls that may not spend are refused with 402 before any upstream call, and leave a record.
+// TestBilling: a delivered call's entry carries its cost and its hold (writing it books the key's usage and the
+// credits and settles the hold at that cost); calls whose estimate the key's limit or the credits cannot hold
+// are refused with 402 before any upstream call, and leave a record.
 func TestBilling(t *testing.T) {
 	t.Parallel()
 	const cost = domain.Micros(11) // "hello world" at a micro-dollar a character
@@ -258,16 +247,8 @@ func TestBilling(t *testing.T) {
 		if _, _, err := speak(t, p, ports.Providers{"a": &voice{audio: "x"}}, caller); err != nil {
 			t.Fatal(err)
 		}
-		p.billing.Close()
-		if rec := p.records.only(t).Record; rec.TotalCost != cost {
-			t.Fatalf("record cost %v, want %v", rec.TotalCost, cost)
-		}
-		usage, _ := p.usage.Usage(context.Background(), []string{"key"}, t0)
-		if _, used, _ := p.credits.Credits(context.Background()); usage["key"].Daily != cost || used != cost {
-			t.Fatalf("usage %+v, credits used %v; want %v each", usage["key"], used, cost)
-		}
-		if amount, ok := p.guard.settlement("hold-acme/voice"); !ok || amount != cost {
-			t.Fatalf("hold settled at %v (%v), want %v", amount, ok, cost)
+		if e := p.records.only(t); e.Record.TotalCost != cost || !settles(e, "hold-acme/voice") {
+			t.Fatalf("entry cost %v, holds %+v; want %v and the call's hold", e.Record.TotalCost, e.Holds, cost)
 		}
 	})
 
@@ -280,7 +261,7 @@ func TestBilling(t *testing.T) {
 		reason    string
 	}{
 		{"no credits left", true, caller, "insufficient_credits"},
-		{"the key's limit is reached", false, limited, "key_limit_reached"},
+		{"the key's limit cannot hold the estimate", false, limited, "key_limit_reached"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -391,9 +372,8 @@ func TestJobRefresh(t *testing.T) {
 			if rec.ID != job.GenerationID || rec.Status != 200 || rec.TotalCost != 400 || rec.Counts.NumMediaCompletion != 1 {
 				t.Fatalf("record %+v", rec)
 			}
-			p.billing.Close() // settlements run in the background
-			if amount, ok := p.guard.settlement("hold-acme/video"); !ok || amount != 400 {
-				t.Fatalf("hold settled at %v (%v), want 400", amount, ok)
+			if e := p.records.only(t); !settles(e, "hold-acme/video") || e.Record.TotalCost != 400 {
+				t.Fatalf("entry holds %+v, cost %v; want the job's hold settled at 400", e.Holds, e.Record.TotalCost)
 			}
 			if s.polls != 2 {
 				t.Fatalf("%d polls, want 2", s.polls)

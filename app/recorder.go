@@ -2,161 +2,248 @@ package app
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // RecorderConfig tunes the generation recorder.
 type RecorderConfig struct {
-	// QueueSize bounds the entries waiting to be written: memory stays flat whatever the database does.
-	QueueSize int
-	// BatchSize bounds one insert.
-	BatchSize int
-	// Workers write batches concurrently.
-	Workers int
-	// FullWait is how long Record waits for room in a full queue before writing the entry itself.
-	FullWait time.Duration
-	// Retries is how often a failed batch is tried again before its entries are written one by one.
-	Retries int
-	// RetryBackoff is the first pause between tries; it doubles each time.
-	RetryBackoff time.Duration
+	// BatchSize bounds the entries of one transaction, and BatchBytes their encoded size.
+	BatchSize  int
+	BatchBytes int64
+	// Backoff is the first pause after a failed write; it doubles up to MaxBackoff, and the writer tries again
+	// for as long as it takes.
+	Backoff, MaxBackoff time.Duration
 	// StoreContent keeps prompts and completions; when false only the metadata row is written.
 	StoreContent bool
 }
 
 // DefaultRecorderConfig suits a gateway on a 2-core machine.
 func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{QueueSize: 8192, BatchSize: 500, Workers: 2, FullWait: 50 * time.Millisecond,
-		Retries: 3, RetryBackoff: 100 * time.Millisecond, StoreContent: true}
+	return RecorderConfig{BatchSize: 500, BatchBytes: 8 << 20, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second,
+		StoreContent: true}
 }
 
-// Recorder writes generation entries off the request path: a bounded queue drained by workers that insert in
-// batches. Batching is natural: a worker takes whatever has queued up while it was writing, so an idle gateway
-// writes each record at once and a busy one writes hundreds per statement.
+var errSpoolFull = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_full", RetryAfter: 5 * time.Second,
+	Msg: "the gateway cannot record more calls until its database catches up; try again shortly"}
+
+// Recorder makes each finished call's entry — its generation record and its charge — durable before the call's
+// answer ends, and writes it to the store off the request path.
 //
-// Nothing is lost: when the queue is full the caller waits up to FullWait and then writes its entry itself;
-// a failed batch is retried, then written entry by entry, and an entry that still fails is logged with its id;
-// Close drains the queue before it returns.
+// Record appends the entry to the spool, a local write-ahead log (one write to a file); one writer drains the
+// spool into the store in batches, each one transaction that books the records and their charges together and
+// skips ids already stored, so the entries a crash left in the spool are written again on start without being
+// booked twice. Nothing is dropped: while the store is away the writer waits and tries again and the spool
+// grows; when the spool is full, Accepting refuses new calls. An entry the store refuses while it is up is
+// repaired, and if it is still refused, kept apart in the spool's quarantine: it never holds up its batch.
 type Recorder struct {
 	store   ports.GenerationStore
+	spool   ports.Spool
 	log     *slog.Logger
 	metrics ports.Metrics
 	cfg     RecorderConfig
 
-	mu     sync.RWMutex // guards closed against sends on the closed queue
-	closed bool
-	queue  chan generation.Entry
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	spooling bool // the spool holds a backlog (logged when it starts and when it drains)
+
+	stop chan struct{}
+	done chan struct{}
 }
 
 var _ ports.GenerationRecorder = (*Recorder)(nil)
 
-// NewRecorder starts the workers; Close stops them after draining.
-func NewRecorder(store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg RecorderConfig) *Recorder {
-	r := &Recorder{store: store, log: log, metrics: metrics, cfg: cfg, queue: make(chan generation.Entry, cfg.QueueSize)}
-	metrics.Depth("recorder", r.Pending)
-	for range max(cfg.Workers, 1) {
-		r.wg.Add(1)
-		go r.work()
-	}
+// NewRecorder starts the writer; Close stops it after draining what the store takes.
+func NewRecorder(store ports.GenerationStore, spool ports.Spool, log *slog.Logger, metrics ports.Metrics, cfg RecorderConfig) *Recorder {
+	r := &Recorder{store: store, spool: spool, log: log, metrics: metrics, cfg: cfg, stop: make(chan struct{}), done: make(chan struct{})}
+	metrics.Depth("recorder", func() int { return int(spool.Stats().Records) })
+	go r.drain()
 	return r
 }
 
-// Record queues e and returns. It blocks only when the queue is full, and then at most FullWait before it
-// writes e itself.
+// payload versions: the first byte of a spooled record.
+const entryV1 = 1
+
+// Record makes e durable in the spool and returns. When the spool cannot take it (a disk error), the entry is
+// written to the store directly.
 func (r *Recorder) Record(ctx context.Context, e generation.Entry) {
 	if !r.cfg.StoreContent {
 		e.Content = nil
 	}
-	r.mu.RLock()
-	if !r.closed {
-		select {
-		case r.queue <- e:
-			r.mu.RUnlock()
+	e = e.Repaired()
+	b, err := json.Marshal(e)
+	if err == nil {
+		if err = r.spool.Append(append([]byte{entryV1}, b...)); err == nil {
 			return
-		default:
-		}
-		t := time.NewTimer(r.cfg.FullWait)
-		select {
-		case r.queue <- e:
-			t.Stop()
-			r.mu.RUnlock()
-			return
-		case <-t.C:
 		}
 	}
-	r.mu.RUnlock()
-	r.write(context.WithoutCancel(ctx), []generation.Entry{e})
+	r.log.ErrorContext(ctx, "spool refused a generation entry; writing it directly", "generation_id", e.Record.ID, "err", err)
+	ctx = context.WithoutCancel(ctx)
+	if err := r.store.InsertGenerations(ctx, []generation.Entry{e}); err != nil {
+		r.metrics.RecordsLost(1)
+		r.log.ErrorContext(ctx, "generation entry neither spooled nor stored", "generation_id", e.Record.ID,
+			"key_hash", e.Record.KeyHash, "cost", e.Record.TotalCost.Decimal(), "err", err)
+	}
 }
 
-// Pending is how many entries wait in the queue.
-func (r *Recorder) Pending() int { return len(r.queue) }
+// Accepting refuses new calls while the spool is full.
+func (r *Recorder) Accepting() error {
+	if r.spool.Stats().Full() {
+		return errSpoolFull
+	}
+	return nil
+}
 
-// Close stops taking entries into the queue, writes everything queued, and returns when all is written.
+// Stats is what waits in the spool.
+func (r *Recorder) Stats() ports.SpoolStats { return r.spool.Stats() }
+
+// Close stops the writer once the spool is drained, or at once while the store is away: what is left stays in
+// the spool for the next start.
 func (r *Recorder) Close() {
-	r.mu.Lock()
-	if !r.closed {
-		r.closed = true
-		close(r.queue)
-	}
-	r.mu.Unlock()
-	r.wg.Wait()
+	close(r.stop)
+	<-r.done
 }
 
-func (r *Recorder) work() {
-	defer r.wg.Done()
-	batch := make([]generation.Entry, 0, r.cfg.BatchSize)
-	for e := range r.queue {
-		batch = append(batch[:0], e)
-	fill:
-		for len(batch) < r.cfg.BatchSize {
+func (r *Recorder) drain() {
+	defer close(r.done)
+	for {
+		recs, release, err := r.spool.Read(r.cfg.BatchSize, r.cfg.BatchBytes)
+		if err != nil {
+			r.log.Error("read spool", "err", err)
+			if !r.pause(r.cfg.MaxBackoff) {
+				return
+			}
+			continue
+		}
+		if len(recs) == 0 {
+			r.drained()
 			select {
-			case e, ok := <-r.queue:
-				if !ok {
-					break fill
-				}
-				batch = append(batch, e)
-			default:
-				break fill
+			case <-r.spool.Notify():
+				continue
+			case <-r.stop:
+				return
 			}
 		}
-		r.write(context.Background(), batch)
-	}
-}
-
-// write inserts batch, retrying; a batch that keeps failing is split so that one bad entry loses only itself.
-func (r *Recorder) write(ctx context.Context, batch []generation.Entry) {
-	pause := r.cfg.RetryBackoff
-	var err error
-	for try := 0; try <= r.cfg.Retries; try++ {
-		if err = r.store.InsertGenerations(ctx, batch); err == nil {
-			r.metrics.RecordsWritten(len(batch))
+		if !r.book(recs) {
 			return
 		}
-		if try < r.cfg.Retries {
-			r.log.WarnContext(ctx, "generation batch failed; retrying", "entries", len(batch), "err", err)
-			time.Sleep(pause)
-			pause *= 2
-		}
-	}
-	if len(batch) == 1 {
-		r.lost(ctx, batch[0], err)
-		return
-	}
-	for i := range batch {
-		if err := r.store.InsertGenerations(ctx, batch[i:i+1]); err != nil {
-			r.lost(ctx, batch[i], err)
-		} else {
-			r.metrics.RecordsWritten(1)
+		if err := release(); err != nil {
+			r.log.Error("release spool records", "err", err)
 		}
 	}
 }
 
-func (r *Recorder) lost(ctx context.Context, e generation.Entry, err error) {
-	r.metrics.RecordsLost(1)
-	r.log.ErrorContext(ctx, "generation record lost", "generation_id", e.Record.ID, "err", err)
+// drained logs the end of a backlog.
+func (r *Recorder) drained() {
+	r.mu.Lock()
+	was := r.spooling
+	r.spooling = false
+	r.mu.Unlock()
+	if was {
+		r.log.Info("generation spool drained: every entry is in the database")
+	}
+}
+
+// book writes one batch read from the spool, trying again until the store takes it; false when Close came
+// first.
+func (r *Recorder) book(recs [][]byte) bool {
+	batch := make([]generation.Entry, 0, len(recs))
+	raw := make([][]byte, 0, len(recs))
+	for _, rec := range recs {
+		var e generation.Entry
+		if len(rec) == 0 || rec[0] != entryV1 {
+			r.quarantine(rec, "", errors.New("unknown spool record version"))
+			continue
+		}
+		if err := json.Unmarshal(rec[1:], &e); err != nil {
+			r.quarantine(rec, "", fmt.Errorf("decode spool record: %w", err))
+			continue
+		}
+		batch, raw = append(batch, e), append(raw, rec)
+	}
+	pause := r.cfg.Backoff
+	for {
+		err := r.write(context.Background(), batch, raw)
+		if err == nil {
+			break
+		}
+		if r.stopping() { // one more try after Close, then the rest waits in the spool for the next start
+			r.log.Warn("generation entries left in the spool for the next start", "records", r.spool.Stats().Records, "err", err)
+			return false
+		}
+		r.mu.Lock()
+		first := !r.spooling
+		r.spooling = true
+		r.mu.Unlock()
+		if first {
+			st := r.spool.Stats()
+			r.log.Warn("database unavailable: generation entries wait in the spool", "records", st.Records, "bytes", st.Bytes, "err", err)
+		}
+		r.pause(pause)
+		pause = min(pause*2, r.cfg.MaxBackoff)
+	}
+	return true
+}
+
+// pause waits d, or until Close; it reports whether Close has not come.
+func (r *Recorder) pause(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.stop:
+		return false
+	}
+}
+
+func (r *Recorder) stopping() bool {
+	select {
+	case <-r.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// write books batch. When the store refuses it while it is reachable, the batch is halved until the entry it
+// refuses is found, and that entry is quarantined: its batch mates are written. An error means the store is
+// away and nothing was quarantined.
+func (r *Recorder) write(ctx context.Context, batch []generation.Entry, raw [][]byte) error {
+	if len(batch) == 0 {
+		return nil
+	}
+	err := r.store.InsertGenerations(ctx, batch)
+	if err == nil {
+		r.metrics.RecordsWritten(len(batch))
+		return nil
+	}
+	if perr := r.store.Ping(ctx); perr != nil {
+		return err
+	}
+	if len(batch) > 1 {
+		half := len(batch) / 2
+		if err := r.write(ctx, batch[:half], raw[:half]); err != nil {
+			return err
+		}
+		return r.write(ctx, batch[half:], raw[half:])
+	}
+	r.quarantine(raw[0], batch[0].Record.ID, err)
+	return nil
+}
+
+func (r *Recorder) quarantine(rec []byte, id string, cause error) {
+	r.metrics.RecordsLost(1) // to the database: kept apart in the quarantine
+	if err := r.spool.Quarantine(rec); err != nil {
+		r.log.Error("generation entry refused by the database and not quarantined", "generation_id", id, "cause", cause, "err", err)
+		return
+	}
+	r.log.Error("generation entry refused by the database: kept in the spool's quarantine", "generation_id", id, "err", cause)
 }

@@ -5,48 +5,70 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// fakeStore records inserts; a closed gate lets inserts through, an open one holds them (a stalled database).
+// fakeStore keeps entries by id and books each id's cost once, as the store contract says; down makes it
+// unreachable, and gate (when non-nil) holds inserts until closed.
 type fakeStore struct {
 	mu      sync.Mutex
 	rows    map[string]generation.Entry
+	booked  domain.Micros
 	batches []int
-	gate    chan struct{} // inserts wait for it to be closed, when non-nil
-	entered chan struct{} // signalled each time an insert starts waiting on the gate
-	fail    func(batch []generation.Entry) error
+	down    bool
+	gate    chan struct{}
+	refuse  string // an id the database refuses while it is up
 }
 
 func newFakeStore() *fakeStore { return &fakeStore{rows: map[string]generation.Entry{}} }
 
+var errDown = errors.New("connection refused")
+
 func (f *fakeStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
 	if f.gate != nil {
-		if f.entered != nil {
-			f.entered <- struct{}{}
-		}
 		<-f.gate
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.fail != nil {
-		if err := f.fail(batch); err != nil {
-			return err
+	if f.down {
+		return errDown
+	}
+	for _, e := range batch {
+		if e.Record.ID == f.refuse {
+			return errors.New("value too long")
 		}
 	}
 	f.batches = append(f.batches, len(batch))
 	for _, e := range batch {
-		f.rows[e.Record.ID] = e
+		if _, ok := f.rows[e.Record.ID]; !ok {
+			f.rows[e.Record.ID] = e
+			f.booked += e.Record.TotalCost
+		}
 	}
 	return nil
 }
+
+func (f *fakeStore) Ping(context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return errDown
+	}
+	return nil
+}
+
+func (f *fakeStore) setDown(v bool) { f.mu.Lock(); f.down = v; f.mu.Unlock() }
 
 func (f *fakeStore) Generation(context.Context, string) (generation.Record, error) {
 	return generation.Record{}, nil
@@ -56,131 +78,187 @@ func (f *fakeStore) GenerationContent(context.Context, string) (generation.Conte
 }
 func (f *fakeStore) PurgeGenerations(context.Context, time.Time, int) (int64, error) { return 0, nil }
 
-func (f *fakeStore) count() int {
+func (f *fakeStore) count() (int, domain.Micros) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return len(f.rows)
+	return len(f.rows), f.booked
 }
+
+var day = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 
 func entry(id string) generation.Entry {
-	return generation.Entry{Record: generation.Record{ID: id}, Content: &generation.Content{}}
+	return generation.Entry{Record: generation.Record{ID: id, KeyHash: "k", TotalCost: 10, CreatedAt: day},
+		Content: &generation.Content{}}
 }
 
-func ids(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = "gen-" + strconv.Itoa(i)
-	}
-	return out
-}
-
-func cfg(queue int) app.RecorderConfig {
-	return app.RecorderConfig{QueueSize: queue, BatchSize: 50, Workers: 1, FullWait: time.Millisecond, Retries: 2,
-		RetryBackoff: time.Microsecond, StoreContent: true}
+func cfg() app.RecorderConfig {
+	return app.RecorderConfig{BatchSize: 50, BatchBytes: 1 << 20, Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+		StoreContent: true}
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func TestRecorderWritesEverythingAndDrainsOnClose(t *testing.T) {
+func openSpool(t *testing.T, dir string, maxBytes int64) *spool.Spool {
+	t.Helper()
+	s, err := spool.Open(spool.Config{Dir: dir, MaxBytes: maxBytes, SegmentBytes: 4096}, quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func recordN(r *app.Recorder, prefix string, n int) {
+	for i := range n {
+		r.Record(context.Background(), entry(prefix+strconv.Itoa(i)))
+	}
+}
+
+func TestRecorderWritesEverythingInBatches(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
 	store.gate = make(chan struct{})
-	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg(1000))
-	all := ids(500)
-	for _, id := range all {
-		r.Record(context.Background(), entry(id))
-	}
-	close(store.gate) // the database comes back
+	r := app.NewRecorder(store, openSpool(t, t.TempDir(), 1<<30), quiet(), ports.NoMetrics{}, cfg())
+	recordN(r, "gen-", 500)
+	close(store.gate) // the database answers
 	r.Close()
-	if n := store.count(); n != len(all) {
-		t.Fatalf("%d of %d records written after Close", n, len(all))
+	if n, booked := store.count(); n != 500 || booked != 5000 {
+		t.Fatalf("%d records, %d booked after Close", n, booked)
 	}
 	for _, b := range store.batches {
 		if b > 50 {
 			t.Fatalf("batch of %d exceeds BatchSize", b)
 		}
 	}
-	if len(store.batches) >= len(all) {
-		t.Fatalf("no batching: %d inserts for %d records", len(store.batches), len(all))
-	}
-	// After Close, Record still loses nothing: it writes directly.
-	r.Record(context.Background(), entry("late"))
-	if store.count() != len(all)+1 {
-		t.Fatal("a record after Close was lost")
+	if len(store.batches) >= 500 {
+		t.Fatalf("no batching: %d inserts", len(store.batches))
 	}
 }
 
-// TestRecorderStalledDatabase holds every insert: the queue fills to its bound, callers beyond it block (they
-// are writing directly), and when the database returns every record is written.
-func TestRecorderStalledDatabase(t *testing.T) {
+// TestRecorderOutageLosesNothing: while the database is away entries wait in the spool, Close leaves them there,
+// and the next start writes each exactly once.
+func TestRecorderOutageLosesNothing(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
 	store := newFakeStore()
-	store.gate = make(chan struct{})
-	store.entered = make(chan struct{}, 1000)
-	const queue = 16
-	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg(queue))
-	r.Record(context.Background(), entry("first"))
-	<-store.entered // the worker now holds "first" and waits on the database
-
-	var wg sync.WaitGroup
-	all := ids(100)
-	for _, id := range all {
-		wg.Add(1)
-		go func() { defer wg.Done(); r.Record(context.Background(), entry(id)) }()
-	}
-	// 100 callers, 16 places: at least 84 must end up writing directly, each blocked on the stalled database.
-	for range len(all) - queue {
-		<-store.entered
-	}
-	if p := r.Pending(); p > queue {
-		t.Fatalf("queue holds %d > bound %d", p, queue)
-	}
-	close(store.gate)
-	wg.Wait()
+	store.setDown(true)
+	sp := openSpool(t, dir, 1<<30)
+	r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	recordN(r, "gen-", 120)
 	r.Close()
-	if n := store.count(); n != len(all)+1 {
-		t.Fatalf("%d of %d records written", n, len(all)+1)
+	sp.Close()
+	if n, _ := store.count(); n != 0 {
+		t.Fatalf("%d written while down", n)
 	}
-}
-
-func TestRecorderRetriesAndIsolatesBadEntries(t *testing.T) {
-	t.Parallel()
-	store := newFakeStore()
-	var mu sync.Mutex
-	transient := 1
-	store.fail = func(batch []generation.Entry) error {
-		mu.Lock()
-		defer mu.Unlock()
-		if transient > 0 {
-			transient--
-			return errors.New("connection reset")
-		}
-		for _, e := range batch {
-			if e.Record.ID == "poison" {
-				return errors.New("value too long")
-			}
-		}
-		return nil
+	store.setDown(false)
+	sp = openSpool(t, dir, 1<<30)
+	if sp.Stats().Records != 120 {
+		t.Fatalf("spool holds %d after restart", sp.Stats().Records)
 	}
-	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg(100))
-	r.Record(context.Background(), entry("a"))
-	r.Record(context.Background(), entry("poison"))
-	r.Record(context.Background(), entry("b"))
+	r = app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
 	r.Close()
-	if store.count() != 2 || store.rows["a"].Record.ID != "a" || store.rows["b"].Record.ID != "b" {
-		t.Fatalf("good entries lost next to a poisoned one: %v", store.rows)
+	if n, booked := store.count(); n != 120 || booked != 1200 {
+		t.Fatalf("after replay: %d records, %d booked", n, booked)
 	}
 }
 
-func TestRecorderWithoutContent(t *testing.T) {
+// TestRecorderReplayAfterKill: a process killed while its spool holds entries, some of which it had written to
+// the database without releasing them: its files as the page cache holds them are replayed by the next start, and
+// each entry is booked once.
+func TestRecorderReplayAfterKill(t *testing.T) {
+	t.Parallel()
+	live, after := t.TempDir(), t.TempDir()
+	down := newFakeStore()
+	down.setDown(true)
+	r := app.NewRecorder(down, openSpool(t, live, 1<<30), quiet(), ports.NoMetrics{}, cfg())
+	recordN(r, "gen-", 80)
+	for _, f := range mustGlob(t, filepath.Join(live, "*.wal")) { // no Close: what kill -9 leaves behind
+		copyFile(t, f, filepath.Join(after, filepath.Base(f)))
+	}
+	r.Close()
+	store := newFakeStore()
+	for i := range 40 { // written before the kill, never released from the spool
+		e := entry("gen-" + strconv.Itoa(i))
+		store.rows[e.Record.ID], store.booked = e, store.booked+e.Record.TotalCost
+	}
+	r2 := app.NewRecorder(store, openSpool(t, after, 1<<30), quiet(), ports.NoMetrics{}, cfg())
+	r2.Close()
+	if n, booked := store.count(); n != 80 || booked != 800 {
+		t.Fatalf("after replay: %d records, %d booked (want 80, 800)", n, booked)
+	}
+}
+
+func mustGlob(t *testing.T, pattern string) []string {
+	t.Helper()
+	m, err := filepath.Glob(pattern)
+	if err != nil || len(m) == 0 {
+		t.Fatalf("glob %s: %v %v", pattern, m, err)
+	}
+	return m
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRecorderQuarantinesWhatTheDatabaseRefuses(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
-	c := cfg(10)
+	store.refuse = "gen-7"
+	sp := openSpool(t, t.TempDir(), 1<<30)
+	r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	recordN(r, "gen-", 20)
+	r.Close()
+	if n, _ := store.count(); n != 19 {
+		t.Fatalf("%d of 19 good entries written beside a refused one", n)
+	}
+	if q := sp.Stats().Quarantined; q != 1 {
+		t.Fatalf("%d quarantined", q)
+	}
+}
+
+func TestRecorderRefusesCallsWhenTheSpoolIsFull(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	store.setDown(true)
+	r := app.NewRecorder(store, openSpool(t, t.TempDir(), 2000), quiet(), ports.NoMetrics{}, cfg())
+	defer r.Close()
+	for i := 0; r.Accepting() == nil; i++ {
+		if i > 1000 {
+			t.Fatal("never full")
+		}
+		r.Record(context.Background(), entry("gen-"+strconv.Itoa(i)))
+	}
+	if domain.StatusOf(r.Accepting()) != 503 {
+		t.Fatalf("full spool: %v", r.Accepting())
+	}
+}
+
+func TestRecorderRepairsTextAndDropsContentWhenAsked(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	c := cfg()
 	c.StoreContent = false
-	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, c)
-	r.Record(context.Background(), entry("a"))
+	r := app.NewRecorder(store, openSpool(t, t.TempDir(), 1<<30), quiet(), ports.NoMetrics{}, c)
+	e := entry("a")
+	e.Record.UserAgent = "bad\x00\xff"
+	r.Record(context.Background(), e)
 	r.Close()
-	if store.rows["a"].Content != nil {
+	got := store.rows["a"]
+	if got.Content != nil {
 		t.Fatal("content kept although store_content is off")
+	}
+	if got.Record.UserAgent != "bad\uFFFD" {
+		t.Fatalf("user agent %q", got.Record.UserAgent)
 	}
 }

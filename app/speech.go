@@ -63,7 +63,8 @@ func (s *speechCall) Input(texts []string) (generation.Input, generation.Counts)
 }
 
 func (s *speechCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
-	return speech.Estimate(ep.Pricing, texts[0], s.req.Speed, s.req.Format)
+	opts, _ := catalog.PassThrough(s.req.Options, ep.Provider) // a malformed object fails the call at Open
+	return speech.Estimate(ep.Pricing, texts[0], s.req.Speed, opts, s.req.Format)
 }
 
 // Open asks one endpoint for the audio and waits for its first bytes.

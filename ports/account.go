@@ -42,6 +42,9 @@ type UsageStore interface {
 	// Usage returns the spend of each key in hashes as of now (keys without spend are absent).
 	Usage(ctx context.Context, hashes []string, now time.Time) (map[string]account.Usage, error)
 	AddUsage(ctx context.Context, hash string, at time.Time, amount domain.Micros) error
+	// ReserveUsage holds amount (until expires, or until the call's generation entry is written) against the
+	// key's limit, when its usage on days from since plus the holds in flight plus amount stay within limit.
+	ReserveUsage(ctx context.Context, id, hash string, since time.Time, limit, amount domain.Micros, now, expires time.Time) (bool, error)
 }
 
 type MemberStore interface {

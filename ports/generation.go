@@ -8,16 +8,47 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/generation"
 )
 
-// GenerationRecorder takes one entry per generation from the request path and returns at once; the entry is
-// written in the background, and nothing is lost.
+// GenerationRecorder takes one entry per finished call from the request path. Record returns once the entry is
+// durable (in the spool); it is written to the store in the background, and nothing is lost.
 type GenerationRecorder interface {
 	Record(ctx context.Context, e generation.Entry)
+	// Accepting is nil while there is room for more entries, and an unavailable error (503) once the spool is
+	// full: the pipeline asks before any upstream work.
+	Accepting() error
 }
+
+// Spool is a local append-only log of entries not yet written to the store, bounded in bytes (adapters/spool).
+// One reader drains it; Append is safe from any goroutine.
+type Spool interface {
+	// Append returns once payload survives the process (see the adapter for what it does not survive).
+	Append(payload []byte) error
+	// Read returns up to max records (about maxBytes at most, at least one) not yet released, oldest first, and
+	// the function that releases them once they are stored; no records when none wait.
+	Read(max int, maxBytes int64) (records [][]byte, release func() error, err error)
+	// Notify is signalled after appends.
+	Notify() <-chan struct{}
+	// Quarantine keeps a record the store refuses, apart, for an operator: it is never read again.
+	Quarantine(payload []byte) error
+	Stats() SpoolStats
+}
+
+// SpoolStats is what waits in the spool.
+type SpoolStats struct {
+	Records, Bytes, MaxBytes int64
+	// Quarantined counts the records kept apart since start.
+	Quarantined int64
+}
+
+// Full reports whether the spool has reached its bound.
+func (s SpoolStats) Full() bool { return s.MaxBytes > 0 && s.Bytes >= s.MaxBytes }
 
 // GenerationStore keeps generation records and, apart from them, their content.
 type GenerationStore interface {
-	// InsertGenerations writes a batch in one transaction; ids already stored are skipped.
+	// InsertGenerations writes a batch in one transaction with the charges of its entries (see generation.Entry);
+	// ids already stored are skipped with their charges, so a batch may be written again after a crash.
 	InsertGenerations(ctx context.Context, batch []generation.Entry) error
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
 	// Generation returns generation.ErrNotFound for an unknown id.
 	Generation(ctx context.Context, id string) (generation.Record, error)
 	// GenerationContent returns generation.ErrNotFound when the generation or its content is not stored.

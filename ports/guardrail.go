@@ -64,6 +64,9 @@ type BudgetStore interface {
 
 // Admission is an inference call about to be routed.
 type Admission struct {
+	// ID is the call's generation id: the holds against the key's limit and the credits carry it, and writing
+	// the call's generation entry releases them.
+	ID        string
 	Model     string
 	Endpoints []catalog.Endpoint
 	// Texts are what will be sent upstream (speech input, video prompt, chat messages' text parts).
@@ -82,10 +85,10 @@ type Admitted struct {
 	Holds     []guardrail.Hold
 }
 
-// GuardrailEnforcer is what inference use cases call before routing, and after the call to settle its cost.
+// GuardrailEnforcer is what inference use cases call before routing; the holds it returns are settled when the
+// call's generation entry is written (generation.Entry).
 type GuardrailEnforcer interface {
 	Admit(ctx context.Context, by account.Principal, a Admission) (Admitted, error)
-	Settle(ctx context.Context, holds []guardrail.Hold, actual domain.Micros)
 }
 
 // GuardrailService is the guardrail management use case.

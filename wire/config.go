@@ -75,6 +75,11 @@ type MetricsConfig struct {
 type GenerationsConfig struct {
 	StoreContent  bool
 	RetentionDays int
+	// SpoolDir is the write-ahead log of entries not yet in the database (adapters/spool), bounded by
+	// SpoolMaxBytes; SpoolFsync waits for the disk (group commit) before a call's answer ends.
+	SpoolDir      string
+	SpoolMaxBytes int64
+	SpoolFsync    bool
 }
 
 // The file's shape. Every field has a default, so no file is needed.
@@ -120,8 +125,11 @@ type fileConfig struct {
 		} `yaml:"endpoints"`
 	} `yaml:"models"`
 	Generations struct {
-		StoreContent  *bool `yaml:"store_content"`
-		RetentionDays int   `yaml:"retention_days"`
+		StoreContent  *bool  `yaml:"store_content"`
+		RetentionDays int    `yaml:"retention_days"`
+		SpoolDir      string `yaml:"spool_dir"`
+		SpoolMaxBytes int64  `yaml:"spool_max_bytes"`
+		SpoolFsync    bool   `yaml:"spool_fsync"`
 	} `yaml:"generations"`
 	Limits struct {
 		RequestsPerMinute int `yaml:"requests_per_minute"`
@@ -168,6 +176,8 @@ func defaults() fileConfig {
 	f.Server.ShutdownTimeout = 30 * time.Second
 	f.Database.URL = "sqlite:./data/switchboard.db"
 	f.Database.MaxOpenConns = 20
+	f.Generations.SpoolDir = "./data/spool"
+	f.Generations.SpoolMaxBytes = 1 << 30
 	f.Video.PollInterval = 5 * time.Second
 	f.Video.WorkerInterval = 2 * time.Second
 	f.Metrics.Enabled = true
@@ -473,8 +483,15 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	if f.Generations.RetentionDays < 0 {
 		return Config{}, loc.err("must not be negative", "generations", "retention_days")
 	}
+	if f.Generations.SpoolDir == "" {
+		return Config{}, loc.err("is required", "generations", "spool_dir")
+	}
+	if f.Generations.SpoolMaxBytes <= 0 {
+		return Config{}, loc.err("must be positive", "generations", "spool_max_bytes")
+	}
 	cfg.Generations = GenerationsConfig{StoreContent: f.Generations.StoreContent == nil || *f.Generations.StoreContent,
-		RetentionDays: f.Generations.RetentionDays}
+		RetentionDays: f.Generations.RetentionDays, SpoolDir: f.Generations.SpoolDir,
+		SpoolMaxBytes: f.Generations.SpoolMaxBytes, SpoolFsync: f.Generations.SpoolFsync}
 	if f.Limits.RequestsPerMinute < 0 {
 		return Config{}, loc.err("must not be negative", "limits", "requests_per_minute")
 	}

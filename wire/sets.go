@@ -15,6 +15,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/pgnotify"
 	"github.com/switchboard-ai/switchboard/adapters/prom"
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
+	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -42,7 +43,7 @@ func openDB(ctx context.Context, cfg gormstore.Config, log *slog.Logger, tracing
 
 var storeSet = wire.NewSet(
 	openDB,
-	gormstore.NewHealth, wire.Bind(new(httpapi.Readiness), new(*gormstore.Health)),
+	gormstore.NewHealth, newReadiness, wire.Bind(new(httpapi.Readiness), new(readiness)),
 )
 
 // changeSet tells every replica about changes to what they cache.
@@ -80,6 +81,20 @@ func newChangeListener(db *gorm.DB, cfg gormstore.Config, caches *app.Caches, lo
 	return changeListener{Name: "change listener", Run: l.Run}, nil
 }
 
+// readiness is the database's health, with the depth of the spool of records not yet in it.
+type readiness struct {
+	*gormstore.Health
+	rec *app.Recorder
+}
+
+func newReadiness(h *gormstore.Health, rec *app.Recorder) readiness { return readiness{h, rec} }
+
+func (r readiness) Details() map[string]any {
+	st := r.rec.Stats()
+	return map[string]any{"spool": map[string]any{"records": st.Records, "bytes": st.Bytes, "max_bytes": st.MaxBytes,
+		"quarantined": st.Quarantined}}
+}
+
 var accountSet = wire.NewSet(
 	gormstore.NewAccountStore,
 	wire.Bind(new(ports.Directory), new(*gormstore.AccountStore)),
@@ -109,12 +124,22 @@ var generationSet = wire.NewSet(
 	httpapi.NewGenerationsHandler,
 )
 
-// newRecorder starts the background writer of generation records; its cleanup drains the queue.
-func newRecorder(store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg GenerationsConfig) (*app.Recorder, func()) {
+// newRecorder opens the spool (replaying what an earlier run left in it) and starts the background writer of
+// generation entries; its cleanup drains the spool while the database takes it, then closes it.
+func newRecorder(store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg GenerationsConfig) (*app.Recorder, func(), error) {
+	sp, err := spool.Open(spool.Config{Dir: cfg.SpoolDir, MaxBytes: cfg.SpoolMaxBytes, Sync: cfg.SpoolFsync}, log)
+	if err != nil {
+		return nil, nil, err
+	}
 	rc := app.DefaultRecorderConfig()
 	rc.StoreContent = cfg.StoreContent
-	r := app.NewRecorder(store, log, metrics, rc)
-	return r, r.Close
+	r := app.NewRecorder(store, sp, log, metrics, rc)
+	return r, func() {
+		r.Close()
+		if err := sp.Close(); err != nil {
+			log.Error("close spool", "err", err)
+		}
+	}, nil
 }
 
 // newRetention purges old generations (none when retention_days is 0); the workers run it.
@@ -158,11 +183,9 @@ var billingSet = wire.NewSet(
 	newBilling,
 )
 
-// newBilling charges calls; its cleanup waits for the charges in flight and writes what the worker has not.
 func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.GuardrailEnforcer, cfg CreditsConfig,
-	env app.Env, log *slog.Logger) (*app.Billing, func()) {
-	b := app.NewBilling(usage, credits, guard, app.CreditsEnabled(cfg.Enabled), env, log)
-	return b, b.Close
+	env app.Env) *app.Billing {
+	return app.NewBilling(usage, credits, guard, app.CreditsEnabled(cfg.Enabled), env)
 }
 
 var rateLimitSet = wire.NewSet(
@@ -213,9 +236,8 @@ var videoSet = wire.NewSet(
 
 // startWorkers is the one place the gateway's background work starts; its cleanup stops it, last started
 // first, before the modules the workers use are closed.
-func startWorkers(changes changeListener, billing *app.Billing, retention *app.Retention, videos *app.Videos,
-	log *slog.Logger) (*app.Workers, func()) {
-	ws := []app.Worker{billing.Worker(), retention.Worker(time.Hour), videos.Worker()}
+func startWorkers(changes changeListener, retention *app.Retention, videos *app.Videos, log *slog.Logger) (*app.Workers, func()) {
+	ws := []app.Worker{retention.Worker(time.Hour), videos.Worker()}
 	if changes.Run != nil {
 		ws = append([]app.Worker{app.Worker(changes)}, ws...)
 	}

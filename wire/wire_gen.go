@@ -38,15 +38,25 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		cleanup()
 		return nil, nil, err
 	}
-	accountStore := gormstore.NewAccountStore(db)
-	changeNotifier := newChangeNotifier(db, log)
+	generationStore := gormstore.NewGenerationStore(db)
 	metricsConfig := cfg.Metrics
 	wireMetrics := newMetrics(metricsConfig)
 	portsMetrics := wireMetrics.Port
+	generationsConfig := cfg.Generations
+	recorder, cleanup3, err := newRecorder(generationStore, log, portsMetrics, generationsConfig)
+	if err != nil {
+		cleanup2()
+		cleanup()
+		return nil, nil, err
+	}
+	wireReadiness := newReadiness(health, recorder)
+	accountStore := gormstore.NewAccountStore(db)
+	changeNotifier := newChangeNotifier(db, log)
 	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env)
 	redisConfig := cfg.Redis
-	rateLimiter, cleanup3, err := newRateLimiter(ctx, redisConfig, env, log)
+	rateLimiter, cleanup4, err := newRateLimiter(ctx, redisConfig, env, log)
 	if err != nil {
+		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
@@ -57,7 +67,6 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
 	membersHandler := httpapi.NewMembersHandler(accounts)
 	workspacesHandler := httpapi.NewWorkspacesHandler(accounts)
-	generationStore := gormstore.NewGenerationStore(db)
 	generations := app.NewGenerations(generationStore)
 	generationsHandler := httpapi.NewGenerationsHandler(generations)
 	presetStore := gormstore.NewPresetStore(db)
@@ -69,14 +78,11 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	catalog := cfg.Catalog
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
-	billing, cleanup4 := newBilling(accountStore, creditStore, guardrails, creditsConfig, env, log)
-	generationsConfig := cfg.Generations
-	recorder, cleanup5 := newRecorder(generationStore, log, portsMetrics, generationsConfig)
+	billing := newBilling(accountStore, creditStore, guardrails, creditsConfig, env)
 	inference := app.NewInference(catalog, billing, recorder, portsMetrics, env)
 	v := cfg.Providers
 	providers, err := newProviders(v, log, tracing)
 	if err != nil {
-		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -108,11 +114,10 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Videos:      videosHandler,
 		Models:      modelsHandler,
 	}
-	server := httpapi.NewServer(config, log, health, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, tracing, handlers)
+	server := httpapi.NewServer(config, log, wireReadiness, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, tracing, handlers)
 	caches := app.NewCaches(accounts, guardrails)
 	wireChangeListener, err := newChangeListener(db, gormstoreConfig, caches, log)
 	if err != nil {
-		cleanup5()
 		cleanup4()
 		cleanup3()
 		cleanup2()
@@ -120,7 +125,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		return nil, nil, err
 	}
 	retention := newRetention(generationStore, log, generationsConfig, env)
-	workers, cleanup6 := startWorkers(wireChangeListener, billing, retention, videos, log)
+	workers, cleanup5 := startWorkers(wireChangeListener, retention, videos, log)
 	gateway := &Gateway{
 		Server:   server,
 		Accounts: accounts,
@@ -132,7 +137,6 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Caches:   caches,
 	}
 	return gateway, func() {
-		cleanup6()
 		cleanup5()
 		cleanup4()
 		cleanup3()

@@ -25,13 +25,14 @@ var errCopyConflict = errors.New("copy hit an existing row")
 
 var schemas sync.Map
 
-// copyInto writes every table in one transaction with PostgreSQL's COPY, the fastest bulk path. Columns come
-// from the GORM row structs, so there is one definition of each table's shape.
-func copyInto(ctx context.Context, db *gorm.DB, tables ...copyTable) error {
-	return classify(copyTables(ctx, db, tables))
+// copyInto writes every table in one transaction with PostgreSQL's COPY, the fastest bulk path, and then runs
+// the statements in the same transaction. Columns come from the GORM row structs, so there is one definition of
+// each table's shape.
+func copyInto(ctx context.Context, db *gorm.DB, tables []copyTable, then []statement) error {
+	return classify(copyTables(ctx, db, tables, then))
 }
 
-func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable) error {
+func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable, then []statement) error {
 	sqlDB, err := db.DB()
 	if err != nil {
 		return err
@@ -62,6 +63,11 @@ func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable) error {
 					return errCopyConflict
 				}
 				return fmt.Errorf("copy into %s: %w", t.name, err)
+			}
+		}
+		for _, st := range then {
+			if _, err := tx.Exec(ctx, rebind(st.sql), st.args...); err != nil {
+				return fmt.Errorf("book charges: %w", err)
 			}
 		}
 		return tx.Commit(ctx)

@@ -36,7 +36,3 @@ func (s *CreditStore) AddCredits(ctx context.Context, amount domain.Micros) erro
 		return tx.Exec("UPDATE credit_balance SET total_micros = total_micros + ? WHERE id = 1", int64(amount)).Error
 	})
 }
-
-func (s *CreditStore) AddCreditUsage(ctx context.Context, amount domain.Micros) error {
-	return s.db.WithContext(ctx).Exec("UPDATE credit_balance SET used_micros = used_micros + ? WHERE id = 1", int64(amount)).Error
-}

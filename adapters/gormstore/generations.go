@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
@@ -244,6 +244,54 @@ func (c contentRow) domain() (generation.Content, error) {
 }
 
 func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
+	if Dialect(s.db) == Postgres {
+		rows, contents := generationRows(batch)
+		err := copyInto(ctx, s.db, []copyTable{{"generations", rows}, {"generation_contents", contents}}, charges(batch))
+		if !errors.Is(err, errCopyConflict) {
+			return err
+		}
+		// Some of these were stored before (a batch written again after a crash): skip them and their charges.
+	}
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		ids := make([]string, len(batch))
+		for i, e := range batch {
+			ids[i] = e.Record.ID
+		}
+		var stored []string
+		if err := tx.Raw("SELECT id FROM generations WHERE id IN ?", ids).Scan(&stored).Error; err != nil {
+			return fmt.Errorf("select stored generations: %w", err)
+		}
+		fresh := batch
+		if len(stored) > 0 {
+			fresh = slices.DeleteFunc(slices.Clone(batch), func(e generation.Entry) bool { return slices.Contains(stored, e.Record.ID) })
+		}
+		if len(fresh) == 0 {
+			return nil
+		}
+		rows, contents := generationRows(fresh)
+		genRows, contentRows := 400, 1000
+		if Dialect(s.db) == SQLite {
+			genRows = sqliteRowsPerInsert(reflect.TypeFor[generationRow]().NumField())
+			contentRows = sqliteRowsPerInsert(reflect.TypeFor[contentRow]().NumField())
+		}
+		if err := tx.CreateInBatches(rows, genRows).Error; err != nil {
+			return fmt.Errorf("insert generations: %w", err)
+		}
+		if len(contents) > 0 {
+			if err := tx.CreateInBatches(contents, contentRows).Error; err != nil {
+				return fmt.Errorf("insert generation contents: %w", err)
+			}
+		}
+		for _, st := range charges(fresh) {
+			if err := tx.Exec(st.sql, st.args...).Error; err != nil {
+				return fmt.Errorf("book charges: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+func generationRows(batch []generation.Entry) ([]generationRow, []contentRow) {
 	rows := make([]generationRow, len(batch))
 	contents := make([]contentRow, 0, len(batch))
 	for i, e := range batch {
@@ -252,30 +300,7 @@ func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generat
 			contents = append(contents, toContentRow(e.Record.ID, *e.Content))
 		}
 	}
-	if Dialect(s.db) == Postgres {
-		err := copyInto(ctx, s.db, copyTable{"generations", rows}, copyTable{"generation_contents", contents})
-		if !errors.Is(err, errCopyConflict) {
-			return err
-		}
-		// Some of these were stored before (a retried batch whose commit did go through): skip them row by row.
-	}
-	genRows, contentRows := 400, 1000
-	if Dialect(s.db) == SQLite {
-		genRows = sqliteRowsPerInsert(reflect.TypeFor[generationRow]().NumField())
-		contentRows = sqliteRowsPerInsert(reflect.TypeFor[contentRow]().NumField())
-	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		skip := tx.Clauses(clause.OnConflict{DoNothing: true})
-		if err := skip.CreateInBatches(rows, genRows).Error; err != nil {
-			return fmt.Errorf("insert generations: %w", err)
-		}
-		if len(contents) > 0 {
-			if err := skip.CreateInBatches(contents, contentRows).Error; err != nil {
-				return fmt.Errorf("insert generation contents: %w", err)
-			}
-		}
-		return nil
-	})
+	return rows, contents
 }
 
 // sqliteRowsPerInsert bounds the rows of one INSERT of a table of cols columns on SQLite. The SQLite driver binds

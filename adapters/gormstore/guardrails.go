@@ -375,24 +375,19 @@ func (s *GuardrailStore) Reserve(ctx context.Context, h guardrail.Hold, limit do
 			ON CONFLICT (guardrail_id, window_start) DO NOTHING`, h.GuardrailID, window).Error; err != nil {
 			return fmt.Errorf("open budget window: %w", err)
 		}
-		var spent int64
-		lock := tx
-		if Dialect(tx) == Postgres {
-			lock = tx.Clauses(clause.Locking{Strength: "UPDATE"}) // serialises reservations on this window
-		}
-		if err := lock.Table("guardrail_budgets").Select("spent_micros").
-			Where("guardrail_id = ? AND window_start = ?", h.GuardrailID, window).Scan(&spent).Error; err != nil {
-			return fmt.Errorf("lock budget: %w", err)
+		if err := lockRow(tx, "guardrail_budgets", "guardrail_id = ? AND window_start = ?", h.GuardrailID, window); err != nil {
+			return err
 		}
 		if err := tx.Exec("DELETE FROM guardrail_holds WHERE guardrail_id = ? AND expires_at <= ?", h.GuardrailID, now.UTC()).Error; err != nil {
 			return fmt.Errorf("drop expired holds: %w", err)
 		}
-		var held int64
-		if err := tx.Raw("SELECT COALESCE(SUM(amount_micros), 0) FROM guardrail_holds WHERE guardrail_id = ? AND window_start = ?",
-			h.GuardrailID, window).Scan(&held).Error; err != nil {
-			return fmt.Errorf("sum holds: %w", err)
+		var committed int64
+		if err := tx.Raw(`SELECT (SELECT spent_micros FROM guardrail_budgets WHERE guardrail_id = ? AND window_start = ?)
+			+ (SELECT COALESCE(SUM(amount_micros), 0) FROM guardrail_holds WHERE guardrail_id = ? AND window_start = ?)`,
+			h.GuardrailID, window, h.GuardrailID, window).Scan(&committed).Error; err != nil {
+			return fmt.Errorf("sum budget and holds: %w", err)
 		}
-		if domain.Micros(spent+held)+h.Amount > limit {
+		if domain.Micros(committed)+h.Amount > limit {
 			return nil
 		}
 		if err := tx.Exec("INSERT INTO guardrail_holds (id, guardrail_id, window_start, amount_micros, expires_at) VALUES (?, ?, ?, ?, ?)",

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"sync"
@@ -29,9 +30,11 @@ type Config struct {
 	ShutdownTimeout   time.Duration
 }
 
-// Readiness reports whether the server can do its work (database reachable, schema current).
+// Readiness reports whether the server can do its work (database reachable, schema current), and details that
+// /readyz shows beside its status (the spool's depth).
 type Readiness interface {
 	Ready(ctx context.Context) error
+	Details() map[string]any
 }
 
 // MetricsEndpoint is where the metrics are served: GET /metrics on the main listener when Addr is empty, on a
@@ -88,7 +91,9 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 			writeError(c, errNotReady.Wrap(err))
 			return
 		}
-		c.JSON(http.StatusOK, gin.H{"status": "ready"})
+		body := gin.H{"status": "ready"}
+		maps.Copy(body, ready.Details())
+		c.JSON(http.StatusOK, body)
 	})
 	if me.Handler != nil && me.Addr == "" {
 		e.GET("/metrics", gin.WrapH(me.Handler))

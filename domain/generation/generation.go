@@ -3,11 +3,13 @@
 package generation
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
 )
 
 type APIType string
@@ -142,10 +144,68 @@ type Failure struct {
 	Previous     []Attempt
 }
 
-// Entry is what the request path hands to the recorder: the record and, when kept, its content.
+// Entry is what the request path hands to the recorder: the record and, when kept, its content, and the
+// guardrail holds the call reserved. Writing an entry also books its charge in the same transaction: the key's
+// usage and the organization's credit usage grow by Record.TotalCost, and the holds are settled at it.
 type Entry struct {
 	Record  Record
 	Content *Content
+	Holds   []guardrail.Hold
+}
+
+// Repaired is the entry with every text a database cannot store repaired (domain.RepairText): whatever an
+// upstream or a header put in it, the entry can be written.
+func (e Entry) Repaired() Entry {
+	fix := domain.RepairText
+	fixp := func(p *string) *string {
+		if p == nil || domain.Storable(*p) {
+			return p
+		}
+		v := fix(*p)
+		return &v
+	}
+	fixAttempts := func(as []Attempt) []Attempt {
+		for i, a := range as {
+			if !domain.Storable(a.ProviderName + a.EndpointID + a.UpstreamModel + a.UpstreamID + a.Error + a.Raw) {
+				as = slices.Clone(as)
+				as[i].ProviderName, as[i].EndpointID, as[i].UpstreamModel = fix(a.ProviderName), fix(a.EndpointID), fix(a.UpstreamModel)
+				as[i].UpstreamID, as[i].Error, as[i].Raw = fix(a.UpstreamID), fix(a.Error), fix(a.Raw)
+			}
+		}
+		return as
+	}
+	r := &e.Record
+	r.ID, r.RequestID, r.UpstreamID, r.WorkspaceID, r.KeyHash = fix(r.ID), fix(r.RequestID), fix(r.UpstreamID), fix(r.WorkspaceID), fix(r.KeyHash)
+	r.APIType = APIType(fix(string(r.APIType)))
+	r.UserID, r.PresetID, r.Router, r.SessionID = fixp(r.UserID), fixp(r.PresetID), fixp(r.Router), fixp(r.SessionID)
+	r.Model, r.ProviderName, r.Origin, r.Referer = fix(r.Model), fix(r.ProviderName), fix(r.Origin), fix(r.Referer)
+	r.UserAgent, r.ExternalUser, r.FinishReason, r.NativeFinishReason = fix(r.UserAgent), fix(r.ExternalUser), fix(r.FinishReason), fix(r.NativeFinishReason)
+	r.DataRegion, r.ServiceTier, r.WebSearchEngine = fix(r.DataRegion), fixp(r.ServiceTier), fixp(r.WebSearchEngine)
+	r.Attempts = fixAttempts(r.Attempts)
+	for i, f := range r.Flags {
+		if !domain.Storable(f) {
+			r.Flags = slices.Clone(r.Flags)
+			r.Flags[i] = fix(f)
+		}
+	}
+	if e.Content != nil {
+		c := *e.Content
+		c.Input.Prompt = fixp(c.Input.Prompt)
+		for i, m := range c.Input.Messages {
+			if !domain.Storable(m.Role + m.Content) {
+				c.Input.Messages = slices.Clone(c.Input.Messages)
+				c.Input.Messages[i] = Message{Role: fix(m.Role), Content: fix(m.Content)}
+			}
+		}
+		c.Output.Completion, c.Output.Reasoning = fix(c.Output.Completion), fixp(c.Output.Reasoning)
+		if c.Failure != nil {
+			f := *c.Failure
+			f.Message, f.ProviderName, f.Raw, f.Previous = fix(f.Message), fixp(f.ProviderName), fixp(f.Raw), fixAttempts(f.Previous)
+			c.Failure = &f
+		}
+		e.Content = &c
+	}
+	return e
 }
 
 var (

@@ -4,6 +4,7 @@ package speech
 
 import (
 	"fmt"
+	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
 
@@ -112,14 +113,62 @@ func Cost(p catalog.Pricing, chars int64, audioBytes int64, f Format) domain.Mic
 }
 
 // Estimate is the most a call is expected to cost before it is made: audio is assumed to run at 10 characters
-// a second (speech is slower), divided by the speed.
-func Estimate(p catalog.Pricing, text string, speed *float64, f Format) domain.Micros {
+// a second (speech is slower), divided by the slowest speed the call asks for — the request's own, or any speed
+// in the endpoint's provider.options passthrough (opts), which the provider applies over it.
+func Estimate(p catalog.Pricing, text string, speed *float64, opts map[string]any, f Format) domain.Micros {
 	chars := Characters(text)
 	seconds := float64(chars) / 10
-	if speed != nil && *speed > 0 {
-		seconds /= *speed
+	if s := slowest(speed, opts); s > 0 {
+		seconds /= s
 	}
 	return Cost(p, chars, int64(seconds*float64(bytesPerSecond(f)))+1, f)
+}
+
+// speedKeys are the options providers read as a speaking rate (OpenAI, Deepgram and ElevenLabs' voice_settings
+// say speed; Google's speaking_rate), at any depth of the passthrough object.
+var speedKeys = map[string]bool{"speed": true, "speaking_rate": true, "speakingrate": true, "rate": true}
+
+// slowest is the smallest positive speed among the request's and the options' (0 when none is given).
+func slowest(speed *float64, opts map[string]any) float64 {
+	var low float64
+	consider := func(v float64) {
+		if v > 0 && (low == 0 || v < low) {
+			low = v
+		}
+	}
+	if speed != nil {
+		consider(*speed)
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				if speedKeys[strings.ToLower(k)] {
+					consider(number(x))
+				}
+				walk(x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(opts)
+	return low
+}
+
+// number is a JSON number as decoded into any (float64, or json.Number with UseNumber), and 0 for anything else.
+func number(v any) float64 {
+	switch n := v.(type) {
+	case float64:
+		return n
+	case interface{ Float64() (float64, error) }:
+		f, _ := n.Float64()
+		return f
+	}
+	return 0
 }
 
 func bytesPerSecond(f Format) int64 {

@@ -1,7 +1,9 @@
 package speech_test
 
 import (
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -56,5 +58,36 @@ func TestCharactersAndCost(t *testing.T) {
 	}
 	if c := speech.Cost(catalog.Pricing{}, 1000, 1000, speech.PCM); c != 0 {
 		t.Fatalf("free endpoint costs %d", c)
+	}
+}
+
+// TestEstimateHonoursTheSlowestSpeed: per-second pricing reserves for the longest audio the call may produce: a
+// slower speed in the request or anywhere in the endpoint's provider.options makes it longer.
+func TestEstimateHonoursTheSlowestSpeed(t *testing.T) {
+	perSecond := domain.Micros(1_000_000) // $1 a second
+	p := catalog.Pricing{PerSecond: &perSecond}
+	text := strings.Repeat("a", 100) // 10 s at speed 1
+	half, two := 0.5, 2.0
+	for _, tc := range []struct {
+		name  string
+		speed *float64
+		opts  map[string]any
+		want  float64 // seconds
+	}{
+		{"default", nil, nil, 10},
+		{"request speed", &two, nil, 5},
+		{"options speed", nil, map[string]any{"speed": json.Number("0.25")}, 40},
+		{"options slower than request", &two, map[string]any{"speed": 0.5}, 20},
+		{"request slower than options", &half, map[string]any{"speed": 2.0}, 20},
+		{"nested voice settings", nil, map[string]any{"voice_settings": map[string]any{"speed": 0.7}}, 10 / 0.7},
+		{"google speaking rate", nil, map[string]any{"speaking_rate": 0.5}, 20},
+		{"non-numbers ignored", nil, map[string]any{"speed": "slow", "rate": -1.0}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := float64(speech.Estimate(p, text, tc.speed, tc.opts, speech.PCM)) / 1e6
+			if got < tc.want || got > tc.want+0.001 {
+				t.Fatalf("estimate $%.4f, want $%.4f", got, tc.want)
+			}
+		})
 	}
 }

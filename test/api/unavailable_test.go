@@ -15,11 +15,12 @@ import (
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
-// proxy forwards TCP to target until cut, after which it refuses every connection.
+// proxy forwards TCP to target until cut, after which it refuses every connection until resumed.
 type proxy struct {
-	ln    net.Listener
-	mu    sync.Mutex
-	conns []net.Conn
+	target string
+	ln     net.Listener
+	mu     sync.Mutex
+	conns  []net.Conn
 }
 
 func newProxy(t *testing.T, target string) *proxy {
@@ -27,7 +28,26 @@ func newProxy(t *testing.T, target string) *proxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &proxy{ln: ln}
+	p := &proxy{target: target, ln: ln}
+	p.serve(ln)
+	t.Cleanup(p.cut)
+	return p
+}
+
+// resume listens again on the same address.
+func (p *proxy) resume(t *testing.T) {
+	ln, err := net.Listen("tcp", p.ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln, p.conns = ln, nil
+	p.mu.Unlock()
+	p.serve(ln)
+}
+
+func (p *proxy) serve(ln net.Listener) {
+	target := p.target
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -46,14 +66,12 @@ func newProxy(t *testing.T, target string) *proxy {
 			go func() { io.Copy(c, up); c.Close() }()
 		}
 	}()
-	t.Cleanup(p.cut)
-	return p
 }
 
 func (p *proxy) cut() {
-	p.ln.Close()
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.ln.Close()
 	for _, c := range p.conns {
 		c.Close()
 	}

@@ -281,12 +281,13 @@ func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*resu
 	cfg := fmt.Sprintf(`log: {level: warn}
 server: {addr: %q}
 database: {url: %q}
+generations: {spool_dir: %q}
 limits: {requests_per_minute: 1000000000}
 credits: {enabled: %t}
 providers:
   - {slug: fake, kind: openai, base_url: %s/v1, api_key: %s}
 models:%s
-`, addr, dbURL, o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
+`, addr, dbURL, filepath.Join(dir, "spool-"+dialect), o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}

@@ -2,15 +2,18 @@ package contract
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// CreditStore checks the organization's balance: it starts empty, grants and usage add up, and concurrent
-// usage loses nothing.
+// CreditStore checks the organization's balance: it starts empty, grants add up, and reservations hold: what
+// is held plus a new amount never passes the balance, also when many reserve at once, and expired holds free
+// their room.
 func CreditStore(t *testing.T, newStore func(t *testing.T) ports.CreditStore) {
 	ctx := context.Background()
 	s := newStore(t)
@@ -22,33 +25,43 @@ func CreditStore(t *testing.T, newStore func(t *testing.T) ports.CreditStore) {
 		}
 	}
 	balance(0, 0)
-	if err := s.AddCredits(ctx, 5_000_000); err != nil {
+	now := time.Date(2026, 3, 18, 15, 4, 5, 0, time.UTC)
+	if ok, err := s.ReserveCredits(ctx, "call-0", 1, now, now.Add(time.Minute)); err != nil || ok {
+		t.Fatalf("reserved against no credits: %v %v", ok, err)
+	}
+	if err := s.AddCredits(ctx, 5_000); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddCredits(ctx, 250_000); err != nil {
+	if err := s.AddCredits(ctx, 250); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AddCreditUsage(ctx, 1_000); err != nil {
-		t.Fatal(err)
-	}
-	balance(5_250_000, 1_000)
+	balance(5_250, 0)
 
-	const writers = 16
+	const callers = 16
 	var wg sync.WaitGroup
-	errs := make(chan error, writers)
-	for range writers {
+	var mu sync.Mutex
+	admitted := 0
+	for i := range callers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- s.AddCreditUsage(ctx, 10)
+			ok, err := s.ReserveCredits(ctx, fmt.Sprintf("call-%d", i+1), 1_000, now, now.Add(time.Minute))
+			if err != nil {
+				t.Error(err)
+			}
+			if ok {
+				mu.Lock()
+				admitted++
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			t.Fatal(err)
-		}
+	if admitted != 5 {
+		t.Fatalf("%d reservations of 1,000 admitted against 5,250, want 5", admitted)
 	}
-	balance(5_250_000, 1_000+writers*10)
+	if ok, _ := s.ReserveCredits(ctx, "later", 1_000, now.Add(time.Hour), now.Add(2*time.Hour)); !ok {
+		t.Fatal("expired holds still count")
+	}
+	balance(5_250, 0)
 }

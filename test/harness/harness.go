@@ -85,6 +85,9 @@ func Start(t testing.TB, opts ...Option) *Gateway {
 		}
 		o.env["DATABASE_URL"] = dbURL
 	}
+	if o.env["SWITCHBOARD_GENERATIONS_SPOOL_DIR"] == "" {
+		o.env["SWITCHBOARD_GENERATIONS_SPOOL_DIR"] = t.TempDir()
+	}
 	path := ""
 	if o.yaml != "" {
 		path = filepath.Join(t.TempDir(), "switchboard.yaml")

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -14,8 +13,12 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
+	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/contract"
 	"github.com/switchboard-ai/switchboard/test/testdb"
@@ -79,36 +82,52 @@ func holdLock(t *testing.T, db *gorm.DB) (release func()) {
 	return release
 }
 
-// TestRecorderDrainsFullQueueOnShutdown fills the queue to its bound while the database is stalled, then shuts
-// down: every record reaches PostgreSQL.
-func TestRecorderDrainsFullQueueOnShutdown(t *testing.T) {
-	db := testdb.Postgres(t)
-	store := gormstore.NewGenerationStore(db)
-	cfg := app.DefaultRecorderConfig()
-	cfg.QueueSize = 2000
-	release := holdLock(t, db)
-	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg)
-	n := 0
-	for r.Pending() < cfg.QueueSize { // only this goroutine adds, so each of these Records finds room
-		r.Record(context.Background(), fullEntry(fmt.Sprintf("gen-1-%d", n), t0))
-		n++
+func openSpool(t testing.TB) *spool.Spool {
+	t.Helper()
+	sp, err := spool.Open(spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 30}, quiet())
+	if err != nil {
+		t.Fatal(err)
 	}
-	release()
-	r.Close()
-	if got := countGenerations(t, db); got != int64(n) {
-		t.Fatalf("%d of %d records stored after shutdown", got, n)
-	}
+	t.Cleanup(func() { sp.Close() })
+	return sp
 }
 
-// TestRecorderStalledDatabase keeps the table locked while many callers record: the queue stays at its bound,
-// the heap does not grow with the number of records, and all of them are stored once the lock goes.
+// TestInsertGenerationsBooksChargesOnce: writing an entry books its cost as the key's usage and the credits'
+// usage, and releases its guardrail holds, in the same transaction; writing it again (a replay) books nothing.
+func TestInsertGenerationsBooksChargesOnce(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := gormstore.NewGenerationStore(db)
+		a, b := fullEntry("gen-1-a", t0), fullEntry("gen-1-b", t0)
+		a.Holds = []guardrail.Hold{{ID: "hold-1", GuardrailID: "deleted-guardrail", Window: t0, Amount: 5}}
+		for _, batch := range [][]generation.Entry{{a}, {a, b}, {b, a}} {
+			if err := s.InsertGenerations(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		usage, err := gormstore.NewAccountStore(db).Usage(ctx, []string{"k"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, used, err := gormstore.NewCreditStore(db).Credits(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := a.Record.TotalCost + b.Record.TotalCost
+		if usage["k"].Total != want || used != want {
+			t.Fatalf("booked key usage %d, credit usage %d; want %d each", usage["k"].Total, used, want)
+		}
+	})
+}
+
+// TestRecorderStalledDatabase keeps the generations table locked while 32 callers record: none of them waits
+// (their entries are in the spool), the writer waits on the lock in PostgreSQL itself, and once the lock goes
+// every record is stored and its cost booked exactly.
 func TestRecorderStalledDatabase(t *testing.T) {
 	db := testdb.Postgres(t)
 	store := gormstore.NewGenerationStore(db)
-	cfg := app.DefaultRecorderConfig()
-	cfg.QueueSize, cfg.FullWait = 500, time.Millisecond
 	release := holdLock(t, db)
-	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg)
+	r := app.NewRecorder(store, openSpool(t), quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig())
 
 	const callers, perCaller = 32, 100
 	var wg sync.WaitGroup
@@ -121,33 +140,32 @@ func TestRecorderStalledDatabase(t *testing.T) {
 			}
 		}()
 	}
-	// Stalled: the queue is at its bound, and the workers and callers wait on the lock in PostgreSQL itself.
+	wg.Wait() // every caller returned while the database is stalled
 	waiting := func() (n int) {
 		db.Raw("SELECT COUNT(*) FROM pg_locks WHERE relation = 'generations'::regclass AND NOT granted").Scan(&n)
 		return n
 	}
-	for deadline := time.Now().Add(30 * time.Second); r.Pending() != cfg.QueueSize || waiting() < cfg.Workers; {
+	for deadline := time.Now().Add(30 * time.Second); waiting() < 1; {
 		if time.Now().After(deadline) {
-			t.Fatalf("no stall: %d queued of %d, %d writers waiting on the lock", r.Pending(), cfg.QueueSize, waiting())
+			t.Fatalf("no stall: %d writers waiting on the lock", waiting())
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	// Every caller is now blocked writing one record directly: memory is bounded by queue + callers, not by
-	// the 3,200 records they want to write.
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	if r.Pending() > cfg.QueueSize {
-		t.Fatalf("queue grew past its bound: %d", r.Pending())
+	if st := r.Stats(); st.Records == 0 {
+		t.Fatalf("spool empty while the database is stalled: %+v", st)
 	}
-	heapStalled := ms.HeapAlloc
 	release()
-	wg.Wait()
 	r.Close()
 	if got := countGenerations(t, db); got != callers*perCaller {
 		t.Fatalf("%d of %d records stored", got, callers*perCaller)
 	}
-	t.Logf("heap while stalled: %d KiB", heapStalled>>10)
+	usage, err := gormstore.NewAccountStore(db).Usage(context.Background(), []string{"k"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fullEntry("x", t0).Record.TotalCost * callers * perCaller; usage["k"].Total != want {
+		t.Fatalf("usage %d, want %d", usage["k"].Total, want)
+	}
 }
 
 // BenchmarkRecorder measures what Record costs the request path and how many records per second reach
@@ -156,8 +174,7 @@ func TestRecorderStalledDatabase(t *testing.T) {
 func BenchmarkRecorder(b *testing.B) {
 	db := testdb.Postgres(b)
 	store := gormstore.NewGenerationStore(db)
-	cfg := app.DefaultRecorderConfig()
-	r := app.NewRecorder(store, quiet(), ports.NoMetrics{}, cfg)
+	r := app.NewRecorder(store, openSpool(b), quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig())
 	entries := make([]generation.Entry, b.N)
 	for i := range entries {
 		entries[i] = fullEntry(fmt.Sprintf("gen-1-%d", i), t0)
@@ -181,4 +198,57 @@ func BenchmarkRecorder(b *testing.B) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "records/s")
 	b.ReportMetric(float64(costs[len(costs)/2].Nanoseconds()), "record-p50-ns")
 	b.ReportMetric(float64(costs[len(costs)*99/100].Nanoseconds()), "record-p99-ns")
+}
+
+// TestReservations: a key's limit and the credits are reserved atomically — usage (or credit usage) plus holds
+// plus the new amount must fit — and writing the call's entry turns its hold into usage.
+func TestReservations(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		accounts, credits, gens := gormstore.NewAccountStore(db), gormstore.NewCreditStore(db), gormstore.NewGenerationStore(db)
+		ws, err := accounts.DefaultWorkspace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := accounts.CreateKey(ctx, account.Key{Hash: "k", Name: "k", Label: "x", WorkspaceID: ws.ID, CreatedAt: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if err := credits.AddCredits(ctx, 250); err != nil {
+			t.Fatal(err)
+		}
+		exp := t0.Add(time.Hour)
+		reserve := func(id string, amount domain.Micros) (bool, bool) {
+			k, err := accounts.ReserveUsage(ctx, id, "k", time.Time{}, 250, amount, t0, exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := credits.ReserveCredits(ctx, id, amount, t0, exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return k, c
+		}
+		if k, c := reserve("gen-1", 200); !k || !c {
+			t.Fatal("200 of 250 refused")
+		}
+		if k, c := reserve("gen-2", 100); k || c {
+			t.Fatal("200 held + 100 admitted against 250")
+		}
+		e := fullEntry("gen-1", t0)
+		e.Record.TotalCost = 120 // the call cost less than its estimate
+		if err := gens.InsertGenerations(ctx, []generation.Entry{e}); err != nil {
+			t.Fatal(err)
+		}
+		if k, c := reserve("gen-3", 130); !k || !c {
+			t.Fatal("120 spent + 130 refused against 250 after the hold was settled")
+		}
+		if k, c := reserve("gen-4", 1); k || c {
+			t.Fatal("the limit is full")
+		}
+		if k, _ := func() (bool, error) {
+			return accounts.ReserveUsage(ctx, "gen-5", "k", time.Time{}, 250, 130, exp.Add(time.Second), exp.Add(time.Hour))
+		}(); !k {
+			t.Fatal("an expired hold still counts")
+		}
+	})
 }

@@ -15,10 +15,28 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// Credits is the organization's balance.
+// Credits is the organization's balance; holds are reservations by call id, with their expiry.
 type Credits struct {
 	mu          sync.Mutex
 	total, used domain.Micros
+	holds       map[string]hold
+}
+
+type hold struct {
+	key     string
+	amount  domain.Micros
+	expires time.Time
+}
+
+// held sums the unexpired holds of key ("" for all).
+func held(holds map[string]hold, key string, now time.Time) domain.Micros {
+	var sum domain.Micros
+	for _, h := range holds {
+		if (key == "" || h.key == key) && h.expires.After(now) {
+			sum += h.amount
+		}
+	}
+	return sum
 }
 
 var _ ports.CreditStore = (*Credits)(nil)
@@ -36,17 +54,44 @@ func (c *Credits) AddCredits(_ context.Context, amount domain.Micros) error {
 	return nil
 }
 
-func (c *Credits) AddCreditUsage(_ context.Context, amount domain.Micros) error {
+func (c *Credits) ReserveCredits(_ context.Context, id string, amount domain.Micros, now, expires time.Time) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.used += amount
-	return nil
+	if c.used+held(c.holds, "", now)+amount > c.total {
+		return false, nil
+	}
+	if c.holds == nil {
+		c.holds = map[string]hold{}
+	}
+	c.holds[id] = hold{amount: amount, expires: expires}
+	return true, nil
 }
 
-// Usage is the keys' spend by UTC day.
+// Usage is the keys' spend by UTC day, and their holds.
 type Usage struct {
 	mu    sync.Mutex
 	byDay map[string]map[time.Time]domain.Micros
+	holds map[string]hold
+}
+
+func (u *Usage) ReserveUsage(_ context.Context, id, hash string, since time.Time, limit, amount domain.Micros,
+	now, expires time.Time) (bool, error) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var spent domain.Micros
+	for day, m := range u.byDay[hash] {
+		if !day.Before(domain.IntervalDaily.Start(since)) {
+			spent += m
+		}
+	}
+	if spent+held(u.holds, hash, now)+amount > limit {
+		return false, nil
+	}
+	if u.holds == nil {
+		u.holds = map[string]hold{}
+	}
+	u.holds[id] = hold{key: hash, amount: amount, expires: expires}
+	return true, nil
 }
 
 var _ ports.UsageStore = (*Usage)(nil)

@@ -262,7 +262,7 @@ func (f *fleet) start(t *testing.T) *replica {
 	_ = l.Close()
 	r := &replica{url: "http://" + addr, log: &bytes.Buffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(f.bin, "serve")
-	r.cmd.Env = append(slices.Clone(f.env), "SWITCHBOARD_SERVER_ADDR="+addr)
+	r.cmd.Env = append(slices.Clone(f.env), "SWITCHBOARD_SERVER_ADDR="+addr, "SWITCHBOARD_GENERATIONS_SPOOL_DIR="+t.TempDir())
 	r.cmd.Stdout, r.cmd.Stderr = &syncWriter{w: r.log}, &syncWriter{w: r.log}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,118 @@
+package gormstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/domain/generation"
+)
+
+// statement is one SQL statement with ? placeholders, run on GORM or, rebound, on pgx.
+type statement struct {
+	sql  string
+	args []any
+}
+
+// rebind turns ? placeholders into PostgreSQL's $n for pgx.
+func rebind(sql string) string {
+	var b strings.Builder
+	n := 0
+	for _, r := range sql {
+		if r == '?' {
+			n++
+			b.WriteString("$" + strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func placeholders(n, width int) string {
+	one := "(" + strings.TrimSuffix(strings.Repeat("?, ", width), ", ") + ")"
+	return strings.TrimSuffix(strings.Repeat(one+", ", n), ", ")
+}
+
+type usageKey struct{ hash, day string }
+
+type spendKey struct{ guardrailID, window string }
+
+// charges are the statements that book the charges of entries written in the same transaction (see
+// generation.Entry): key usage by UTC day, the organization's credit usage, and the settlement of the holds the
+// calls took against guardrail budgets, the key's limit and the credits (the last two carry the generation id).
+// Rows are touched in a fixed order so that concurrent writers cannot deadlock.
+func charges(entries []generation.Entry) []statement {
+	usage := map[usageKey]int64{}
+	spend := map[spendKey]int64{}
+	var credits int64
+	var holds, ids []any
+	for _, e := range entries {
+		ids = append(ids, e.Record.ID)
+		cost := int64(e.Record.TotalCost)
+		if cost != 0 {
+			usage[usageKey{e.Record.KeyHash, e.Record.CreatedAt.UTC().Format(dayLayout)}] += cost
+			credits += cost
+		}
+		for _, h := range e.Holds {
+			holds = append(holds, h.ID)
+			if cost != 0 {
+				spend[spendKey{h.GuardrailID, h.Window.UTC().Format(dayLayout)}] += cost
+			}
+		}
+	}
+	in := func(n int) string { return "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")" }
+	out := []statement{
+		{"DELETE FROM key_holds WHERE id IN " + in(len(ids)), ids},
+		{"DELETE FROM credit_holds WHERE id IN " + in(len(ids)), ids},
+	}
+	if len(holds) > 0 {
+		out = append(out, statement{"DELETE FROM guardrail_holds WHERE id IN " + in(len(holds)), holds})
+	}
+	for _, k := range sortedKeys(spend, func(a, b spendKey) int {
+		return cmp.Or(strings.Compare(a.guardrailID, b.guardrailID), strings.Compare(a.window, b.window))
+	}) {
+		// a guardrail deleted since the call was admitted has no budget left to book
+		out = append(out, statement{`INSERT INTO guardrail_budgets (guardrail_id, window_start, spent_micros)
+			SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM guardrails WHERE id = ?)
+			ON CONFLICT (guardrail_id, window_start) DO UPDATE SET spent_micros = guardrail_budgets.spent_micros + excluded.spent_micros`,
+			[]any{k.guardrailID, k.window, spend[k], k.guardrailID}})
+	}
+	if len(usage) > 0 {
+		keys := sortedKeys(usage, func(a, b usageKey) int { return cmp.Or(strings.Compare(a.hash, b.hash), strings.Compare(a.day, b.day)) })
+		args := make([]any, 0, 3*len(keys))
+		for _, k := range keys {
+			args = append(args, k.hash, k.day, usage[k])
+		}
+		out = append(out, statement{`INSERT INTO key_usage (key_hash, day, micros) VALUES ` + placeholders(len(keys), 3) + `
+			ON CONFLICT (key_hash, day) DO UPDATE SET micros = key_usage.micros + excluded.micros`, args})
+	}
+	if credits != 0 {
+		out = append(out, statement{"UPDATE credit_balance SET used_micros = used_micros + ? WHERE id = 1", []any{credits}})
+	}
+	return out
+}
+
+func sortedKeys[K comparable, V any](m map[K]V, cmp func(a, b K) int) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, cmp)
+	return keys
+}
+
+// Ping reports whether the database answers.
+func (s *GenerationStore) Ping(ctx context.Context) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	if err := sqlDB.PingContext(ctx); err != nil {
+		return fmt.Errorf("ping database: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,460 @@
+// Package spool is a local append-only write-ahead log: the gateway appends each finished call to it before the
+// call's response ends, and a writer drains it into the database. It is a directory of segment files, each a
+// sequence of records framed as
+//
+//	length uint32 (little endian) | CRC-32C of the payload uint32 | payload
+//
+// Durability: Append returns once the record is in the operating system's page cache (one write(2)), which
+// survives kill -9 of the process and any crash of the gateway, but not a crash of the machine or a power cut.
+// With Sync set, Append also waits for fsync(2) (group commit: one fsync covers every record appended while the
+// previous one ran), which survives those too, at the cost of a disk flush per batch of calls.
+//
+// The spool is bounded in bytes: Full reports when the records not yet drained reach MaxBytes, and the gateway
+// then refuses new calls (before doing any work) rather than serve calls it cannot record. Append itself never
+// refuses for size, so a call already admitted always gets its record in.
+//
+// On Open every record on disk is read again: records drained before a crash but not yet released are handed to
+// the writer a second time, so whatever consumes them must be idempotent.
+package spool
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// Config is where the spool lives and how much it may hold.
+type Config struct {
+	Dir string
+	// MaxBytes bounds the records not yet drained.
+	MaxBytes int64
+	// SegmentBytes is when a new segment file is started; drained segments are deleted whole.
+	SegmentBytes int64
+	// Sync waits for fsync (group commit) in Append.
+	Sync bool
+}
+
+const (
+	headerLen = 8
+	// MaxRecord bounds one record; longer payloads are refused by Append.
+	MaxRecord = 64 << 20
+	suffix    = ".wal"
+)
+
+var (
+	castagnoli = crc32.MakeTable(crc32.Castagnoli)
+	// ErrTooLarge is a record over MaxRecord.
+	ErrTooLarge = errors.New("spool: record too large")
+	// ErrClosed is an append after Close.
+	ErrClosed = errors.New("spool: closed")
+)
+
+// Pos is a place in the spool: a segment and an offset in it.
+type Pos struct {
+	Seg uint64
+	Off int64
+}
+
+func (p Pos) before(q Pos) bool { return p.Seg < q.Seg || p.Seg == q.Seg && p.Off < q.Off }
+
+// Spool is safe for concurrent Append; one reader calls Read and the release it returns.
+type Spool struct {
+	cfg  Config
+	log  *slog.Logger
+	lock *os.File // flock'ed while open: one process per spool
+
+	mu          sync.Mutex
+	closed      bool
+	w           *os.File // the segment being appended to
+	wpos        Pos      // where the next record goes
+	sizes       map[uint64]int64
+	depth       int64 // bytes appended and not yet released
+	records     int64 // records appended and not yet released
+	quarantined int64
+	notify      chan struct{}
+
+	syncMu sync.Mutex
+	synced Pos // everything before it is on disk
+
+	// the reader's state
+	rpos  Pos
+	rfile *os.File
+	rseg  uint64
+}
+
+// Open opens (creating) the spool in cfg.Dir and finds the records left by an earlier process. A record whose
+// frame is torn (a crash mid-write) ends its segment: the segment is cut there.
+func Open(cfg Config, log *slog.Logger) (*Spool, error) {
+	if cfg.SegmentBytes <= 0 {
+		cfg.SegmentBytes = 16 << 20
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(cfg.Dir, "LOCK"), os.O_CREATE|os.O_RDWR, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		lock.Close()
+		return nil, fmt.Errorf("spool: %s is in use by another process (each gateway needs its own spool_dir): %w", cfg.Dir, err)
+	}
+	s := &Spool{cfg: cfg, log: log, lock: lock, sizes: map[uint64]int64{}, notify: make(chan struct{}, 1)}
+	segs, err := s.segments()
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	for _, seg := range segs {
+		size, n, err := s.scan(seg)
+		if err != nil {
+			lock.Close()
+			return nil, err
+		}
+		s.sizes[seg] = size
+		s.depth += size
+		s.records += n
+	}
+	next := uint64(1)
+	if len(segs) > 0 {
+		s.rpos = Pos{Seg: segs[0]}
+		next = segs[len(segs)-1] + 1
+	} else {
+		s.rpos = Pos{Seg: next}
+	}
+	if err := s.startSegment(next); err != nil {
+		lock.Close()
+		return nil, err
+	}
+	s.synced = s.wpos
+	if s.records > 0 {
+		log.Warn("spool holds records from an earlier run; replaying them", "dir", cfg.Dir, "records", s.records, "bytes", s.depth)
+	}
+	return s, nil
+}
+
+func (s *Spool) path(seg uint64) string {
+	return filepath.Join(s.cfg.Dir, fmt.Sprintf("%016d%s", seg, suffix))
+}
+
+func (s *Spool) segments() ([]uint64, error) {
+	entries, err := os.ReadDir(s.cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	var segs []uint64
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), suffix)
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(name, 10, 64); err == nil {
+			segs = append(segs, n)
+		}
+	}
+	slices.Sort(segs)
+	return segs, nil
+}
+
+// scan checks every frame of a segment left by an earlier process and cuts a torn or corrupt tail.
+func (s *Spool) scan(seg uint64) (int64, int64, error) {
+	f, err := os.OpenFile(s.path(seg), os.O_RDWR, 0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("spool: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, 0, fmt.Errorf("spool: %w", err)
+	}
+	var off, n int64
+	for off < info.Size() {
+		payload, err := readFrame(f, off, info.Size())
+		if err != nil {
+			s.log.Error("spool segment cut at a torn or corrupt record", "segment", s.path(seg), "offset", off,
+				"bytes_cut", info.Size()-off, "err", err)
+			if err := f.Truncate(off); err != nil {
+				return 0, 0, fmt.Errorf("spool: cut %s: %w", s.path(seg), err)
+			}
+			break
+		}
+		off += headerLen + int64(len(payload))
+		n++
+	}
+	return off, n, nil
+}
+
+func readFrame(r io.ReaderAt, off, limit int64) ([]byte, error) {
+	if limit-off < headerLen {
+		return nil, io.ErrUnexpectedEOF
+	}
+	var h [headerLen]byte
+	if _, err := r.ReadAt(h[:], off); err != nil {
+		return nil, err
+	}
+	n := int64(binary.LittleEndian.Uint32(h[:4]))
+	if n > MaxRecord || off+headerLen+n > limit {
+		return nil, io.ErrUnexpectedEOF
+	}
+	payload := make([]byte, n)
+	if _, err := r.ReadAt(payload, off+headerLen); err != nil {
+		return nil, err
+	}
+	if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
+		return nil, errors.New("checksum mismatch")
+	}
+	return payload, nil
+}
+
+// startSegment makes seg the segment appended to; the caller holds mu (or is Open).
+func (s *Spool) startSegment(seg uint64) error {
+	f, err := os.OpenFile(s.path(seg), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	if s.w != nil {
+		// the old segment must reach the disk before a sync of the new one may claim to cover it
+		if s.cfg.Sync {
+			if err := s.w.Sync(); err != nil {
+				f.Close()
+				return fmt.Errorf("spool: sync: %w", err)
+			}
+		}
+		s.w.Close()
+	}
+	s.w, s.wpos = f, Pos{Seg: seg}
+	s.sizes[seg] = 0
+	return nil
+}
+
+// Append writes one record. It returns when the record is in the page cache (with Sync, on disk).
+func (s *Spool) Append(payload []byte) error {
+	if len(payload) > MaxRecord {
+		return ErrTooLarge
+	}
+	frame := frame(payload)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return ErrClosed
+	}
+	if s.wpos.Off >= s.cfg.SegmentBytes {
+		if err := s.startSegment(s.wpos.Seg + 1); err != nil {
+			s.mu.Unlock()
+			return err
+		}
+	}
+	if _, err := s.w.Write(frame); err != nil {
+		// a short write leaves a torn frame: cut it so the segment stays readable
+		_ = s.w.Truncate(s.wpos.Off)
+		s.mu.Unlock()
+		return fmt.Errorf("spool: append: %w", err)
+	}
+	s.wpos.Off += int64(len(frame))
+	s.sizes[s.wpos.Seg] = s.wpos.Off
+	s.depth += int64(len(frame))
+	s.records++
+	end, w := s.wpos, s.w
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	if s.cfg.Sync {
+		return s.sync(end, w)
+	}
+	return nil
+}
+
+// sync makes everything up to end durable; whoever gets the lock first fsyncs for all who wait behind it.
+func (s *Spool) sync(end Pos, w *os.File) error {
+	s.syncMu.Lock()
+	defer s.syncMu.Unlock()
+	if !s.synced.before(end) {
+		return nil
+	}
+	s.mu.Lock()
+	upTo := s.wpos
+	if s.w != w { // rotated since: the old segment was synced on rotation, sync the current one
+		w = s.w
+	}
+	s.mu.Unlock()
+	if err := w.Sync(); err != nil && !errors.Is(err, os.ErrClosed) {
+		return fmt.Errorf("spool: sync: %w", err)
+	}
+	s.synced = upTo
+	return nil
+}
+
+// Notify is signalled after appends: a reader waits on it when Read found nothing.
+func (s *Spool) Notify() <-chan struct{} { return s.notify }
+
+// Read returns up to max records from the reader's position, at most about maxBytes of them (at least one), and
+// the function that releases them; none when nothing is waiting. Records stay in the spool until released.
+func (s *Spool) Read(max int, maxBytes int64) ([][]byte, func() error, error) {
+	recs, pos, err := s.read(max, maxBytes)
+	if err != nil || len(recs) == 0 {
+		return nil, nil, err
+	}
+	return recs, func() error { return s.release(pos, len(recs)) }, nil
+}
+
+func (s *Spool) read(max int, maxBytes int64) ([][]byte, Pos, error) {
+	var out [][]byte
+	var size int64
+	pos := s.rpos
+	for len(out) < max && size < maxBytes {
+		s.mu.Lock()
+		limit, ok := s.sizes[pos.Seg]
+		last := pos.Seg == s.wpos.Seg
+		s.mu.Unlock()
+		if !ok || pos.Off >= limit {
+			if last || !ok && pos.Seg >= s.wpos.Seg {
+				break
+			}
+			pos = Pos{Seg: pos.Seg + 1}
+			continue
+		}
+		f, err := s.reader(pos.Seg)
+		if err != nil {
+			return nil, s.rpos, err
+		}
+		payload, err := readFrame(f, pos.Off, limit)
+		if err != nil {
+			return nil, s.rpos, fmt.Errorf("spool: read %s at %d: %w", s.path(pos.Seg), pos.Off, err)
+		}
+		out = append(out, payload)
+		size += int64(len(payload))
+		pos.Off += headerLen + int64(len(payload))
+	}
+	return out, pos, nil
+}
+
+func (s *Spool) reader(seg uint64) (*os.File, error) {
+	if s.rfile != nil && s.rseg == seg {
+		return s.rfile, nil
+	}
+	if s.rfile != nil {
+		s.rfile.Close()
+	}
+	f, err := os.Open(s.path(seg))
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	s.rfile, s.rseg = f, seg
+	return f, nil
+}
+
+// release marks everything before pos (n records) as drained: its bytes stop counting against MaxBytes, and
+// segments wholly before pos are deleted.
+func (s *Spool) release(pos Pos, n int) error {
+	s.mu.Lock()
+	var freed int64
+	var gone []uint64
+	for seg, size := range s.sizes {
+		switch {
+		case seg < pos.Seg && seg != s.wpos.Seg:
+			gone = append(gone, seg)
+			freed += size - s.offsetIn(seg)
+			delete(s.sizes, seg)
+		case seg == pos.Seg:
+			freed += pos.Off - s.offsetIn(seg)
+		}
+	}
+	s.rpos = pos
+	s.depth -= freed
+	s.records -= int64(n)
+	s.mu.Unlock()
+	sort.Slice(gone, func(i, j int) bool { return gone[i] < gone[j] })
+	for _, seg := range gone {
+		if s.rfile != nil && s.rseg == seg {
+			s.rfile.Close()
+			s.rfile = nil
+		}
+		if err := os.Remove(s.path(seg)); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+	}
+	return nil
+}
+
+// offsetIn is where the released part of seg ends, given the reader's position before this release.
+func (s *Spool) offsetIn(seg uint64) int64 {
+	switch {
+	case seg < s.rpos.Seg:
+		return s.sizes[seg] // nothing left: already counted
+	case seg == s.rpos.Seg:
+		return s.rpos.Off
+	}
+	return 0
+}
+
+// Stats is what waits to be drained.
+func (s *Spool) Stats() ports.SpoolStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return ports.SpoolStats{Records: s.records, Bytes: s.depth, MaxBytes: s.cfg.MaxBytes, Quarantined: s.quarantined}
+}
+
+// quarantineFile holds the records the store refused, framed as the segments are; it is never replayed.
+const quarantineFile = "quarantine.log"
+
+// Quarantine appends payload to the quarantine file (synced: it is rare and must not be lost).
+func (s *Spool) Quarantine(payload []byte) error {
+	f, err := os.OpenFile(filepath.Join(s.cfg.Dir, quarantineFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return fmt.Errorf("spool: quarantine: %w", err)
+	}
+	defer f.Close()
+	if _, err := f.Write(frame(payload)); err != nil {
+		return fmt.Errorf("spool: quarantine: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("spool: quarantine: %w", err)
+	}
+	s.mu.Lock()
+	s.quarantined++
+	s.mu.Unlock()
+	return nil
+}
+
+func frame(payload []byte) []byte {
+	f := make([]byte, headerLen+len(payload))
+	binary.LittleEndian.PutUint32(f[:4], uint32(len(payload)))
+	binary.LittleEndian.PutUint32(f[4:8], crc32.Checksum(payload, castagnoli))
+	copy(f[headerLen:], payload)
+	return f
+}
+
+// Close stops appends and closes the files; what is not drained stays for the next Open.
+func (s *Spool) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.rfile != nil {
+		s.rfile.Close()
+	}
+	if s.cfg.Sync {
+		_ = s.w.Sync()
+	}
+	defer s.lock.Close()
+	return s.w.Close()
+}
+
+var _ ports.Spool = (*Spool)(nil)

@@ -1,0 +1,227 @@
+package api_test
+
+import (
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+
+	"github.com/switchboard-ai/switchboard/test/harness"
+	"github.com/switchboard-ai/switchboard/test/testdb"
+)
+
+// outageFor is how long TestOutageLosesNothing keeps the database away: short in the default run,
+// SWITCHBOARD_OUTAGE (e.g. 60s, make soak) for the issue's full minute.
+func outageFor(t *testing.T) time.Duration {
+	if v := os.Getenv("SWITCHBOARD_OUTAGE"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return 2 * time.Second
+}
+
+// listening waits until the gateway's cache listener has connected (and flushed its caches, which it does once
+// connected), so that keys cached after this stay cached through an outage.
+func listening(t *testing.T, dbURL string) {
+	t.Helper()
+	db, err := gorm.Open(postgres.Open(dbURL), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.Eventually(t, 10*time.Second, func() bool {
+		var n int
+		db.Raw("SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN %'").Scan(&n)
+		return n > 0
+	})
+	if sqlDB, err := db.DB(); err == nil {
+		sqlDB.Close()
+	}
+}
+
+// TestOutageLosesNothing cuts PostgreSQL (through a TCP proxy) while speech calls go on: afterwards every call
+// answered 200 has its record, and the key's usage and the credits' usage equal the sum of the records' costs.
+func TestOutageLosesNothing(t *testing.T) {
+	t.Parallel()
+	u := newUpstreams(t)
+	dbURL := testdb.PostgresURL(t)
+	pu, _ := url.Parse(dbURL)
+	p := newProxy(t, pu.Host)
+	pu.Host = p.ln.Addr().String()
+	g := harness.Start(t, harness.WithConfig(u.config("openai")), harness.WithEnv("DATABASE_URL", pu.String()))
+	listening(t, dbURL)
+	key, hash := g.Key(t, nil)
+	if r := speak(t, g, key, nil); r.Status != 200 { // warms the key's caches
+		t.Fatalf("before the outage: %d %s", r.Status, r.Body)
+	}
+
+	p.cut()
+	var mu sync.Mutex
+	answered, other := []string{}, 0
+	var wg sync.WaitGroup
+	stop := time.Now().Add(outageFor(t))
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(stop) {
+				r := speak(t, g, key, nil)
+				mu.Lock()
+				if r.Status == 200 {
+					answered = append(answered, r.Header.Get("X-Generation-Id"))
+				} else {
+					other++ // refused before any work: the key's cache (3 s) expired with the database away
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if st := g.App.Recorder.Stats(); st.Records == 0 && len(answered) > 0 {
+		t.Fatalf("spool empty during the outage: %+v", st)
+	}
+	p.resume(t)
+	g.Stop() // drains the spool into the database
+
+	db, err := gorm.Open(postgres.Open(dbURL), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored int64
+	db.Raw("SELECT COUNT(*) FROM generations WHERE id IN ?", answered).Scan(&stored)
+	if int(stored) != len(answered) {
+		t.Fatalf("%d of %d calls answered 200 during the outage have a record", stored, len(answered))
+	}
+	var sum, usage, used int64
+	db.Raw("SELECT COALESCE(SUM(total_cost_micros), 0) FROM generations WHERE key_hash = ?", hash).Scan(&sum)
+	db.Raw("SELECT COALESCE(SUM(micros), 0) FROM key_usage WHERE key_hash = ?", hash).Scan(&usage)
+	db.Raw("SELECT used_micros FROM credit_balance").Scan(&used)
+	if usage != sum || used != sum {
+		t.Fatalf("records sum to %d; key usage %d, credit usage %d", sum, usage, used)
+	}
+	t.Logf("outage %v: %d calls answered 200 (all recorded), %d refused; $%.6f booked", outageFor(t), len(answered),
+		other, float64(sum)/1e6)
+}
+
+// TestSpoolFullRefusesBeforeUpstream: with the database stalled (the generations table locked) and the spool at
+// its bound, an inference call is a 503 with Retry-After before any upstream call; /readyz shows the spool's
+// depth once the database is back.
+func TestSpoolFullRefusesBeforeUpstream(t *testing.T) {
+	t.Parallel()
+	u := newUpstreams(t)
+	g := harness.Start(t, harness.WithConfig(u.config("openai")), harness.WithEnv("SWITCHBOARD_GENERATIONS_SPOOL_MAX_BYTES", "1"))
+	key, _ := g.Key(t, nil)
+	if r := speak(t, g, key, nil); r.Status != 200 {
+		t.Fatalf("first call: %d %s", r.Status, r.Body)
+	}
+	harness.Eventually(t, 5*time.Second, func() bool { return g.App.Recorder.Stats().Records == 0 })
+	db, err := gorm.Open(postgres.Open(g.DatabaseURL), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx := db.Begin()
+	if err := tx.Exec("LOCK TABLE generations IN EXCLUSIVE MODE").Error; err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	if r := speak(t, g, key, nil); r.Status != 200 { // spooled: the spool now holds more than 1 byte
+		t.Fatalf("call while the database is stalled: %d %s", r.Status, r.Body)
+	}
+	calls := u.openai.Calls()
+	r := speak(t, g, key, nil)
+	e := harness.AssertError(t, r, 503)
+	if r.Header.Get("Retry-After") == "" || u.openai.Calls() != calls {
+		t.Fatalf("spool full: Retry-After %q, upstream calls %d -> %d (%v)", r.Header.Get("Retry-After"), calls,
+			u.openai.Calls(), e)
+	}
+	tx.Rollback()
+	harness.Eventually(t, 10*time.Second, func() bool { return g.App.Recorder.Stats().Records == 0 })
+	ready := g.Do(t, "GET", "/readyz", "", nil)
+	if ready.Status != 200 || ready.JSON(t)["spool"] == nil {
+		t.Fatalf("readyz: %d %s", ready.Status, ready.Body)
+	}
+}
+
+// hammer makes n calls through gateways, c at a time (round robin), and returns how many were answered 200.
+func hammer(t *testing.T, gws []*harness.Gateway, key string, body map[string]any, n, c int) (ok int) {
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	for range c {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				r := speak(t, gws[i%len(gws)], key, body)
+				if r.Status == 200 {
+					mu.Lock()
+					ok++
+					mu.Unlock()
+				} else if r.Status != 402 && r.Status != 403 {
+					t.Errorf("call %d: %d %s", i, r.Status, r.Body)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return ok
+}
+
+// TestLimitsHoldAcrossGateways: a key limit of $0.05, a guardrail of $0.05 and per-second pricing (with a slower
+// speed passed through provider.options), hammered at c=32 through two gateways on one PostgreSQL: what is spent
+// never exceeds either limit, and usage equals the records' sum.
+func TestLimitsHoldAcrossGateways(t *testing.T) {
+	t.Parallel()
+	u := newUpstreams(t)
+	cfg := u.config("gemini")
+	a := harness.Start(t, harness.WithConfig(cfg))
+	b := harness.Start(t, harness.WithConfig(cfg), harness.WithEnv("DATABASE_URL", a.DatabaseURL))
+	key, hash := a.Key(t, map[string]any{"limit": 0.05})
+	railedKey, railedHash := a.Key(t, nil)
+	gr := createGuardrail(t, a, `{"name":"budget","limit_usd":0.05,"reset_interval":"daily"}`)
+	if r := a.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", a.Admin, map[string]any{"key_hashes": []string{railedHash}}); r.Status != 200 {
+		t.Fatal(r.Status)
+	}
+	body := map[string]any{"input": strings.Repeat("Hello there, ", 8), "provider": map[string]any{
+		"options": map[string]any{"gemini": map[string]any{"speed": 0.9}}}}
+	okKey := hammer(t, []*harness.Gateway{a, b}, key, body, 96, 32)
+	okRail := hammer(t, []*harness.Gateway{a, b}, railedKey, body, 96, 32)
+	a.Stop()
+	b.Stop()
+
+	db, err := gorm.Open(postgres.Open(a.DatabaseURL), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []struct {
+		name, hash string
+		ok         int
+	}{{"key limit", hash, okKey}, {"guardrail", railedHash, okRail}} {
+		var sum, usage int64
+		db.Raw("SELECT COALESCE(SUM(total_cost_micros), 0) FROM generations WHERE key_hash = ?", k.hash).Scan(&sum)
+		db.Raw("SELECT COALESCE(SUM(micros), 0) FROM key_usage WHERE key_hash = ?", k.hash).Scan(&usage)
+		t.Logf("%s $0.05: %d of 96 calls answered, $%.6f spent", k.name, k.ok, float64(sum)/1e6)
+		var costs []int64
+		db.Raw("SELECT total_cost_micros FROM generations WHERE key_hash = ? AND status = 200", k.hash).Scan(&costs)
+		t.Logf("costs %v", costs)
+		if sum > 50_000 || usage != sum || k.ok == 0 {
+			t.Errorf("%s: spent %d micro-dollars of 50,000 (usage %d) in %d calls", k.name, sum, usage, k.ok)
+		}
+	}
+	var spent int64
+	db.Raw("SELECT COALESCE(SUM(spent_micros), 0) FROM guardrail_budgets WHERE guardrail_id = ?", gr).Scan(&spent)
+	if spent > 50_000 {
+		t.Errorf("guardrail budget spent %d of 50,000", spent)
+	}
+}
