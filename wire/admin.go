@@ -277,6 +277,12 @@ func describePricing(p catalog.Pricing) string {
 	if p.PerSecond != nil {
 		parts = append(parts, "$"+p.PerSecond.Decimal()+"/s")
 	}
+	if p.PerMillionPromptTokens != nil {
+		parts = append(parts, "$"+p.PerMillionPromptTokens.Decimal()+"/M prompt tokens")
+	}
+	if p.PerMillionCompletionTokens != nil {
+		parts = append(parts, "$"+p.PerMillionCompletionTokens.Decimal()+"/M completion tokens")
+	}
 	if len(parts) == 0 {
 		return "unpriced"
 	}

@@ -201,10 +201,14 @@ models:
   - id: openai/tts-1
     modality: tts
     endpoints: [{provider: openai, upstream_model: tts-1, pricing: {per_million_characters: 15}}]
+  - id: openai/gpt-4o-mini
+    modality: chat
+    endpoints: [{provider: openai, upstream_model: gpt-4o-mini, pricing: {per_million_prompt_tokens: 0.15, per_million_completion_tokens: 0.6}}]
 `
 	r := runCLI(t, env, "--config", write(good), "config", "check")
-	if r.code != 0 || !strings.Contains(r.stdout, "configuration OK: 1 providers, 1 models") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "configuration OK: 1 providers, 2 models") ||
 		!strings.Contains(r.stdout, "openai/tts-1") || !strings.Contains(r.stdout, "$15/M chars") ||
+		!strings.Contains(r.stdout, "$0.15/M prompt tokens, $0.6/M completion tokens") ||
 		!strings.Contains(r.stdout, "PostgreSQL postgres://sb:xxxxx@db:5432/sb") || strings.Contains(r.stdout+r.stderr, "secret") {
 		t.Fatalf("config check: %+v", r)
 	}
