@@ -197,6 +197,12 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	switch {
 	case err == nil:
 		c.rec.Status, c.rec.FinishReason = generation.StatusOK, cmp.Or(d.FinishReason, "stop")
+	case callerLeft(err) && errors.Is(context.Cause(ctx), domain.ErrShutdown):
+		// the gateway's own shutdown cut the call, not its caller: billed for what was delivered
+		c.rec.Status, c.rec.FinishReason = domain.ErrShutdown.Kind.Status(), "shutdown"
+		if c.endpoint != nil {
+			c.rec.Status = generation.StatusOK
+		}
 	case callerLeft(err):
 		c.rec.Status, c.rec.FinishReason, c.rec.Cancelled = generation.StatusClientClosed, "cancelled", true
 		if c.endpoint != nil { // the answer had begun: the caller got a 200

@@ -29,6 +29,10 @@ const (
 	KindRangeNotSatisfiable             // a byte range outside the content
 )
 
+// ErrShutdown is the cause of a request cut by the gateway's own shutdown timeout, as opposed to its caller
+// hanging up: such a call is recorded as cut by the shutdown and billed for what was delivered.
+var ErrShutdown = E(KindUnavailable, "shutting_down", "the gateway is shutting down; try again")
+
 // statuses maps kinds to the HTTP statuses of the spec's error table. The status is part of the interface
 // (error.code equals it, and generation records keep what the caller got), so it lives with the kinds; the HTTP
 // adapter is the only one that writes it on the wire.

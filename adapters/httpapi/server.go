@@ -14,6 +14,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -191,13 +192,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		defer msrv.Close()
 		s.log.Info("serving metrics", "addr", mln.Addr().String(), "path", "/metrics")
 	}
+
+	// Requests outlive ctx (they drain on shutdown) until the shutdown timeout cuts them, with ErrShutdown as the
+	// cause, so that a call cut this way is told apart from a caller who left.
+	base, cut := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cut(nil)
 	srv := &http.Server{
 		Handler:           s.engine,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
-		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(envelopeListener{ln}) }()
@@ -212,8 +218,15 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	defer cancel()
 	err := srv.Shutdown(sctx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		s.log.Warn("shutdown timeout reached; closing remaining connections")
-		return srv.Close()
+		// Cut what is still running, and give it a moment to record what it delivered before the connections go.
+		s.log.Warn("shutdown timeout reached; cutting the requests still running")
+		cut(domain.ErrShutdown)
+		gctx, gcancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer gcancel()
+		if srv.Shutdown(gctx) != nil {
+			return srv.Close()
+		}
+		return nil
 	}
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		return serr
@@ -227,3 +240,6 @@ func metricsMux(h http.Handler) http.Handler {
 	mux.Handle("GET /metrics", h)
 	return mux
 }
+
+// shutdownGrace is how long requests cut by the shutdown timeout get to finish their bookkeeping.
+const shutdownGrace = 5 * time.Second

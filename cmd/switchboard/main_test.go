@@ -283,7 +283,7 @@ func TestServeMetricsAddr(t *testing.T) {
 	t.Parallel()
 	main, metrics := freeAddr(t), freeAddr(t)
 	env := map[string]string{"DATABASE_URL": testdb.SQLiteURL(t), "SWITCHBOARD_SERVER_ADDR": main,
-		"SWITCHBOARD_METRICS_ADDR": metrics, "SWITCHBOARD_LOG_LEVEL": "error"}
+		"SWITCHBOARD_METRICS_ADDR": metrics, "SWITCHBOARD_LOG_LEVEL": "error", "SWITCHBOARD_GENERATIONS_SPOOL_DIR": t.TempDir()}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan result, 1)
 	go func() {

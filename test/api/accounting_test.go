@@ -1,6 +1,11 @@
 package api_test
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -11,6 +16,8 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-ai/switchboard/domain/speech"
+	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
@@ -223,5 +230,52 @@ func TestLimitsHoldAcrossGateways(t *testing.T) {
 	db.Raw("SELECT COALESCE(SUM(spent_micros), 0) FROM guardrail_budgets WHERE guardrail_id = ?", gr).Scan(&spent)
 	if spent > 50_000 {
 		t.Errorf("guardrail budget spent %d of 50,000", spent)
+	}
+}
+
+// TestShutdownCutIsBilledForWhatWasDelivered: a stream still running when the gateway's shutdown timeout ends is
+// cut by the gateway, recorded as such (finish_reason "shutdown", not cancelled by its caller) and billed for
+// the audio delivered: half a second of a per-second price.
+func TestShutdownCutIsBilledForWhatWasDelivered(t *testing.T) {
+	t.Parallel()
+	u := newUpstreams(t)
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`server: {shutdown_timeout: 200ms}
+providers:
+  - {slug: openai, kind: openai, base_url: %s, api_key: sk-up, timeout: 10s}
+models:
+  - {id: tts, modality: tts, endpoints: [{provider: openai, upstream_model: tts-1, pricing: {per_second: 1}}]}
+`, u.openai.BaseURL())))
+	key, _ := g.Key(t, nil)
+	const delivered = speech.PCMBytesPerSecond / 2
+	u.openai.Script(fakes.Step{HoldAfter: delivered}) // half a second of audio, then the provider stalls
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- g.App.Server.Serve(ctx, ln) }()
+
+	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/api/v1/audio/speech",
+		strings.NewReader(`{"model":"tts","input":"Hello there","voice":"alloy","response_format":"pcm"}`))
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if _, err := io.ReadFull(resp.Body, make([]byte, delivered)); err != nil {
+		t.Fatal(err)
+	}
+	cancel() // shutdown: the stream outlives the 200 ms drain and is cut
+	if err := <-served; err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	rec := generationOf(t, g, harness.Response{Status: resp.StatusCode, Header: resp.Header})
+	if rec["finish_reason"] != "shutdown" || rec["cancelled"] != false || jsonString(rec["total_cost"]) != "0.5" {
+		t.Fatalf("record of a stream cut by the shutdown: finish %v, cancelled %v, cost %v", rec["finish_reason"],
+			rec["cancelled"], rec["total_cost"])
 	}
 }

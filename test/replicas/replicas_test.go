@@ -168,6 +168,10 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		}
 	})
 
+	t.Run("kill -9 during a c=16 burst, then a restart, loses no record and no charge", func(st *testing.T) {
+		killDuringBurst(st, t, f) // the restarted replica lives as long as the fleet
+	})
+
 	t.Run("killing a replica loses nothing the others can finish", func(t *testing.T) {
 		f.upstream.SetVideo(fakes.VideoScript{Polls: 10})
 		key := f.key(t, map[string]any{"name": "survivor"})
@@ -178,8 +182,8 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		}
 		f.replicas[0].kill(t)
 		f.finish(t, key, jobs, 1) // replicas 1 and 2
-		// Records are written off the request path: those still queued in the killed process are gone (issue 11
-		// brings a spool that keeps them). Measured and reported until then.
+		// Records still in the killed process's spool are written when it starts again on that spool (see the
+		// burst subtest); until then they are missing here.
 		lost := 0
 		for _, id := range answered {
 			if f.status(t, 1, "GET", "/generation?id="+url.QueryEscape(id), key.secret, nil) != http.StatusOK {
@@ -247,22 +251,29 @@ func random(n int) string {
 
 // replica is one gateway process.
 type replica struct {
-	url  string
-	cmd  *exec.Cmd
-	log  *bytes.Buffer
-	done chan struct{}
+	url   string
+	spool string
+	cmd   *exec.Cmd
+	log   *bytes.Buffer
+	done  chan struct{}
 }
 
-func (f *fleet) start(t *testing.T) *replica {
+func (f *fleet) start(t *testing.T) *replica { return f.startOn(t, t.TempDir()) }
+
+// restart starts replica i again on its spool directory, as a supervisor would after a crash.
+func (f *fleet) restart(t *testing.T, i int) { f.replicas[i] = f.startOn(t, f.replicas[i].spool) }
+
+// startOn starts a replica whose spool lives in dir.
+func (f *fleet) startOn(t *testing.T, dir string) *replica {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
 	_ = l.Close()
-	r := &replica{url: "http://" + addr, log: &bytes.Buffer{}, done: make(chan struct{})}
+	r := &replica{url: "http://" + addr, spool: dir, log: &bytes.Buffer{}, done: make(chan struct{})}
 	r.cmd = exec.Command(f.bin, "serve")
-	r.cmd.Env = append(slices.Clone(f.env), "SWITCHBOARD_SERVER_ADDR="+addr, "SWITCHBOARD_GENERATIONS_SPOOL_DIR="+t.TempDir())
+	r.cmd.Env = append(slices.Clone(f.env), "SWITCHBOARD_SERVER_ADDR="+addr, "SWITCHBOARD_GENERATIONS_SPOOL_DIR="+dir)
 	r.cmd.Stdout, r.cmd.Stderr = &syncWriter{w: r.log}, &syncWriter{w: r.log}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
