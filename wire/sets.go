@@ -118,7 +118,7 @@ func defaultRateLimit(l LimitsConfig) httpapi.DefaultRateLimit {
 
 var generationSet = wire.NewSet(
 	gormstore.NewGenerationStore, wire.Bind(new(ports.GenerationStore), new(*gormstore.GenerationStore)),
-	newRecorder, wire.Bind(new(ports.GenerationRecorder), new(*app.Recorder)),
+	newRecorder, recorderPort,
 	newRetention,
 	app.NewGenerations, wire.Bind(new(ports.GenerationService), new(*app.Generations)),
 	httpapi.NewGenerationsHandler,

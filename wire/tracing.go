@@ -17,6 +17,9 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // TracingConfig turns OpenTelemetry tracing on (tracing.enabled). The exporter is OTLP over HTTP, configured by
@@ -110,4 +113,25 @@ func traceDB(db *gorm.DB, t httpapi.Tracing) error {
 		}
 	}
 	return nil
+}
+
+// recorderPort is the recorder the pipeline writes to: with tracing on, each call's record gets a span in the
+// call's own trace (the batch that later writes it to the database is the writer's own trace).
+func recorderPort(r *app.Recorder, t httpapi.Tracing) ports.GenerationRecorder {
+	if t.Provider == nil {
+		return r
+	}
+	return tracedRecorder{Recorder: r, tracer: t.Provider.Tracer("github.com/switchboard-ai/switchboard/app")}
+}
+
+type tracedRecorder struct {
+	*app.Recorder
+	tracer trace.Tracer
+}
+
+func (t tracedRecorder) Record(ctx context.Context, e generation.Entry) {
+	ctx, span := t.tracer.Start(ctx, "generation record",
+		trace.WithAttributes(attribute.String("switchboard.generation_id", e.Record.ID)))
+	defer span.End()
+	t.Recorder.Record(ctx, e)
 }

@@ -79,7 +79,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
 	billing := newBilling(accountStore, creditStore, guardrails, creditsConfig, env)
-	inference := app.NewInference(catalog, billing, recorder, portsMetrics, env)
+	generationRecorder := recorderPort(recorder, tracing)
+	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env)
 	v := cfg.Providers
 	providers, err := newProviders(v, log, tracing)
 	if err != nil {

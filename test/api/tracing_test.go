@@ -11,8 +11,9 @@ import (
 	"github.com/switchboard-ai/switchboard/test/harness"
 )
 
-// One call is one trace, continuing the caller's traceparent: the server span, the database lookups made for it
-// and the upstream call, with the request and generation ids as attributes and neither the key nor the prompt.
+// One call is one trace, continuing the caller's traceparent: the server span, the database lookups made for it,
+// the upstream call and the call's generation record, with the request and generation ids as attributes and
+// neither the key nor the prompt.
 func TestTracing(t *testing.T) {
 	t.Parallel()
 	u := newUpstreams(t)
@@ -30,7 +31,7 @@ func TestTracing(t *testing.T) {
 	}
 	g.Stop() // exports what is buffered
 
-	var server, upstream, db []tracetest.SpanStub
+	var server, upstream, db, record []tracetest.SpanStub
 	for _, s := range spans.GetSpans() {
 		for _, a := range s.Attributes {
 			if v := a.Value.Emit(); strings.Contains(v, key) || strings.Contains(v, prompt) || strings.Contains(v, "sk-up") {
@@ -47,11 +48,13 @@ func TestTracing(t *testing.T) {
 			upstream = append(upstream, s)
 		case strings.HasPrefix(s.Name, "db "):
 			db = append(db, s)
+		case s.Name == "generation record":
+			record = append(record, s)
 		}
 	}
-	if len(server) != 1 || len(upstream) != 1 || len(db) == 0 {
-		t.Fatalf("in the caller's trace: %d server, %d upstream, %d database spans; want 1, 1 and some (all spans: %v)",
-			len(server), len(upstream), len(db), names(spans.GetSpans()))
+	if len(server) != 1 || len(upstream) != 1 || len(db) == 0 || len(record) != 1 {
+		t.Fatalf("in the caller's trace: %d server, %d upstream, %d database, %d record spans; want 1, 1, some and 1 (all spans: %v)",
+			len(server), len(upstream), len(db), len(record), names(spans.GetSpans()))
 	}
 	s := server[0]
 	if s.Name != "POST /api/v1/audio/speech" || s.Parent.SpanID().String() != parent {
@@ -67,6 +70,10 @@ func TestTracing(t *testing.T) {
 	}
 	if upstream[0].Parent.SpanID() != s.SpanContext.SpanID() || upstream[0].SpanKind != trace.SpanKindClient {
 		t.Errorf("the upstream span is not a client span under the server span")
+	}
+	if rec := record[0]; rec.Parent.SpanID() != s.SpanContext.SpanID() || len(rec.Attributes) != 1 ||
+		rec.Attributes[0].Value.Emit() != attrs["switchboard.generation_id"] {
+		t.Errorf("the record span is not under the server span with the call's generation id: %+v", rec)
 	}
 	if got := u.openai.Requests()[0].Header.Get("traceparent"); got != "" {
 		t.Errorf("the trace context went to the provider: traceparent %q", got)
