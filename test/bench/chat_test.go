@@ -47,14 +47,7 @@ func (r *chatRig) call(b *testing.B, viaGateway bool) (first, total time.Duratio
 	if viaGateway {
 		url, body, auth = r.gw.URL+"/chat/completions", r.through, r.key
 	}
-	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+auth)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := r.client.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
+	start, resp := post(b, r.client, url, body, auth)
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
 		b.Fatalf("status %d", resp.StatusCode)

@@ -54,14 +54,7 @@ func (r *rig) call(b *testing.B, viaGateway bool) (time.Duration, int64) {
 	if viaGateway {
 		url, body, auth = r.gw.URL+"/audio/speech", r.through, r.key
 	}
-	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+auth)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := r.client.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
+	start, resp := post(b, r.client, url, body, auth)
 	n, err := io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != 200 {
@@ -219,4 +212,17 @@ func liveHeap() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapAlloc
+}
+
+// post sends one JSON request with a bearer key and returns when it was sent and the response.
+func post(b *testing.B, client *http.Client, url string, body []byte, auth string) (time.Time, *http.Response) {
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+auth)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := client.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return start, resp
 }
