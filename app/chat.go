@@ -48,7 +48,42 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 	if err != nil {
 		return "", err
 	}
-	return s.inference.Run(ctx, by, caller, &chatCall{req: req, presetID: presetID, providers: s.providers, sink: sink, env: s.env})
+	// Each model of the fallback list is a call of its own through the pipeline — admitted on its own (the
+	// guardrails, budgets and limits judge that model), with its own generation record — tried until one
+	// answers. The caller gets the last call's id and, when every one failed, the last failure.
+	var id string
+	for i, model := range append([]string{req.Model}, req.Fallbacks...) {
+		req.Model = model
+		call := &chatCall{req: req, presetID: presetID, providers: s.providers, sink: sink, env: s.env}
+		id, err = s.inference.Run(ctx, by, caller, call)
+		if err == nil || call.delivering || i == len(req.Fallbacks) || !fallsBack(err) {
+			return id, err
+		}
+	}
+	return id, err
+}
+
+// fallsBack reports a failure of one model that the next model of the fallback list may not have: the model
+// unknown or not routable (404), refused for that model by a guardrail (403: its model or provider filters,
+// or its budget at that model's price), or its providers failing or refusing the input (too long a context
+// for that model, say) before the answer began. The caller's own errors (400s of the gateway, blocked
+// content), 402s (credits, the key's limit), a caller gone and the gateway's own failures do not.
+func fallsBack(err error) bool {
+	if callerLeft(err) {
+		return false
+	}
+	var e *domain.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	switch e.Kind {
+	case domain.KindNotFound, domain.KindForbidden, domain.KindRateLimited, domain.KindUpstream, domain.KindTimeout,
+		domain.KindOverloaded:
+		return true
+	case domain.KindInvalid:
+		return e.Code == "upstream_rejected_input"
+	}
+	return false
 }
 
 // applyPreset lays the request over the preset's version it names.
@@ -85,6 +120,8 @@ type chatCall struct {
 	// stream is the answer of the endpoint that answered, and first its first chunk, once Open has them.
 	stream ports.ChatStream
 	first  chat.Chunk
+	// delivering means the answer has begun to go to the caller: no other model can take over.
+	delivering bool
 }
 
 func (s *chatCall) Spec() (Spec, error) {
@@ -135,6 +172,7 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 // and the completion sent, counted by the upstream when it said, estimated otherwise.
 func (s *chatCall) Deliver(_ context.Context, c *Call) Delivery {
 	defer s.stream.Close()
+	s.delivering = true
 	s.sink.Start(ports.ChatHead{GenerationID: c.ID(), Model: s.req.Model, Provider: c.endpoint.Provider,
 		Created: c.rec.CreatedAt.Unix(), Stream: s.req.Stream, IncludeUsage: s.req.IncludeUsage})
 	var res chat.Result

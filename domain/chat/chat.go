@@ -20,8 +20,11 @@ type Body map[string]json.RawMessage
 // Request is a parsed, validated chat completion request. The fields the gateway reads or translates for
 // non-OpenAI upstreams are typed; the others are in Extra, passed unchanged to OpenAI-compatible upstreams.
 type Request struct {
-	Model    string
-	Messages []Message
+	Model string
+	// Fallbacks are the models tried in order after Model fails before its answer begins: the request's
+	// models list, without Model and repeats.
+	Fallbacks []string
+	Messages  []Message
 	// Stream asks for server-sent events; IncludeUsage for the usage chunk at their end.
 	Stream, IncludeUsage bool
 	// MaxTokens is max_completion_tokens, or max_tokens.
@@ -169,6 +172,8 @@ const (
 	MaxParts    = 1_000
 	MaxTools    = 512
 	MaxStops    = 4
+	// MaxModels bounds the models fallback list, as the reference does.
+	MaxModels = 3
 )
 
 // DefaultMaxTokens is the completion length assumed for a call that sets no max_tokens, when its budget is
@@ -186,8 +191,11 @@ func Parse(b Body) (Request, error) {
 	if err := field(b, "model", &r.Model); err != nil {
 		return r, err
 	}
+	if err := parseModels(b, &r); err != nil {
+		return r, err
+	}
 	if r.Model == "" {
-		return r, domain.Invalid("model", "is required")
+		return r, domain.Invalid("model", "is required (or models)")
 	}
 	raw, ok := b["messages"]
 	if !ok || isNull(raw) {
@@ -299,6 +307,34 @@ func Parse(b Body) (Request, error) {
 		}
 	}
 	return r, r.checkText()
+}
+
+// parseModels reads the models fallback list: the models tried in order, after model when it is set (the
+// first of the list is the model otherwise).
+func parseModels(b Body, r *Request) error {
+	var models []string
+	if err := field(b, "models", &models); err != nil {
+		return err
+	}
+	if len(models) > MaxModels {
+		return domain.Invalid("models", fmt.Sprintf("must hold at most %d models", MaxModels))
+	}
+	for i, m := range models {
+		at := fmt.Sprintf("models[%d]", i)
+		if m == "" {
+			return domain.Invalid(at, "must be a model id")
+		}
+		if err := domain.CheckText(at, m); err != nil {
+			return err
+		}
+		switch {
+		case r.Model == "":
+			r.Model = m
+		case m != r.Model && !slices.Contains(r.Fallbacks, m):
+			r.Fallbacks = append(r.Fallbacks, m)
+		}
+	}
+	return nil
 }
 
 // checkText refuses text no database could store (NUL bytes, invalid UTF-8) in what the generation keeps.

@@ -422,3 +422,80 @@ func TestChatProviderPreferences(t *testing.T) {
 		t.Fatalf("404: %v", e)
 	}
 }
+
+// TestChatModelsFallback: the models list is tried in order — model first when it is set — each model a call of
+// its own, admitted by the guardrails on its own, until one answers before its first token.
+func TestChatModelsFallback(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, `  - {id: solo, modality: chat, endpoints: [{provider: first, upstream_model: up-solo, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 1}}]}
+  - {id: alt, modality: chat, endpoints: [{provider: second, upstream_model: up-alt, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 1}}]}`)
+	key, _ := g.Key(t, nil)
+	railed, hash := g.Key(t, nil)
+	r := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"alt only","allowed_models":["alt"]}`)
+	gr := r.JSON(t)["data"].(map[string]any)["id"].(string)
+	if r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", g.Admin, map[string]any{"key_hashes": []string{hash}}); r.Status != 200 {
+		t.Fatalf("assign: %d %s", r.Status, r.Body)
+	}
+	fail := fakes.Step{Status: 500, Body: fakes.OpenAIServerError}
+	for _, tc := range []struct {
+		name          string
+		key           string
+		first, second []fakes.Step
+		body          map[string]any
+		status        int
+		model         string // the model that answered
+		calls         [2]int // calls each fake got
+		field         string // the field a 400 names
+	}{
+		{name: "first model's upstream fails", key: key, first: []fakes.Step{fail}, body: hi(map[string]any{"model": nil, "models": []string{"solo", "alt"}}),
+			status: 200, model: "alt", calls: [2]int{1, 1}},
+		{name: "streamed", key: key, first: []fakes.Step{fail}, body: hi(map[string]any{"model": nil, "models": []string{"solo", "alt"}, "stream": true}),
+			status: 200, model: "alt", calls: [2]int{1, 1}},
+		{name: "model is tried before models", key: key, first: []fakes.Step{fail}, body: hi(map[string]any{"model": "solo", "models": []string{"alt"}}),
+			status: 200, model: "alt", calls: [2]int{1, 1}},
+		{name: "first model answers", key: key, body: hi(map[string]any{"model": "solo", "models": []string{"alt", "solo"}}),
+			status: 200, model: "solo", calls: [2]int{1, 0}},
+		{name: "unknown model", key: key, body: hi(map[string]any{"model": nil, "models": []string{"nope", "alt"}}),
+			status: 200, model: "alt", calls: [2]int{0, 1}},
+		{name: "not allowed by a guardrail", key: railed, body: hi(map[string]any{"model": nil, "models": []string{"solo", "alt"}}),
+			status: 200, model: "alt", calls: [2]int{0, 1}},
+		{name: "all fail", key: key, first: []fakes.Step{fail}, second: []fakes.Step{fail}, body: hi(map[string]any{"model": "solo", "models": []string{"alt"}}),
+			status: 502, calls: [2]int{1, 1}},
+		{name: "caller's 400", key: key, body: hi(map[string]any{"model": nil, "models": []string{"solo", "alt"}, "temperature": 3}),
+			status: 400, field: "temperature"},
+		{name: "a model of another modality", key: key, body: hi(map[string]any{"model": nil, "models": []string{"tts", "alt"}}),
+			status: 400, field: "model"},
+		{name: "too many models", key: key, body: hi(map[string]any{"models": []string{"a", "b", "c", "d"}}), status: 400, field: "models"},
+		{name: "empty model", key: key, body: hi(map[string]any{"model": nil, "models": []string{""}}), status: 400, field: "models[0]"},
+		{name: "no model at all", key: key, body: hi(map[string]any{"model": nil, "models": []string{}}), status: 400, field: "model"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u.first.Script(tc.first...)
+			u.second.Script(tc.second...)
+			before := [2]int{u.first.Calls(), u.second.Calls()}
+			r := g.Do(t, "POST", "/chat/completions", tc.key, tc.body)
+			if got := [2]int{u.first.Calls() - before[0], u.second.Calls() - before[1]}; got != tc.calls {
+				t.Errorf("upstream calls %v, want %v", got, tc.calls)
+			}
+			if tc.status != 200 {
+				e := harness.AssertError(t, r, tc.status)
+				if !strings.Contains(fmt.Sprint(e["message"]), tc.field) {
+					t.Errorf("message %q does not name %s", e["message"], tc.field)
+				}
+				return
+			}
+			if r.Status != 200 {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			if tc.body["stream"] == nil && r.JSON(t)["model"] != tc.model {
+				t.Errorf("answer's model %v, want %s", r.JSON(t)["model"], tc.model)
+			}
+			if tc.body["stream"] != nil && !strings.Contains(events(t, r.Body)[0], `"model":"`+tc.model+`"`) {
+				t.Errorf("stream's model: %v", events(t, r.Body))
+			}
+			if rec := generationOf(t, g, r); rec["model"] != tc.model {
+				t.Errorf("record's model %v, want %s", rec["model"], tc.model)
+			}
+		})
+	}
+}
