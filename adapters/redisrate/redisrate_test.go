@@ -1,7 +1,6 @@
 package redisrate_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/test/logsink"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
@@ -152,30 +152,13 @@ func (p *proxy) setDown(down bool) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The documented choice when Redis is unreachable: each replica falls back to its own in-process limit (never no
 // limit, never refusing everyone), warns once, asks Redis again after RetryEvery, and says when it is back.
 func TestRedisUnreachableFallsBackToPerReplica(t *testing.T) {
 	t.Parallel()
 	p := newProxy(t, testdb.RedisURL(t))
 	c := &clock{now: time.Now()}
-	var log syncBuffer
+	var log logsink.Buffer
 	l := replica(t, p.url(), c, &log)
 	ctx := t.Context()
 	const limit = 3
@@ -217,7 +200,7 @@ func TestRedisUnreachableFallsBackToPerReplica(t *testing.T) {
 func TestCancelledCallerIsNotAnOutage(t *testing.T) {
 	t.Parallel()
 	c := &clock{now: time.Now()}
-	var log syncBuffer
+	var log logsink.Buffer
 	l := replica(t, testdb.RedisURL(t), c, &log)
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()

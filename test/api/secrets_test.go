@@ -1,41 +1,22 @@
 package api_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/test/harness"
+	"github.com/switchboard-ai/switchboard/test/logsink"
 )
-
-// syncBuffer is a log sink that concurrent request goroutines may write to.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 // TestNoSecretInLogs drives every kind of request, at debug level, and checks no key appears in the logs.
 func TestNoSecretInLogs(t *testing.T) {
 	t.Parallel()
-	var logs syncBuffer
+	var logs logsink.Buffer
 	g := harness.Start(t, harness.WithLog(&logs))
 	secret, hash := g.Key(t, nil)
 	g.Do(t, "GET", "/key", secret, nil)
@@ -75,7 +56,7 @@ func TestUpstreamErrorsNeverRelayTheGatewaysKey(t *testing.T) {
 		return srv
 	}
 	rejects, fails := echo(http.StatusBadRequest), echo(http.StatusInternalServerError)
-	var logs syncBuffer
+	var logs logsink.Buffer
 	g := harness.Start(t, harness.WithLog(&logs), harness.WithConfig(fmt.Sprintf(`providers:
   - {slug: rejects, kind: openai, base_url: %s, api_key: %s, timeout: 1s}
   - {slug: fails, kind: openai, base_url: %s, api_key: %s, timeout: 1s}
