@@ -170,7 +170,7 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 // Deliver sends the answer on as it streams (or whole, when the caller asked for no stream) and prices it from
 // the upstream's usage. A stream that breaks, or a caller who leaves, pays for what was delivered: the prompt
 // and the completion sent, counted by the upstream when it said, estimated otherwise.
-func (s *chatCall) Deliver(_ context.Context, c *Call) Delivery {
+func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	defer s.stream.Close()
 	s.delivering = true
 	s.sink.Start(ports.ChatHead{GenerationID: c.ID(), Model: s.req.Model, Provider: c.endpoint.Provider,
@@ -192,6 +192,8 @@ func (s *chatCall) Deliver(_ context.Context, c *Call) Delivery {
 	switch {
 	case err == io.EOF:
 		err = nil
+	case callerLeft(err) && shutdownCut(ctx) && !s.req.Stream:
+		err = domain.ErrShutdown // nothing went to the caller, who is still there: a 503, like a broken answer
 	case err != nil && !callerLeft(err):
 		err = brokeOff(err)
 	}
@@ -206,6 +208,9 @@ func (s *chatCall) Deliver(_ context.Context, c *Call) Delivery {
 		d.Output.Reasoning = &r
 	}
 	if err != nil && !callerLeft(err) && !s.req.Stream {
+		if errors.Is(err, domain.ErrShutdown) {
+			d.FinishReason = "shutdown"
+		}
 		return d // nothing was delivered: the caller gets the failure, and pays nothing
 	}
 	d.Cost = chat.Cost(c.endpoint.Pricing, usage.PromptTokens, usage.CompletionTokens)
@@ -214,6 +219,8 @@ func (s *chatCall) Deliver(_ context.Context, c *Call) Delivery {
 		if ferr := s.sink.Finish(&res, d.Cost); ferr != nil {
 			d.Err = errCallerGone
 		}
+	case callerLeft(err) && shutdownCut(ctx):
+		s.sink.Fail(domain.ErrShutdown) // the caller is still there: the stream ends with an error it understands
 	case !callerLeft(err):
 		d.FinishReason = "error"
 		s.sink.Fail(err)

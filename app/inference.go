@@ -197,12 +197,16 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	switch {
 	case err == nil:
 		c.rec.Status, c.rec.FinishReason = generation.StatusOK, cmp.Or(d.FinishReason, "stop")
-	case callerLeft(err) && errors.Is(context.Cause(ctx), domain.ErrShutdown):
-		// the gateway's own shutdown cut the call, not its caller: billed for what was delivered
-		c.rec.Status, c.rec.FinishReason = domain.ErrShutdown.Kind.Status(), "shutdown"
-		if c.endpoint != nil {
+	case callerLeft(err) && shutdownCut(ctx):
+		// The gateway's own shutdown cut the call, not its caller, who is told so: a 503 when the answer had not
+		// begun, the end of the answer otherwise (billed for what was delivered).
+		err, c.rec.Cancelled = domain.ErrShutdown, false
+		if c.endpoint == nil {
+			c.fail(content, err)
+		} else {
 			c.rec.Status = generation.StatusOK
 		}
+		c.rec.FinishReason = "shutdown"
 	case callerLeft(err):
 		c.rec.Status, c.rec.FinishReason, c.rec.Cancelled = generation.StatusClientClosed, "cancelled", true
 		if c.endpoint != nil { // the answer had begun: the caller got a 200
@@ -224,3 +228,6 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	}
 	return err
 }
+
+// shutdownCut reports a request cut by the gateway's own shutdown timeout rather than by its caller.
+func shutdownCut(ctx context.Context) bool { return errors.Is(context.Cause(ctx), domain.ErrShutdown) }

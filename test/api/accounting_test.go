@@ -1,13 +1,16 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +19,7 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
@@ -233,6 +237,26 @@ func TestLimitsHoldAcrossGateways(t *testing.T) {
 	}
 }
 
+// serveOwn serves g on a listener of its own, as serve does, and returns its base URL and the shutdown: it
+// cancels Serve's context (SIGTERM) and waits for Serve to return.
+func serveOwn(t *testing.T, g *harness.Gateway) (base string, shutdown func()) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- g.App.Server.Serve(ctx, ln) }()
+	return "http://" + ln.Addr().String(), func() {
+		t.Helper()
+		cancel()
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // TestShutdownCutIsBilledForWhatWasDelivered: a stream still running when the gateway's shutdown timeout ends is
 // cut by the gateway, recorded as such (finish_reason "shutdown", not cancelled by its caller) and billed for
 // the audio delivered: half a second of a per-second price.
@@ -248,15 +272,9 @@ models:
 	key, _ := g.Key(t, nil)
 	const delivered = speech.PCMBytesPerSecond / 2
 	u.openai.Script(fakes.Step{HoldAfter: delivered}) // half a second of audio, then the provider stalls
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- g.App.Server.Serve(ctx, ln) }()
+	base, shutdown := serveOwn(t, g)
 
-	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/api/v1/audio/speech",
+	req, _ := http.NewRequest("POST", base+"/api/v1/audio/speech",
 		strings.NewReader(`{"model":"tts","input":"Hello there","voice":"alloy","response_format":"pcm"}`))
 	req.Header.Set("Authorization", "Bearer "+key)
 	req.Header.Set("Content-Type", "application/json")
@@ -268,14 +286,126 @@ models:
 	if _, err := io.ReadFull(resp.Body, make([]byte, delivered)); err != nil {
 		t.Fatal(err)
 	}
-	cancel() // shutdown: the stream outlives the 200 ms drain and is cut
-	if err := <-served; err != nil {
-		t.Fatal(err)
-	}
+	shutdown() // the stream outlives the 200 ms drain and is cut
 	_, _ = io.Copy(io.Discard, resp.Body)
 	rec := generationOf(t, g, harness.Response{Status: resp.StatusCode, Header: resp.Header})
 	if rec["finish_reason"] != "shutdown" || rec["cancelled"] != false || jsonString(rec["total_cost"]) != "0.5" {
 		t.Fatalf("record of a stream cut by the shutdown: finish %v, cancelled %v, cost %v", rec["finish_reason"],
 			rec["cancelled"], rec["total_cost"])
+	}
+}
+
+// TestShutdownCutChat: a chat completion whose provider stalls after its first tokens is still running when the
+// shutdown timeout ends. The gateway cuts it, records it as cut by the shutdown (not cancelled by its caller),
+// and tells the caller, who is still there: streamed, the tokens delivered and then an error event (503), billed
+// for what was delivered; not streamed, nothing was delivered: a 503, and nothing to pay. The key's usage equals
+// the record's cost.
+func TestShutdownCutChat(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		stream  bool
+		failure string // the status of the failure the record keeps: what the caller got
+	}{
+		{"streamed", true, "null"},
+		{"not streamed", false, "503"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			up := fakes.NewOpenAI(t, "sk-1")
+			g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`server: {shutdown_timeout: 200ms}
+providers:
+  - {slug: first, kind: openai, base_url: %s, api_key: sk-1, timeout: 10s, idle_timeout: 60s}
+models:
+  - {id: chat, modality: chat, endpoints: [{provider: first, upstream_model: up-1, pricing: {per_million_prompt_tokens: 2, per_million_completion_tokens: 8}}]}
+`, up.BaseURL())))
+			key, hash := g.Key(t, nil)
+			up.Script(fakes.Step{HoldAfter: 700}) // the first tokens, then the provider stalls
+			base, shutdown := serveOwn(t, g)
+
+			body, _ := json.Marshal(hi(map[string]any{"stream": tc.stream}))
+			req, _ := http.NewRequest("POST", base+"/api/v1/chat/completions", bytes.NewReader(body))
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			type answer struct {
+				resp *http.Response
+				body []byte
+				err  error
+			}
+			answered := make(chan answer, 1)
+			go func() {
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					answered <- answer{err: err}
+					return
+				}
+				defer resp.Body.Close()
+				b, err := io.ReadAll(resp.Body)
+				answered <- answer{resp, b, err}
+			}()
+			// The provider's first token has reached the gateway: the answer is being delivered when it is cut.
+			harness.Eventually(t, 10*time.Second, func() bool {
+				n, _ := value(scrape(t, g), "switchboard_upstream_requests_total", map[string]string{"provider": "first", "outcome": "ok"})
+				return n == 1
+			})
+			shutdown()
+			a := <-answered
+			if a.err != nil {
+				t.Fatalf("the caller's answer: %v", a.err)
+			}
+			r := harness.Response{Status: a.resp.StatusCode, Header: a.resp.Header, Body: a.body}
+			rec := generationOf(t, g, r)
+			content := g.Do(t, "GET", "/generation/content?id="+rec["id"].(string), g.Admin, nil).JSON(t)["data"].(map[string]any)
+			failure := "null"
+			if e, ok := content["error"].(map[string]any); ok {
+				failure = jsonString(e["status"])
+			}
+			var cost int64
+			if tc.stream {
+				evs := events(t, r.Body)
+				var text strings.Builder
+				for _, e := range evs[:len(evs)-1] {
+					var c struct {
+						Choices []struct{ Delta struct{ Content string } }
+					}
+					if err := json.Unmarshal([]byte(e), &c); err != nil {
+						t.Fatalf("event %s: %v", e, err)
+					}
+					for _, ch := range c.Choices {
+						text.WriteString(ch.Delta.Content)
+					}
+				}
+				last := evs[len(evs)-1]
+				if r.Status != 200 || text.Len() == 0 || !strings.Contains(last, `"error":{"code":503`) || !strings.Contains(last, `"finish_reason":"error"`) {
+					t.Fatalf("stream cut by the shutdown: %d, delivered %q, last event %s", r.Status, text.String(), last)
+				}
+				completion := chat.Tokens(text.String())
+				prompt, _ := strconv.ParseInt(jsonString(rec["tokens_prompt"]), 10, 64)
+				if got := jsonString(rec["tokens_completion"]); got != strconv.FormatInt(completion, 10) || prompt == 0 ||
+					content["output"].(map[string]any)["completion"] != text.String() {
+					t.Fatalf("record of %q: %s completion tokens, %d prompt tokens, content %v", text.String(), got, prompt, content["output"])
+				}
+				cost = prompt*2 + completion*8
+			} else {
+				harness.AssertError(t, r, 503)
+			}
+			if rec["finish_reason"] != "shutdown" || rec["cancelled"] != false || failure != tc.failure ||
+				jsonString(rec["total_cost"]) != strconv.FormatFloat(float64(cost)/1e6, 'f', -1, 64) {
+				t.Fatalf("record of a call cut by the shutdown: finish %v, cancelled %v, failure %s, cost %v (want %d micro-dollars)",
+					rec["finish_reason"], rec["cancelled"], failure, rec["total_cost"], cost)
+			}
+			db, err := gorm.Open(postgres.Open(g.DatabaseURL), &gorm.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sqlDB, err := db.DB(); err == nil {
+				defer sqlDB.Close()
+			}
+			var usage int64
+			db.Raw("SELECT COALESCE(SUM(micros), 0) FROM key_usage WHERE key_hash = ?", hash).Scan(&usage)
+			if usage != cost {
+				t.Fatalf("key usage %d micro-dollars, the record %d", usage, cost)
+			}
+		})
 	}
 }
