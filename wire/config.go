@@ -97,6 +97,7 @@ type fileConfig struct {
 		WriteTimeout      time.Duration `yaml:"write_timeout"`
 		IdleTimeout       time.Duration `yaml:"idle_timeout"`
 		ShutdownTimeout   time.Duration `yaml:"shutdown_timeout"`
+		PprofAddr         string        `yaml:"pprof_addr"`
 	} `yaml:"server"`
 	Database struct {
 		URL          string `yaml:"url"`
@@ -399,9 +400,17 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err("must not be negative", "server", name)
 		}
 	}
+	if s.PprofAddr != "" {
+		if err := checkAddr(s.PprofAddr); err != nil {
+			return Config{}, loc.err(fmt.Sprintf("%q: %v", s.PprofAddr, err), "server", "pprof_addr")
+		}
+		if samePort(s.PprofAddr, s.Addr) {
+			return Config{}, loc.err(fmt.Sprintf("%q: must not be the API's port (server.addr %q)", s.PprofAddr, s.Addr), "server", "pprof_addr")
+		}
+	}
 	cfg.Server = httpapi.Config{Addr: s.Addr, BasePath: strings.TrimSuffix(s.BasePath, "/"), MaxBodyBytes: s.MaxBodyBytes,
 		ReadTimeout: s.ReadTimeout, ReadHeaderTimeout: s.ReadHeaderTimeout, WriteTimeout: s.WriteTimeout,
-		IdleTimeout: s.IdleTimeout, ShutdownTimeout: s.ShutdownTimeout}
+		IdleTimeout: s.IdleTimeout, ShutdownTimeout: s.ShutdownTimeout, PprofAddr: s.PprofAddr}
 
 	if !strings.HasPrefix(f.Database.URL, "postgres://") && !strings.HasPrefix(f.Database.URL, "postgresql://") &&
 		!strings.HasPrefix(f.Database.URL, "sqlite:") {
@@ -530,6 +539,15 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("port %q: not a port number", port)
 	}
 	return nil
+}
+
+// samePort reports whether two checked addresses name one fixed port (port 0 picks a free one each time).
+func samePort(a, b string) bool {
+	_, pa, _ := net.SplitHostPort(a)
+	_, pb, _ := net.SplitHostPort(b)
+	na, _ := net.LookupPort("tcp", pa)
+	nb, _ := net.LookupPort("tcp", pb)
+	return na != 0 && na == nb
 }
 
 func isHTTPURL(s string) bool {

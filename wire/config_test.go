@@ -119,6 +119,8 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"bad addr", "server:\n  addr: 8080\n", `:2: server.addr: "8080": must be host:port or :port`},
 		{"bad port", "server:\n  addr: ':http-ish'\n", ":2: server.addr:"},
 		{"bad metrics addr", "metrics:\n  addr: localhost\n", `:2: metrics.addr: "localhost": must be host:port or :port`},
+		{"bad pprof addr", "server:\n  pprof_addr: 6060\n", `:2: server.pprof_addr: "6060": must be host:port or :port`},
+		{"pprof on the API port", "server:\n  addr: ':8080'\n  pprof_addr: 127.0.0.1:8080\n", `:3: server.pprof_addr: "127.0.0.1:8080": must not be the API's port`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

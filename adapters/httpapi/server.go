@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"sync"
 	"time"
 
@@ -29,6 +30,9 @@ type Config struct {
 	WriteTimeout      time.Duration
 	IdleTimeout       time.Duration
 	ShutdownTimeout   time.Duration
+	// PprofAddr, when set, is a listener of its own serving Go's runtime profiles (net/http/pprof) for operators;
+	// never the API's listener.
+	PprofAddr string
 }
 
 // Readiness reports whether the server can do its work (database reachable, schema current), and details that
@@ -180,17 +184,22 @@ func (s *Server) Run(ctx context.Context) error {
 	return s.Serve(ctx, ln)
 }
 
-// Serve is Run on a listener the caller opened. Metrics with an address of their own are served beside it.
+// Serve is Run on a listener the caller opened. Metrics with an address of their own, and the profiles, are
+// served beside it.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.metrics.Handler != nil && s.metrics.Addr != "" {
-		mln, err := net.Listen("tcp", s.metrics.Addr)
+		stop, err := s.serveAside("metrics.addr", s.metrics.Addr, metricsMux(s.metrics.Handler), "/metrics")
 		if err != nil {
-			return fmt.Errorf("metrics.addr: %w", err)
+			return err
 		}
-		msrv := &http.Server{Handler: metricsMux(s.metrics.Handler), ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = msrv.Serve(mln) }()
-		defer msrv.Close()
-		s.log.Info("serving metrics", "addr", mln.Addr().String(), "path", "/metrics")
+		defer stop()
+	}
+	if s.cfg.PprofAddr != "" {
+		stop, err := s.serveAside("server.pprof_addr", s.cfg.PprofAddr, pprofMux(), "/debug/pprof/")
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 
 	// Requests outlive ctx (they drain on shutdown) until the shutdown timeout cuts them, with ErrShutdown as the
@@ -232,6 +241,30 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return serr
 	}
 	return err
+}
+
+// serveAside serves h on a listener of its own at addr (the setting names it in errors) until stop is called.
+func (s *Server) serveAside(setting, addr string, h http.Handler, path string) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	s.log.Info("serving "+path, "addr", ln.Addr().String(), "setting", setting)
+	return func() { _ = srv.Close() }, nil
+}
+
+// pprofMux serves Go's runtime profiles under /debug/pprof/ (a CPU profile: /debug/pprof/profile?seconds=N).
+func pprofMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("POST /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // metricsMux serves the metrics alone, at /metrics.

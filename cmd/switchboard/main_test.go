@@ -278,12 +278,14 @@ func freeAddr(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// TestServeMetricsAddr: with metrics.addr, serve answers /metrics there and not on the main listener.
-func TestServeMetricsAddr(t *testing.T) {
+// TestServeSideListeners: with metrics.addr, serve answers /metrics there and not on the main listener; with
+// server.pprof_addr, the runtime profiles are there and never on the main listener.
+func TestServeSideListeners(t *testing.T) {
 	t.Parallel()
-	main, metrics := freeAddr(t), freeAddr(t)
+	main, metrics, pprof := freeAddr(t), freeAddr(t), freeAddr(t)
 	env := map[string]string{"DATABASE_URL": testdb.SQLiteURL(t), "SWITCHBOARD_SERVER_ADDR": main,
-		"SWITCHBOARD_METRICS_ADDR": metrics, "SWITCHBOARD_LOG_LEVEL": "error", "SWITCHBOARD_GENERATIONS_SPOOL_DIR": t.TempDir()}
+		"SWITCHBOARD_METRICS_ADDR": metrics, "SWITCHBOARD_SERVER_PPROF_ADDR": pprof,
+		"SWITCHBOARD_LOG_LEVEL": "error", "SWITCHBOARD_GENERATIONS_SPOOL_DIR": t.TempDir()}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan result, 1)
 	go func() {
@@ -306,6 +308,17 @@ func TestServeMetricsAddr(t *testing.T) {
 	}
 	if s, _ := get("http://" + main + "/metrics"); s != 404 {
 		t.Errorf("main listener /metrics: %d, want 404", s)
+	}
+	if s, body := get("http://" + pprof + "/debug/pprof/heap?debug=1"); s != 200 || !strings.Contains(body, "heap profile") {
+		t.Errorf("server.pprof_addr heap profile: %d %.200s", s, body)
+	}
+	if s, body := get("http://" + pprof + "/debug/pprof/profile?seconds=1"); s != 200 || len(body) == 0 {
+		t.Errorf("server.pprof_addr CPU profile: %d, %d bytes", s, len(body))
+	}
+	for _, path := range []string{"/debug/pprof/", "/api/v1/debug/pprof/"} {
+		if s, _ := get("http://" + main + path); s != 404 {
+			t.Errorf("main listener %s: %d, want 404", path, s)
+		}
 	}
 	stop()
 	if r := <-done; r.code != 0 {
