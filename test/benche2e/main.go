@@ -85,18 +85,19 @@ var scenarios = []scenario{{
 }}
 
 type options struct {
-	dialects, scenarios  string
-	bin, pgURL, keep     string
-	clip                 int
-	latencyCalls         int
-	throughputCalls      int
-	block                int
-	flatCalls, window    int
-	holdStreams          int
-	rows, getCalls       int
-	conc                 int
-	credits              bool
-	cpuprofile, heapfile string
+	dialects, scenarios string
+	bin, pgURL, keep    string
+	clip                int
+	latencyCalls        int
+	throughputCalls     int
+	block               int
+	flatCalls, window   int
+	holdStreams         int
+	rows, getCalls      int
+	conc                int
+	credits             bool
+	pprof               string
+	pprofSeconds        int
 }
 
 func main() {
@@ -130,6 +131,9 @@ func main() {
 	fs.IntVar(&o.getCalls, "get-calls", 2000, "GET /generation calls at concurrency 1")
 	fs.IntVar(&o.conc, "conc", 32, "concurrency of the throughput and flatness phases")
 	fs.BoolVar(&o.credits, "credits", false, "turn credits.enabled on (the organization's balance is checked on every call)")
+	fs.StringVar(&o.pprof, "pprof", "", "write the gateway's CPU profile of the throughput phase into this folder "+
+		"(<scenario>-<dialect>.pprof; view with go tool pprof -top BIN FILE)")
+	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 20, "longest CPU profile -pprof records (the throughput phase's first seconds)")
 	fs.StringVar(&o.keep, "keep", "", "keep the scratch files in this folder (default: a temporary one, removed)")
 	_ = fs.Parse(os.Args[1:])
 
@@ -276,10 +280,13 @@ func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*resu
 	default:
 		return nil, fmt.Errorf("unknown dialect %q", dialect)
 	}
-	addr := freeAddr()
+	addr, pprofAddr := freeAddr(), ""
+	if o.pprof != "" {
+		pprofAddr = freeAddr()
+	}
 	cfgPath := filepath.Join(dir, "switchboard-"+dialect+".yaml")
 	cfg := fmt.Sprintf(`log: {level: warn}
-server: {addr: %q}
+server: {addr: %q, pprof_addr: %q}
 database: {url: %q}
 generations: {spool_dir: %q}
 limits: {requests_per_minute: 1000000000}
@@ -287,7 +294,7 @@ credits: {enabled: %t}
 providers:
   - {slug: fake, kind: openai, base_url: %s/v1, api_key: %s}
 models:%s
-`, addr, dbURL, filepath.Join(dir, "spool-"+dialect), o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
+`, addr, pprofAddr, dbURL, filepath.Join(dir, "spool-"+dialect), o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
@@ -349,8 +356,19 @@ models:%s
 	log.Printf("%s: throughput, %d calls each way at c=%d", dialect, o.throughputCalls, o.conc)
 	tp := base
 	tp.Mode, tp.Conc, tp.N, tp.Block = "blocks", o.conc, o.throughputCalls, o.block
+	profiled := make(chan error, 1)
+	if o.pprof != "" {
+		go func() {
+			profiled <- cpuProfile(pprofAddr, o.pprofSeconds, filepath.Join(o.pprof, sc.name+"-"+dialect+".pprof"))
+		}()
+	}
 	if out, err = runLoadProc(tp, nil); err != nil {
 		return nil, err
+	}
+	if o.pprof != "" {
+		if err := <-profiled; err != nil {
+			return nil, err
+		}
 	}
 	r.directRate, r.gatewayRate = out.DirectRate, out.GatewayRate
 
@@ -412,6 +430,31 @@ models:%s
 		r.getP50, r.getP99 = out.GatewayP50, out.GatewayP99
 	}
 	return r, nil
+}
+
+// cpuProfile records the gateway's CPU for seconds (through server.pprof_addr) into path.
+func cpuProfile(addr string, seconds int, path string) error {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds))
+	if err != nil {
+		return fmt.Errorf("CPU profile: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("CPU profile: %s", resp.Status)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	log.Printf("CPU profile of the gateway: %s", path)
+	return f.Close()
 }
 
 // seedID is the id of the i-th seeded record: in the gateway's format, gen-<unix seconds>-<32 hex digits>.
