@@ -99,6 +99,11 @@ func Start(t testing.TB, opts ...Option) *Gateway {
 	if err != nil {
 		t.Fatalf("config: %v", err)
 	}
+	if strings.HasPrefix(cfg.Database.URL, "postgres") && !strings.Contains(o.yaml, "max_open_conns") {
+		// Tests run gateways side by side on one PostgreSQL (max_connections 100 by default): a small pool each
+		// keeps them from running it out of connections, which the gateway rightly answers with 503.
+		cfg.Database.MaxOpenConns = 6
+	}
 	if o.spans != nil {
 		cfg.Tracing = sbwire.TracingConfig{Enabled: true, Exporter: o.spans}
 	}
