@@ -59,6 +59,8 @@ func listening(t *testing.T, dbURL string) {
 
 // TestOutageLosesNothing cuts PostgreSQL (through a TCP proxy) while speech calls go on: afterwards every call
 // answered 200 has its record, and the key's usage and the credits' usage equal the sum of the records' costs.
+// PostgreSQL only: the embedded SQLite file has no connection a proxy could cut (its kill -9 case is
+// TestKillDuringBurstSQLite in test/replicas).
 func TestOutageLosesNothing(t *testing.T) {
 	t.Parallel()
 	u := newUpstreams(t)

@@ -3,14 +3,15 @@ package replicas_test
 import (
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"gorm.io/driver/postgres"
-	"gorm.io/gorm"
+	"github.com/switchboard-ai/switchboard/adapters/gormstore"
+	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
 // killDuringBurst sends speech calls to replica 0, 16 at a time, kills it with SIGKILL once 100 have been read
@@ -70,13 +71,11 @@ func killDuringBurst(t, fleetT *testing.T, f *fleet) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	db, err := gorm.Open(postgres.Open(f.dbURL), &gorm.Config{})
+	db, closeDB, err := gormstore.Open(gormstore.Config{URL: f.dbURL}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sqlDB, err := db.DB(); err == nil {
-		defer sqlDB.Close()
-	}
+	defer closeDB()
 	var stored int64
 	db.Raw("SELECT COUNT(*) FROM generations WHERE id IN ?", read).Scan(&stored)
 	var sum, usage int64
@@ -88,6 +87,16 @@ func killDuringBurst(t, fleetT *testing.T, f *fleet) {
 	if int(stored) != before || usage != sum {
 		t.Errorf("%d of %d answered calls recorded; usage %d, records %d", stored, before, usage, sum)
 	}
+}
+
+// TestKillDuringBurstSQLite is the kill -9 case on the embedded SQLite default: one gateway process on its
+// database file, killed during a c=16 burst and started again on its spool and its file. (The outage test,
+// TestOutageLosesNothing in test/api, cuts PostgreSQL's connection through a TCP proxy: an embedded file has no
+// connection to cut, so it does not apply to SQLite.)
+func TestKillDuringBurstSQLite(t *testing.T) {
+	f := newFleetOn(t, 1, testdb.SQLiteURL(t))
+	f.cli(t, "credits", "add", "1000")
+	killDuringBurst(t, t, f)
 }
 
 // spooled is how many entries replica 0's spool holds, from /readyz.

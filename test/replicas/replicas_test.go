@@ -210,9 +210,12 @@ type fleet struct {
 
 type key struct{ secret, hash string }
 
-func newFleet(t *testing.T, n int) *fleet {
+func newFleet(t *testing.T, n int) *fleet { return newFleetOn(t, n, testdb.PostgresURL(t)) }
+
+// newFleetOn starts n replicas on the database at dbURL (postgres://... or sqlite:PATH).
+func newFleetOn(t *testing.T, n int, dbURL string) *fleet {
 	bin := build(t)
-	f := &fleet{bin: bin, dbURL: testdb.PostgresURL(t), admin: "sk-admin-" + random(20),
+	f := &fleet{bin: bin, dbURL: dbURL, admin: "sk-admin-" + random(20),
 		upstream: fakes.NewOpenAI(t, "sk-up"), client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
 	f.upstream.Unrecorded = true
 	f.polls = watchPolls(t, f.upstream.URL)
