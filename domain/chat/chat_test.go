@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -118,5 +119,43 @@ func TestUnderPreset(t *testing.T) {
 		if _, err := b.UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}); domain.StatusOf(err) != 403 {
 			t.Errorf("%s preset: %v", s, err)
 		}
+	}
+}
+
+// TestUnderPresetModels: model and models are one setting: the preset's apply when the request names no model,
+// and are left out whole when it names any.
+func TestUnderPresetModels(t *testing.T) {
+	t.Parallel()
+	p := preset.Preset{Slug: "x", Status: preset.Active}
+	for _, tc := range []struct {
+		name, config, request string
+		model                 string
+		fallbacks             []string
+	}{
+		{"the preset's model and list", `{"model":"a","models":["b","c"]}`, `{}`, "a", []string{"b", "c"}},
+		{"the preset's list alone", `{"models":["b","c"]}`, `{"model":null}`, "b", []string{"c"}},
+		{"the request's model", `{"model":"a","models":["b"]}`, `{"model":"z"}`, "z", nil},
+		{"the request's list", `{"model":"a","models":["b"]}`, `{"models":["y","z"]}`, "y", []string{"z"}},
+		{"the request's model and list", `{"models":["b"]}`, `{"model":"x","models":["y"]}`, "x", []string{"y"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var config map[string]any
+			if err := json.Unmarshal([]byte(tc.config), &config); err != nil {
+				t.Fatal(err)
+			}
+			b := body(t, tc.request)
+			b["messages"] = json.RawMessage(`[{"role":"user","content":"hi"}]`)
+			merged, err := b.UnderPreset(p, &preset.Version{Number: 1, Config: config}, chat.PresetRef{Slug: "x", Field: "preset"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := chat.Parse(merged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Model != tc.model || !slices.Equal(r.Fallbacks, tc.fallbacks) {
+				t.Fatalf("model %q, fallbacks %v; want %q, %v", r.Model, r.Fallbacks, tc.model, tc.fallbacks)
+			}
+		})
 	}
 }

@@ -96,7 +96,8 @@ var (
 
 // UnderPreset lays the request over a preset version's configuration: each field the request sets wins, the
 // others come from the preset; the preset's system prompt goes first unless the request has a system (or
-// developer) message of its own. A preset that is not active is refused.
+// developer) message of its own. model and models are one setting, the models a call may use in order: when the
+// request names any, the preset's are left out. A preset that is not active is refused.
 func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef) (Body, error) {
 	switch {
 	case p.Status == preset.Disabled:
@@ -107,7 +108,11 @@ func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef) (Bo
 		return b, ErrNoVersion.WithMsg(fmt.Sprintf("%s: preset %q has no designated version", ref.Field, p.Slug)).With("field", ref.Field)
 	}
 	out := make(Body, len(b)+len(v.Config)+1)
+	ownModels := !isNull(b["model"]) || !isNull(b["models"])
 	for k, val := range v.Config {
+		if ownModels && (k == "model" || k == "models") {
+			continue
+		}
 		raw, err := json.Marshal(val)
 		if err != nil {
 			return b, fmt.Errorf("preset %s version %d: %w", p.Slug, v.Number, err)

@@ -357,11 +357,7 @@ models:
 			}
 			r := harness.Response{Status: a.resp.StatusCode, Header: a.resp.Header, Body: a.body}
 			rec := generationOf(t, g, r)
-			content := g.Do(t, "GET", "/generation/content?id="+rec["id"].(string), g.Admin, nil).JSON(t)["data"].(map[string]any)
-			failure := "null"
-			if e, ok := content["error"].(map[string]any); ok {
-				failure = jsonString(e["status"])
-			}
+			failure := failureOf(t, g, rec)
 			var cost int64
 			if tc.stream {
 				evs := events(t, r.Body)
@@ -384,8 +380,9 @@ models:
 				completion := chat.Tokens(text.String())
 				prompt, _ := strconv.ParseInt(jsonString(rec["tokens_prompt"]), 10, 64)
 				if got := jsonString(rec["tokens_completion"]); got != strconv.FormatInt(completion, 10) || prompt == 0 ||
-					content["output"].(map[string]any)["completion"] != text.String() {
-					t.Fatalf("record of %q: %s completion tokens, %d prompt tokens, content %v", text.String(), got, prompt, content["output"])
+					contentOf(t, g, rec)["output"].(map[string]any)["completion"] != text.String() {
+					t.Fatalf("record of %q: %s completion tokens, %d prompt tokens, content %v", text.String(), got, prompt,
+						contentOf(t, g, rec)["output"])
 				}
 				cost = prompt*2 + completion*8
 			} else {

@@ -174,17 +174,34 @@ func TestChatFailover(t *testing.T) {
 		t.Fatalf("broken stream: %d %v", r.Status, evs)
 	}
 	rec = generationOf(t, g, r)
-	if jsonString(rec["status"]) == "200" || rec["finish_reason"] != "error" || jsonString(rec["tokens_prompt"]) == "0" || rec["total_cost"] == "0" {
+	if rec["finish_reason"] != "error" || failureOf(t, g, rec) != "502" || jsonString(rec["tokens_prompt"]) == "0" || jsonString(rec["total_cost"]) == "0" {
 		t.Fatalf("record of a broken stream %v", rec)
 	}
 
-	// Not streamed, the same break is a 502 and costs nothing.
+	// Not streamed, the same break is what the reference does with an answer that breaks mid-way: no failover
+	// (the provider began to answer), a 502 recorded as failed, and no charge: nothing was delivered.
 	u.first.Script(fakes.Step{Abort: 700})
 	r = g.Do(t, "POST", "/chat/completions", key, hi(nil))
 	harness.AssertError(t, r, 502)
-	if rec := generationOf(t, g, r); jsonString(rec["total_cost"]) != "0" {
-		t.Fatalf("billed an undelivered answer: %v", rec)
+	if rec := generationOf(t, g, r); jsonString(rec["total_cost"]) != "0" || rec["finish_reason"] != "error" ||
+		failureOf(t, g, rec) != "502" || u.second.Calls() != 2 {
+		t.Fatalf("an undelivered answer: %v, %d calls to the second provider", rec, u.second.Calls())
 	}
+}
+
+// contentOf is a generation's stored content.
+func contentOf(t *testing.T, g *harness.Gateway, rec map[string]any) map[string]any {
+	t.Helper()
+	return g.Do(t, "GET", "/generation/content?id="+rec["id"].(string), g.Admin, nil).JSON(t)["data"].(map[string]any)
+}
+
+// failureOf is the status of the failure a generation's content keeps, "null" when it has none.
+func failureOf(t *testing.T, g *harness.Gateway, rec map[string]any) string {
+	t.Helper()
+	if e, ok := contentOf(t, g, rec)["error"].(map[string]any); ok {
+		return jsonString(e["status"])
+	}
+	return "null"
 }
 
 func TestChatBadInput(t *testing.T) {
@@ -495,6 +512,66 @@ func TestChatModelsFallback(t *testing.T) {
 			}
 			if rec := generationOf(t, g, r); rec["model"] != tc.model {
 				t.Errorf("record's model %v, want %s", rec["model"], tc.model)
+			}
+		})
+	}
+}
+
+// TestChatPresetModels: a preset may carry the models to use — a model and a models fallback list. The preset's
+// are used when the request names none; when the request names its own (model or models), those are the models
+// tried and the preset's are left out: the request wins.
+func TestChatPresetModels(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, `  - {id: solo, modality: chat, endpoints: [{provider: first, upstream_model: up-solo, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 1}}]}
+  - {id: alt, modality: chat, endpoints: [{provider: second, upstream_model: up-alt, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 1}}]}`)
+	key, _ := g.Key(t, nil)
+	system := []any{map[string]any{"role": "system", "content": "Be brief."}}
+	for slug, config := range map[string]map[string]any{
+		"listed": {"models": []string{"solo", "alt"}, "messages": system},
+		"both":   {"model": "solo", "models": []string{"alt"}, "messages": system},
+	} {
+		if r := g.Do(t, "POST", "/presets/"+slug+"/chat/completions", key, config); r.Status != 200 {
+			t.Fatalf("preset %s: %d %s", slug, r.Status, r.Body)
+		}
+	}
+	fail := fakes.Step{Status: 500, Body: fakes.OpenAIServerError}
+	for _, tc := range []struct {
+		name          string
+		body          map[string]any
+		first, second []fakes.Step
+		status        int
+		model         string // the model that answered
+		calls         [2]int // calls each fake got
+	}{
+		{name: "the preset's list", body: hi(map[string]any{"model": "@preset/listed"}), status: 200, model: "solo", calls: [2]int{1, 0}},
+		{name: "the preset's list falls back", body: hi(map[string]any{"model": "@preset/listed"}), first: []fakes.Step{fail},
+			status: 200, model: "alt", calls: [2]int{1, 1}},
+		{name: "the preset's model, then its list", body: hi(map[string]any{"model": nil, "preset": "both"}), first: []fakes.Step{fail},
+			status: 200, model: "alt", calls: [2]int{1, 1}},
+		{name: "the request's models win", body: hi(map[string]any{"model": nil, "preset": "both", "models": []string{"alt"}}),
+			status: 200, model: "alt", calls: [2]int{0, 1}},
+		{name: "the request's model wins, without the preset's list", body: hi(map[string]any{"model": "alt@preset/listed"}),
+			second: []fakes.Step{fail}, status: 502, calls: [2]int{0, 1}},
+		{name: "the request's model and models", body: hi(map[string]any{"model": "alt@preset/both", "models": []string{"solo"}}),
+			second: []fakes.Step{fail}, status: 200, model: "solo", calls: [2]int{1, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u.first.Script(tc.first...)
+			u.second.Script(tc.second...)
+			before := [2]int{u.first.Calls(), u.second.Calls()}
+			r := g.Do(t, "POST", "/chat/completions", key, tc.body)
+			if got := [2]int{u.first.Calls() - before[0], u.second.Calls() - before[1]}; got != tc.calls {
+				t.Errorf("upstream calls %v, want %v", got, tc.calls)
+			}
+			if tc.status != 200 {
+				harness.AssertError(t, r, tc.status)
+				return
+			}
+			if r.Status != 200 || r.JSON(t)["model"] != tc.model {
+				t.Fatalf("%d %s, want model %s", r.Status, r.Body, tc.model)
+			}
+			if rec := generationOf(t, g, r); rec["model"] != tc.model || rec["preset_id"] == nil {
+				t.Errorf("record: model %v, preset %v", rec["model"], rec["preset_id"])
 			}
 		})
 	}
