@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -134,8 +133,7 @@ func (vc *videoCall) Open(ctx context.Context, ep catalog.Endpoint, texts []stri
 // Deliver stores the job, with what its end needs of the call: the generation id, the attempts and the holds.
 func (vc *videoCall) Deliver(ctx context.Context, c *Call) Delivery {
 	v, ep, now := vc.videos, c.endpoint, vc.videos.env.Now()
-	suffix := strings.ReplaceAll(v.env.NewID(), "-", "")
-	j := video.Job{ID: fmt.Sprintf("gen-vid-%d-%s", now.Unix(), suffix[:20]), WorkspaceID: c.by.WorkspaceID,
+	j := video.Job{ID: video.NewJobID(now, v.env.NewID()), WorkspaceID: c.by.WorkspaceID,
 		KeyHash: c.by.KeyHash, UserID: c.by.CreatorUserID, Model: vc.req.Model, Provider: ep.Provider,
 		UpstreamModel: ep.UpstreamModel, UpstreamID: vc.upstreamID, Pricing: ep.Pricing, Status: video.Pending,
 		Request: vc.req, GenerationID: c.ID(), Holds: c.holds, Flags: c.rec.Flags, Attempts: c.rec.Attempts,

@@ -149,6 +149,19 @@ type Output struct {
 	ContentType string
 }
 
+// jobSuffix is how much of the random value a job id keeps.
+const jobSuffix = 20
+
+// NewJobID makes a video job id, gen-vid-<unix seconds>-<suffix>, from an unguessable random value such as a
+// UUID: its first 20 characters other than hyphens, or all of them when it has fewer.
+func NewJobID(now time.Time, random string) string {
+	suffix := strings.ReplaceAll(random, "-", "")
+	if len(suffix) > jobSuffix {
+		suffix = suffix[:jobSuffix]
+	}
+	return fmt.Sprintf("gen-vid-%d-%s", now.Unix(), suffix)
+}
+
 // Job is one video generation.
 type Job struct {
 	ID            string
