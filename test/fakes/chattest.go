@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"testing"
+	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
@@ -15,8 +16,9 @@ import (
 // ChatContract is what every chat adapter must do against its provider's fake: the shared contract suite.
 type ChatContract struct {
 	Fake *Fake
-	// Client calls the fake with the key (the fake's own, or a wrong one).
-	Client func(key string) ports.ChatProvider
+	// Client calls the fake with the key (the fake's own, or a wrong one), waiting up to wait for the first byte
+	// and between chunks.
+	Client func(key string, wait time.Duration) ports.ChatProvider
 	Key    string
 	// Sent reads, from a request the fake received, the system prompt, temperature and completion limit it
 	// carried, in the provider's own words.
@@ -73,7 +75,7 @@ var weatherTool = []any{map[string]any{"type": "function", "function": map[strin
 
 // Run runs the suite.
 func (c ChatContract) Run(t *testing.T) {
-	p := c.Client(c.Key)
+	p := c.Client(c.Key, Patient)
 	hello := []any{map[string]any{"role": "system", "content": "Be brief."}, map[string]any{"role": "user", "content": "Hi there"}}
 	t.Run("text", func(t *testing.T) {
 		c.Fake.Script()
@@ -137,13 +139,13 @@ func (c ChatContract) Run(t *testing.T) {
 		for _, tc := range append(c.Failures, shared...) {
 			t.Run(tc.Name, func(t *testing.T) {
 				c.Fake.Script(tc.Step)
-				_, err := ReadChat(t, p, req)
+				_, err := ReadChat(t, c.Client(c.Key, tc.Step.Wait()), req)
 				checkFailure(t, err, tc)
 			})
 		}
 		t.Run("our key rejected", func(t *testing.T) {
 			c.Fake.Script()
-			_, err := ReadChat(t, c.Client("wrong-key"), req)
+			_, err := ReadChat(t, c.Client("wrong-key", Patient), req)
 			checkFailure(t, err, Failure{Kind: domain.KindUpstream, Retryable: true, Step: Step{Status: 401}})
 		})
 	})

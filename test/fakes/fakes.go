@@ -37,6 +37,23 @@ type Step struct {
 	Gap time.Duration
 }
 
+// The waits (for the first byte, and between chunks) of the clients that the shared contracts call. A call to a
+// fake that answers must never time out, however loaded the machine: it waits Patient, so that a spurious timeout
+// would take a minute's stall. A call to a fake that holds its answer back for ever (Hold, HoldAfter) can only
+// time out, and waits Impatient, so that the test is quick. No timing decides an outcome.
+const (
+	Patient   = time.Minute
+	Impatient = 100 * time.Millisecond
+)
+
+// Wait is how long a client may wait on a call the fake answers with s.
+func (s Step) Wait() time.Duration {
+	if s.Hold != nil || s.HoldAfter > 0 {
+		return Impatient
+	}
+	return Patient
+}
+
 // Request is one recorded request.
 type Request struct {
 	Method, Path string

@@ -21,13 +21,14 @@ type Failure struct {
 	RetryAfter time.Duration
 }
 
-// CheckFailures scripts each failure on fake, calls the provider, and checks the classification.
-func CheckFailures(t *testing.T, fake *Fake, p ports.SpeechProvider, req ports.SynthesisRequest, cases []Failure) {
+// CheckFailures scripts each failure on fake, calls the provider (made by client to wait as long as the failure
+// calls for), and checks the classification.
+func CheckFailures[P ports.SpeechProvider](t *testing.T, fake *Fake, client func(wait time.Duration) P, req ports.SynthesisRequest, cases []Failure) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			fake.Script(tc.Step)
-			a, err := p.Synthesize(context.Background(), req)
+			a, err := client(tc.Step.Wait()).Synthesize(context.Background(), req)
 			if err == nil { // some failures only show when the body is read (a stall, an abort)
 				_, err = io.ReadAll(a.Body)
 				a.Body.Close()

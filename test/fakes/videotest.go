@@ -32,16 +32,17 @@ type VideoTarget struct {
 // input are UpstreamErrors of the right kind; a poll of a job the provider no longer has ends the job (not
 // retryable); a download of a file the provider no longer has is video.ErrExpired, and of a range outside it
 // video.ErrRangeNotValid.
-func CheckVideoFailures(t *testing.T, fake *Fake, p ports.VideoProvider, target VideoTarget, e VideoErrors) {
+// The provider is made by client to wait as long as each failure calls for.
+func CheckVideoFailures[P ports.VideoProvider](t *testing.T, fake *Fake, client func(wait time.Duration) P, target VideoTarget, e VideoErrors) {
 	t.Helper()
 	ctx := context.Background()
-	calls := map[string]func() error{
-		"submit": func() error {
+	calls := map[string]func(p P) error{
+		"submit": func(p P) error {
 			_, err := p.Submit(ctx, ports.VideoSubmission{UpstreamModel: "m", Request: video.Request{Model: "m", Prompt: "a cat"}})
 			return err
 		},
-		"poll": func() error { _, err := p.Poll(ctx, target.UpstreamID); return err },
-		"download": func() error {
+		"poll": func(p P) error { _, err := p.Poll(ctx, target.UpstreamID); return err },
+		"download": func(p P) error {
 			c, err := p.Download(ctx, target.UpstreamID, target.Output, "")
 			if err == nil {
 				c.Body.Close()
@@ -74,7 +75,7 @@ func CheckVideoFailures(t *testing.T, fake *Fake, p ports.VideoProvider, target 
 		for _, f := range cases {
 			t.Run(op+"/"+f.name, func(t *testing.T) {
 				fake.Script(f.step)
-				err := calls[op]()
+				err := calls[op](client(f.step.Wait()))
 				var ue *ports.UpstreamError
 				if !errors.As(err, &ue) {
 					t.Fatalf("err = %v (%T), want an UpstreamError", err, err)
@@ -100,7 +101,7 @@ func CheckVideoFailures(t *testing.T, fake *Fake, p ports.VideoProvider, target 
 	} {
 		t.Run("download/"+d.name, func(t *testing.T) {
 			fake.Script(Step{Status: d.status, Body: e.BadInput})
-			if err := calls["download"](); !errors.Is(err, d.want) {
+			if err := calls["download"](client(Patient)); !errors.Is(err, d.want) {
 				t.Fatalf("err = %v, want %v", err, d.want)
 			}
 		})

@@ -14,16 +14,16 @@ import (
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
-func client(f *fakes.Anthropic, key string) *anthropic.Client {
-	return anthropic.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: key, Timeout: 500 * time.Millisecond, IdleTimeout: 200 * time.Millisecond},
-		upstream.NewHTTPClient())
+// client calls the fake with key, waiting up to wait for the first byte and between chunks.
+func client(f *fakes.Anthropic, key string, wait time.Duration) *anthropic.Client {
+	return anthropic.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: key, Timeout: wait, IdleTimeout: wait}, upstream.NewHTTPClient())
 }
 
 func TestChatContract(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewAnthropic(t, "sk-ant-test")
 	fakes.ChatContract{Fake: f.Fake, Key: "sk-ant-test",
-		Client: func(key string) ports.ChatProvider { return client(f, key) },
+		Client: func(key string, wait time.Duration) ports.ChatProvider { return client(f, key, wait) },
 		Sent: func(t *testing.T, r fakes.Request) (string, float64, int) {
 			var body struct {
 				System      string  `json:"system"`
@@ -52,7 +52,7 @@ func TestChatOverloadedEvent(t *testing.T) {
 	f := fakes.NewAnthropic(t, "k")
 	f.Overloaded = true
 	req := fakes.ChatRequest(t, "claude", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "hi"}}})
-	res, err := fakes.ReadChat(t, client(f, "k"), req)
+	res, err := fakes.ReadChat(t, client(f, "k", fakes.Patient), req)
 	var ue *ports.UpstreamError
 	if !errors.As(err, &ue) || ue.Kind != domain.KindOverloaded || !ue.Retryable || ue.Raw == "" || res.Content.Len() != 0 {
 		t.Fatalf("err = %v (%+v)", err, ue)

@@ -12,8 +12,14 @@ import (
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
-func client(f *fakes.Deepgram, key string) *deepgram.Client {
-	return deepgram.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: key, Timeout: 500 * time.Millisecond}, upstream.NewHTTPClient())
+// client calls the fake with key, waiting up to wait for the first byte and between chunks.
+func client(f *fakes.Deepgram, key string, wait time.Duration) *deepgram.Client {
+	return deepgram.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: key, Timeout: wait, IdleTimeout: wait}, upstream.NewHTTPClient())
+}
+
+// dial is client for the shared contracts, which choose how long each call may wait.
+func dial(f *fakes.Deepgram, key string) func(time.Duration) *deepgram.Client {
+	return func(wait time.Duration) *deepgram.Client { return client(f, key, wait) }
 }
 
 func TestModel(t *testing.T) {
@@ -32,7 +38,7 @@ func TestSpeech(t *testing.T) {
 	speed := 3.0
 	req := fakes.SpeechRequest("aura-2", "thalia", "Hello Deepgram", speech.PCM, map[string]any{"tag": "t1"})
 	req.Speed = &speed
-	got, a := fakes.ReadAudio(t, client(f, "dg-key"), req)
+	got, a := fakes.ReadAudio(t, client(f, "dg-key", fakes.Patient), req)
 	if int64(len(got)) != fakes.PCMBytesFor("Hello Deepgram") || a.UpstreamID != "dg-req-fake" {
 		t.Fatalf("audio %d bytes, id %q", len(got), a.UpstreamID)
 	}
@@ -44,7 +50,7 @@ func TestSpeech(t *testing.T) {
 		r.Header.Get("Authorization") != "Token dg-key" {
 		t.Fatalf("request %s %v %s", r.Path, r.Query, r.Body)
 	}
-	fakes.ReadAudio(t, client(f, "dg-key"), fakes.SpeechRequest("aura-2", "thalia", "x", speech.MP3, nil))
+	fakes.ReadAudio(t, client(f, "dg-key", fakes.Patient), fakes.SpeechRequest("aura-2", "thalia", "x", speech.MP3, nil))
 	if q := f.Requests()[1].Query; q.Get("encoding") != "mp3" || q.Has("sample_rate") {
 		t.Fatalf("mp3 query %v", q)
 	}
@@ -53,13 +59,13 @@ func TestSpeech(t *testing.T) {
 func TestSpeechFailures(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewDeepgram(t, "dg-key")
-	fakes.CheckFailures(t, f.Fake, client(f, "dg-key"), fakes.SpeechRequest("aura-2", "thalia", "Hi", speech.PCM, nil), []fakes.Failure{
+	fakes.CheckFailures(t, f.Fake, dial(f, "dg-key"), fakes.SpeechRequest("aura-2", "thalia", "Hi", speech.PCM, nil), []fakes.Failure{
 		{Name: "concurrency 429", Step: fakes.Step{Status: 429, Body: `{"err_code":"TOO_MANY_REQUESTS","err_msg":"Too many requests.","request_id":"x"}`},
 			Kind: domain.KindRateLimited, Retryable: true},
 		{Name: "unavailable", Step: fakes.Step{Status: 503, Body: `{"err_code":"SERVICE_UNAVAILABLE","err_msg":"down","request_id":"x"}`},
 			Kind: domain.KindOverloaded, Retryable: true},
 	})
-	fakes.CheckFailures(t, f.Fake, client(f, "nope"), fakes.SpeechRequest("aura-2", "thalia", "Hi", speech.PCM, nil), []fakes.Failure{
+	fakes.CheckFailures(t, f.Fake, dial(f, "nope"), fakes.SpeechRequest("aura-2", "thalia", "Hi", speech.PCM, nil), []fakes.Failure{
 		{Name: "bad key", Step: fakes.Step{}, Kind: domain.KindUpstream, Retryable: true},
 	})
 }

@@ -15,7 +15,7 @@ func TestChatContract(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewGemini(t, "g-key")
 	fakes.ChatContract{Fake: f.Fake, Key: "g-key",
-		Client: func(key string) ports.ChatProvider { return client(f, key) },
+		Client: func(key string, wait time.Duration) ports.ChatProvider { return client(f, key, wait) },
 		Sent: func(t *testing.T, r fakes.Request) (string, float64, int) {
 			var body struct {
 				SystemInstruction struct {
@@ -92,7 +92,7 @@ func TestChatBlocked(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewGemini(t, "g-key")
 	f.Safety = true
-	res, err := fakes.ReadChat(t, client(f, "g-key"), fakes.ChatRequest(t, "m", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "x"}}}))
+	res, err := fakes.ReadChat(t, client(f, "g-key", fakes.Patient), fakes.ChatRequest(t, "m", map[string]any{"messages": []any{map[string]any{"role": "user", "content": "x"}}}))
 	if err != nil || res.FinishReason != "content_filter" || res.NativeFinishReason != "SAFETY" || res.Content.Len() != 0 || res.Usage == nil || res.Usage.PromptTokens != 9 {
 		t.Fatalf("err %v finish %q/%q usage %+v", err, res.FinishReason, res.NativeFinishReason, res.Usage)
 	}

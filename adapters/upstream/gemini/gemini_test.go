@@ -14,16 +14,21 @@ import (
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
-func client(f *fakes.Gemini, key string) *gemini.Client {
-	return gemini.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: key, Timeout: 500 * time.Millisecond, IdleTimeout: 200 * time.Millisecond},
-		upstream.NewHTTPClient())
+// client calls the fake with key, waiting up to wait for the first byte and between chunks.
+func client(f *fakes.Gemini, key string, wait time.Duration) *gemini.Client {
+	return gemini.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: key, Timeout: wait, IdleTimeout: wait}, upstream.NewHTTPClient())
+}
+
+// dial is client for the shared contracts, which choose how long each call may wait.
+func dial(f *fakes.Gemini, key string) func(time.Duration) *gemini.Client {
+	return func(wait time.Duration) *gemini.Client { return client(f, key, wait) }
 }
 
 // TestSpeech decodes base64 PCM event by event (odd-sized events split samples) into exactly the fake's audio.
 func TestSpeech(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewGemini(t, "g-key")
-	got, _ := fakes.ReadAudio(t, client(f, "g-key"), fakes.SpeechRequest("gemini-2.5-flash-preview-tts", "Kore",
+	got, _ := fakes.ReadAudio(t, client(f, "g-key", fakes.Patient), fakes.SpeechRequest("gemini-2.5-flash-preview-tts", "Kore",
 		"A longer sentence, to span several events.", speech.PCM, map[string]any{"languageCode": "en-US"}))
 	want, _ := io.ReadAll(fakes.Sine(fakes.PCMBytesFor("A longer sentence, to span several events.")))
 	if string(got) != string(want) {
@@ -54,7 +59,7 @@ func TestSpeechResamples(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewGemini(t, "g-key")
 	f.Rate = 16000
-	got, _ := fakes.ReadAudio(t, client(f, "g-key"), fakes.SpeechRequest("m", "Kore", "Resample me please", speech.PCM, nil))
+	got, _ := fakes.ReadAudio(t, client(f, "g-key", fakes.Patient), fakes.SpeechRequest("m", "Kore", "Resample me please", speech.PCM, nil))
 	want := fakes.PCMBytesFor("Resample me please")
 	if d := int64(len(got)) - want; d < -8 || d > 8 || len(got)%2 != 0 {
 		t.Fatalf("%d bytes at 24 kHz, want about %d", len(got), want)
@@ -68,21 +73,21 @@ func TestSpeechFailures(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewGemini(t, "g-key")
 	req := fakes.SpeechRequest("m", "Kore", "Hello", speech.PCM, nil)
-	fakes.CheckFailures(t, f.Fake, client(f, "g-key"), req, []fakes.Failure{
+	fakes.CheckFailures(t, f.Fake, dial(f, "g-key"), req, []fakes.Failure{
 		{Name: "rate limited with retryDelay", Step: fakes.Step{Status: 429, Body: fakes.GeminiRateLimited},
 			Kind: domain.KindRateLimited, Retryable: true, RetryAfter: 1500 * time.Millisecond},
 		{Name: "per-day quota", Step: fakes.Step{Status: 429, Body: fakes.GeminiDailyQuota}, Kind: domain.KindUpstream, Retryable: true},
 		{Name: "overloaded", Step: fakes.Step{Status: 503, Body: fakes.GeminiOverloaded}, Kind: domain.KindOverloaded, Retryable: true},
 		{Name: "cut mid-stream", Step: fakes.Step{Abort: 6000}, Kind: domain.KindUpstream, Retryable: true},
 	})
-	fakes.CheckFailures(t, f.Fake, client(f, "bad"), req, []fakes.Failure{
+	fakes.CheckFailures(t, f.Fake, dial(f, "bad"), req, []fakes.Failure{
 		{Name: "invalid key comes as 400", Step: fakes.Step{}, Kind: domain.KindUpstream, Retryable: true},
 	})
 	f.Safety = true
-	fakes.CheckFailures(t, f.Fake, client(f, "g-key"), req, []fakes.Failure{
+	fakes.CheckFailures(t, f.Fake, dial(f, "g-key"), req, []fakes.Failure{
 		{Name: "safety: a 200 without audio", Step: fakes.Step{}, Kind: domain.KindInvalid},
 	})
-	if _, err := client(f, "g-key").Synthesize(t.Context(), fakes.SpeechRequest("m", "Kore", "x", speech.MP3, nil)); err == nil {
+	if _, err := client(f, "g-key", fakes.Patient).Synthesize(t.Context(), fakes.SpeechRequest("m", "Kore", "x", speech.MP3, nil)); err == nil {
 		t.Fatal("mp3 was not refused")
 	}
 	if n := f.Calls(); n != 1 {

@@ -8,11 +8,10 @@ import (
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
-// TestVideoFailures runs alone, before the parallel tests: the speech tests' idle timeouts are short enough to
-// feel a loaded machine.
 func TestVideoFailures(t *testing.T) {
+	t.Parallel()
 	f := fakes.NewGemini(t, "g-key")
-	fakes.CheckVideoFailures(t, f.Fake, client(f, "g-key"),
+	fakes.CheckVideoFailures(t, f.Fake, dial(f, "g-key"),
 		fakes.VideoTarget{UpstreamID: "models/veo/operations/job1",
 			Output: video.Output{Ref: f.BaseURL() + "/files/job1-0:download?alt=media", ContentType: "video/mp4"}},
 		fakes.VideoErrors{

@@ -14,7 +14,7 @@ func TestChatContract(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewOpenAI(t, "sk-test")
 	fakes.ChatContract{Fake: f.Fake, Key: "sk-test",
-		Client: func(key string) ports.ChatProvider { return client(f, key) },
+		Client: func(key string, wait time.Duration) ports.ChatProvider { return client(f, key, wait) },
 		Sent: func(t *testing.T, r fakes.Request) (string, float64, int) {
 			var body struct {
 				Messages []struct {
@@ -53,7 +53,7 @@ func TestChatPassesUnknownFields(t *testing.T) {
 		"logit_bias": map[string]any{"50256": -100}, "top_k": 3, "session_id": "s1", "models": []any{"x"}, "stream": false,
 		"response_format": map[string]any{"type": "json_object"}, "seed": 7})
 	req.Options = map[string]any{"top_k": 9, "min_p": 0.1}
-	if _, err := fakes.ReadChat(t, client(f, "sk-test"), req); err != nil {
+	if _, err := fakes.ReadChat(t, client(f, "sk-test", fakes.Patient), req); err != nil {
 		t.Fatal(err)
 	}
 	var body map[string]any

@@ -14,15 +14,20 @@ import (
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
-func client(f *fakes.OpenAI, key string) *openai.Client {
-	return openai.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: key, Timeout: 500 * time.Millisecond, IdleTimeout: 200 * time.Millisecond},
-		upstream.NewHTTPClient())
+// client calls the fake with key, waiting up to wait for the first byte and between chunks.
+func client(f *fakes.OpenAI, key string, wait time.Duration) *openai.Client {
+	return openai.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: key, Timeout: wait, IdleTimeout: wait}, upstream.NewHTTPClient())
+}
+
+// dial is client for the shared contracts, which choose how long each call may wait.
+func dial(f *fakes.OpenAI, key string) func(time.Duration) *openai.Client {
+	return func(wait time.Duration) *openai.Client { return client(f, key, wait) }
 }
 
 func TestSpeech(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewOpenAI(t, "sk-test")
-	c := client(f, "sk-test")
+	c := client(f, "sk-test", fakes.Patient)
 	speed := 1.5
 	req := fakes.SpeechRequest("tts-1", "alloy", "Hello there", speech.PCM,
 		map[string]any{"instructions": "cheerful", "voice": "echo", "response_format": "wav"})
@@ -50,7 +55,7 @@ func TestSpeechFailures(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewOpenAI(t, "sk-test")
 	req := fakes.SpeechRequest("tts-1", "alloy", "Hello", speech.PCM, nil)
-	fakes.CheckFailures(t, f.Fake, client(f, "sk-test"), req, []fakes.Failure{
+	fakes.CheckFailures(t, f.Fake, dial(f, "sk-test"), req, []fakes.Failure{
 		{Name: "rate limited", Step: fakes.Step{Status: 429, Body: fakes.OpenAIRateLimited, Header: map[string]string{"Retry-After": "2"}},
 			Kind: domain.KindRateLimited, Retryable: true, RetryAfter: 2 * time.Second},
 		{Name: "retry-after-ms", Step: fakes.Step{Status: 429, Body: fakes.OpenAIRateLimited, Header: map[string]string{"retry-after-ms": "1500"}},
@@ -67,7 +72,7 @@ func TestSpeechFailures(t *testing.T) {
 		{Name: "cut mid-stream", Step: fakes.Step{Abort: 5000}, Kind: domain.KindUpstream, Retryable: true},
 	})
 	t.Run("our key rejected", func(t *testing.T) {
-		fakes.CheckFailures(t, f.Fake, client(f, "sk-wrong"), req, []fakes.Failure{
+		fakes.CheckFailures(t, f.Fake, dial(f, "sk-wrong"), req, []fakes.Failure{
 			{Name: "401", Step: fakes.Step{}, Kind: domain.KindUpstream, Retryable: true},
 		})
 	})

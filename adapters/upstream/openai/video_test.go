@@ -8,11 +8,10 @@ import (
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
-// TestVideoFailures runs alone, before the parallel tests: the speech tests' idle timeouts are short enough to
-// feel a loaded machine.
 func TestVideoFailures(t *testing.T) {
+	t.Parallel()
 	f := fakes.NewOpenAI(t, "sk-test")
-	fakes.CheckVideoFailures(t, f.Fake, client(f, "sk-test"), fakes.VideoTarget{UpstreamID: "video_job1", Output: video.Output{ContentType: "video/mp4"}},
+	fakes.CheckVideoFailures(t, f.Fake, dial(f, "sk-test"), fakes.VideoTarget{UpstreamID: "video_job1", Output: video.Output{ContentType: "video/mp4"}},
 		fakes.VideoErrors{
 			RateLimited: fakes.Step{Status: 429, Body: fakes.OpenAIRateLimited, Header: map[string]string{"Retry-After": "2"}},
 			RetryAfter:  2 * time.Second,
