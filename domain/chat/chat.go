@@ -181,9 +181,10 @@ const (
 const DefaultMaxTokens = 4096
 
 // gatewayFields are the fields the gateway answers to itself (model, models, preset, provider, session_id...)
-// or rewrites (messages, stream, stream_options): never sent upstream as they came.
-var gatewayFields = []string{"model", "models", "preset", "provider", "route", "transforms", "session_id", "usage",
-	"plugins", "trace", "stream", "stream_options", "messages"}
+// or rewrites (messages, stream, stream_options): never sent upstream as they came. user, the caller's end-user
+// id, is kept on the generation record and, as in the reference, not forwarded to the provider.
+var gatewayFields = []string{"model", "models", "preset", "provider", "route", "transforms", "session_id", "user",
+	"usage", "plugins", "trace", "stream", "stream_options", "messages"}
 
 // Parse reads and validates a request body; every error names its field.
 func Parse(b Body) (Request, error) {

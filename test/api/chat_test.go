@@ -576,3 +576,40 @@ func TestChatPresetModels(t *testing.T) {
 		})
 	}
 }
+
+// TestChatUserNotForwarded: the caller's end-user id (user) is kept on the generation record and, as in the
+// reference, not sent to the provider, whichever protocol it speaks.
+func TestChatUserNotForwarded(t *testing.T) {
+	t.Parallel()
+	oai, ant, gem := fakes.NewOpenAI(t, "sk-1"), fakes.NewAnthropic(t, "sk-ant"), fakes.NewGemini(t, "g-key")
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: openai, kind: openai, base_url: %s, api_key: sk-1}
+  - {slug: anthropic, kind: anthropic, base_url: %s, api_key: sk-ant}
+  - {slug: gemini, kind: google-ai-studio, base_url: %s, api_key: g-key}
+models:
+  - {id: gpt, modality: chat, endpoints: [{provider: openai, upstream_model: up-1}]}
+  - {id: claude, modality: chat, endpoints: [{provider: anthropic, upstream_model: claude-x}]}
+  - {id: gemini, modality: chat, endpoints: [{provider: gemini, upstream_model: gemini-x}]}
+`, oai.BaseURL(), ant.BaseURL(), gem.BaseURL())))
+	key, _ := g.Key(t, nil)
+	for _, tc := range []struct {
+		model string
+		fake  *fakes.Fake
+	}{{"gpt", oai.Fake}, {"claude", ant.Fake}, {"gemini", gem.Fake}} {
+		t.Run(tc.model, func(t *testing.T) {
+			for _, stream := range []bool{false, true} {
+				r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"model": tc.model, "user": "end-user-7", "stream": stream}))
+				if r.Status != 200 {
+					t.Fatalf("%d %s", r.Status, r.Body)
+				}
+				reqs := tc.fake.Requests()
+				if sent := reqs[len(reqs)-1].Body; bytes.Contains(sent, []byte("end-user-7")) {
+					t.Fatalf("the end-user id went upstream: %s", sent)
+				}
+				if rec := generationOf(t, g, r); rec["external_user"] != "end-user-7" {
+					t.Fatalf("record's external_user %v", rec["external_user"])
+				}
+			}
+		})
+	}
+}

@@ -68,9 +68,6 @@ func Body(req ports.ChatRequest) map[string]any {
 	if len(r.Stop) > 0 {
 		out["stop_sequences"] = r.Stop
 	}
-	if r.User != "" {
-		out["metadata"] = map[string]any{"user_id": r.User}
-	}
 	if len(r.Tools) > 0 {
 		tools := make([]any, len(r.Tools))
 		for i, t := range r.Tools {

@@ -92,7 +92,7 @@ func TestBody(t *testing.T) {
 		`{"id":"toolu_2","input":{},"name":"zoom","type":"tool_use"}]},` +
 		`{"role":"user","content":[{"content":"a cat","tool_use_id":"toolu_1","type":"tool_result"},` +
 		`{"content":"closer","tool_use_id":"toolu_2","type":"tool_result"}]}],` +
-		`"metadata":{"user_id":"u-1"},"model":"claude-sonnet","stop_sequences":["END"],"stream":true,` +
+		`"model":"claude-sonnet","stop_sequences":["END"],"stream":true,` +
 		`"system":"Be brief.\n\nUse metric units.","temperature":0.5,"tool_choice":{"type":"any"},` +
 		`"tools":[{"description":"Look","input_schema":{"type":"object"},"name":"look"},` +
 		`{"input_schema":{"type":"object","properties":{}},"name":"zoom"}],"top_k":5,"top_p":0.9}`
