@@ -140,6 +140,7 @@ func (c ChatContract) Run(t *testing.T) {
 			t.Run(tc.Name, func(t *testing.T) {
 				c.Fake.Script(tc.Step)
 				_, err := ReadChat(t, c.Client(c.Key, tc.Step.Wait()), req)
+				c.Fake.settle(tc.Step)
 				checkFailure(t, err, tc)
 			})
 		}

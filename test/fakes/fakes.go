@@ -48,10 +48,25 @@ const (
 
 // Wait is how long a client may wait on a call the fake answers with s.
 func (s Step) Wait() time.Duration {
-	if s.Hold != nil || s.HoldAfter > 0 {
+	if s.stalls() {
 		return Impatient
 	}
 	return Patient
+}
+
+// stalls reports a step that holds its answer back for ever.
+func (s Step) stalls() bool { return s.Hold != nil || s.HoldAfter > 0 }
+
+// settle follows a call that timed out on a stalled step: it waits until the fake has counted that call, which
+// may arrive after the client gave up, so that it cannot take the step scripted for the next case. A call the
+// client gave up on before sending it never arrives: after a few seconds (and only then) it is given up too.
+func (f *Fake) settle(s Step) {
+	if !s.stalls() {
+		return
+	}
+	for deadline := time.Now().Add(5 * time.Second); f.Calls() == 0 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // Request is one recorded request.

@@ -33,6 +33,7 @@ func CheckFailures[P ports.SpeechProvider](t *testing.T, fake *Fake, client func
 				_, err = io.ReadAll(a.Body)
 				a.Body.Close()
 			}
+			fake.settle(tc.Step)
 			var ue *ports.UpstreamError
 			if !errors.As(err, &ue) {
 				t.Fatalf("err = %v (%T), want an UpstreamError", err, err)

@@ -76,6 +76,7 @@ func CheckVideoFailures[P ports.VideoProvider](t *testing.T, fake *Fake, client 
 			t.Run(op+"/"+f.name, func(t *testing.T) {
 				fake.Script(f.step)
 				err := calls[op](client(f.step.Wait()))
+				fake.settle(f.step)
 				var ue *ports.UpstreamError
 				if !errors.As(err, &ue) {
 					t.Fatalf("err = %v (%T), want an UpstreamError", err, err)
