@@ -297,20 +297,22 @@ models:
 	}
 }
 
-// TestShutdownCutChat: a chat completion whose provider stalls after its first tokens is still running when the
-// shutdown timeout ends. The gateway cuts it, records it as cut by the shutdown (not cancelled by its caller),
-// and tells the caller, who is still there: streamed, the tokens delivered and then an error event (503), billed
-// for what was delivered; not streamed, nothing was delivered: a 503, and nothing to pay. The key's usage equals
-// the record's cost.
+// TestShutdownCutChat: a chat completion whose provider stalls, after its first tokens or before any, is still
+// running when the shutdown timeout ends. The gateway cuts it, records it as cut by the shutdown (not cancelled
+// by its caller), and tells the caller, who is still there: streamed, the tokens delivered and then an error
+// event (503), billed for what was delivered; not streamed, or before the first token, nothing was delivered: a
+// 503, and nothing to pay. The key's usage equals the record's cost.
 func TestShutdownCutChat(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name    string
 		stream  bool
+		begun   bool   // whether the first token came before the cut
 		failure string // the status of the failure the record keeps: what the caller got
 	}{
-		{"streamed", true, "null"},
-		{"not streamed", false, "503"},
+		{"streamed", true, true, "null"},
+		{"not streamed", false, true, "503"},
+		{"before the first token", true, false, "503"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -322,7 +324,11 @@ models:
   - {id: chat, modality: chat, endpoints: [{provider: first, upstream_model: up-1, pricing: {per_million_prompt_tokens: 2, per_million_completion_tokens: 8}}]}
 `, up.BaseURL())))
 			key, hash := g.Key(t, nil)
-			up.Script(fakes.Step{HoldAfter: 700}) // the first tokens, then the provider stalls
+			step := fakes.Step{HoldAfter: 700} // the first tokens, then the provider stalls
+			if !tc.begun {
+				step = fakes.Step{Hold: make(chan struct{})} // no answer at all
+			}
+			up.Script(step)
 			base, shutdown := serveOwn(t, g)
 
 			body, _ := json.Marshal(hi(map[string]any{"stream": tc.stream}))
@@ -345,8 +351,12 @@ models:
 				b, err := io.ReadAll(resp.Body)
 				answered <- answer{resp, b, err}
 			}()
-			// The provider's first token has reached the gateway: the answer is being delivered when it is cut.
+			// The provider's first token has reached the gateway, and the answer is being delivered when it is cut;
+			// or the provider has the call and has not answered.
 			harness.Eventually(t, 10*time.Second, func() bool {
+				if !tc.begun {
+					return up.Calls() == 1
+				}
 				n, _ := value(scrape(t, g), "switchboard_upstream_requests_total", map[string]string{"provider": "first", "outcome": "ok"})
 				return n == 1
 			})
@@ -359,7 +369,7 @@ models:
 			rec := generationOf(t, g, r)
 			failure := failureOf(t, g, rec)
 			var cost int64
-			if tc.stream {
+			if tc.stream && tc.begun {
 				evs := events(t, r.Body)
 				var text strings.Builder
 				for _, e := range evs[:len(evs)-1] {
