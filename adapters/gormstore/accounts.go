@@ -14,7 +14,10 @@ import (
 )
 
 // AccountStore stores the organization, workspaces, members, keys and key usage.
-type AccountStore struct{ db *gorm.DB }
+type AccountStore struct {
+	db           *gorm.DB
+	reservations batches[hold]
+}
 
 var (
 	_ ports.Directory   = (*AccountStore)(nil)

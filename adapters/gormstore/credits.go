@@ -13,7 +13,10 @@ import (
 )
 
 // CreditStore stores the organization's credit balance.
-type CreditStore struct{ db *gorm.DB }
+type CreditStore struct {
+	db           *gorm.DB
+	reservations batches[hold]
+}
 
 var _ ports.CreditStore = (*CreditStore)(nil)
 

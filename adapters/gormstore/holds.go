@@ -3,6 +3,7 @@ package gormstore
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -23,12 +24,83 @@ func lockRow(tx *gorm.DB, table, where string, args ...any) error {
 	return nil
 }
 
+// hold is one reservation on a budget.
+type hold struct {
+	id            string
+	limit, amount domain.Micros // limit: a key's (the credits' comes from the store)
+	now, expires  time.Time
+}
+
+// admit decides a batch in its order: a hold that fits, told what the holds admitted before it in the batch take,
+// is admitted. It returns the holds admitted.
+func admit(batch []*pending[hold], fits func(h hold, taken domain.Micros) bool) []hold {
+	var taken domain.Micros
+	var out []hold
+	for _, p := range batch {
+		if fits(p.req, taken) {
+			p.ok, taken = true, taken+p.req.amount
+			out = append(out, p.req)
+		}
+	}
+	return out
+}
+
+// earliest is the earliest now of a batch: holds live at it count, so a batch never counts fewer than its first.
+func earliest(batch []*pending[hold]) time.Time {
+	t := batch[0].req.now
+	for _, p := range batch[1:] {
+		if p.req.now.Before(t) {
+			t = p.req.now
+		}
+	}
+	return t.UTC()
+}
+
+// settle gives every reservation of a batch the transaction's error, if it failed.
+func settle(batch []*pending[hold], err error) {
+	if err == nil {
+		return
+	}
+	for _, p := range batch {
+		p.ok, p.err = false, err
+	}
+}
+
+// insertHolds is one INSERT of the holds admitted; key, when set, is their key_hash.
+func insertHolds(tx *gorm.DB, table, key string, holds []hold) error {
+	cols, row := "(id, amount_micros, expires_at)", "(?, ?, ?)"
+	if key != "" {
+		cols, row = "(id, amount_micros, expires_at, key_hash)", "(?, ?, ?, ?)"
+	}
+	var args []any
+	for _, h := range holds {
+		args = append(args, h.id, int64(h.amount), h.expires.UTC())
+		if key != "" {
+			args = append(args, key)
+		}
+	}
+	q := "INSERT INTO " + table + " " + cols + " VALUES " + strings.Repeat(row+", ", len(holds)-1) + row
+	if err := tx.Exec(q, args...).Error; err != nil {
+		return fmt.Errorf("insert %s: %w", table, err)
+	}
+	return nil
+}
+
 // ReserveUsage holds amount against the key's limit when its usage on days from since, the holds in flight and
-// amount stay within limit; false when they would not.
+// amount stay within limit; false when they would not. Reservations on one key (and period) arriving together
+// share a transaction (see batches).
 func (s *AccountStore) ReserveUsage(ctx context.Context, id, hash string, since time.Time, limit, amount domain.Micros,
 	now, expires time.Time) (bool, error) {
-	ok := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	day := since.UTC().Format(dayLayout)
+	return s.reservations.do(ctx, hash+" "+day, hold{id: id, limit: limit, amount: amount, now: now, expires: expires},
+		func(ctx context.Context, batch []*pending[hold]) {
+			settle(batch, s.reserveUsage(ctx, hash, day, batch))
+		})
+}
+
+func (s *AccountStore) reserveUsage(ctx context.Context, hash, day string, batch []*pending[hold]) error {
+	now := earliest(batch)
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := lockRow(tx, "api_keys", "hash = ?", hash); err != nil {
 			return err
 		}
@@ -36,50 +108,50 @@ func (s *AccountStore) ReserveUsage(ctx context.Context, id, hash string, since 
 		var committed int64
 		if err := tx.Raw(`SELECT (SELECT COALESCE(SUM(micros), 0) FROM key_usage WHERE key_hash = ? AND day >= ?)
 			+ (SELECT COALESCE(SUM(amount_micros), 0) FROM key_holds WHERE key_hash = ? AND expires_at > ?)`,
-			hash, since.UTC().Format(dayLayout), hash, now.UTC()).Scan(&committed).Error; err != nil {
+			hash, day, hash, now).Scan(&committed).Error; err != nil {
 			return fmt.Errorf("sum key usage and holds: %w", err)
 		}
-		if domain.Micros(committed)+amount > limit {
+		holds := admit(batch, func(h hold, taken domain.Micros) bool {
+			return domain.Micros(committed)+taken+h.amount <= h.limit
+		})
+		if len(holds) == 0 {
 			return nil
 		}
-		if err := tx.Exec("DELETE FROM key_holds WHERE key_hash = ? AND expires_at <= ?", hash, now.UTC()).Error; err != nil {
+		if err := tx.Exec("DELETE FROM key_holds WHERE key_hash = ? AND expires_at <= ?", hash, now).Error; err != nil {
 			return fmt.Errorf("drop expired key holds: %w", err)
 		}
-		if err := tx.Exec("INSERT INTO key_holds (id, key_hash, amount_micros, expires_at) VALUES (?, ?, ?, ?)",
-			id, hash, int64(amount), expires.UTC()).Error; err != nil {
-			return fmt.Errorf("insert key hold: %w", err)
-		}
-		ok = true
-		return nil
+		return insertHolds(tx, "key_holds", hash, holds)
 	})
-	return ok, err
 }
 
 // ReserveCredits holds amount against the organization's credits when what was used, the holds in flight and
-// amount stay within what was added; false when they would not.
+// amount stay within what was added; false when they would not. Reservations arriving together share a
+// transaction (see batches).
 func (s *CreditStore) ReserveCredits(ctx context.Context, id string, amount domain.Micros, now, expires time.Time) (bool, error) {
-	ok := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.reservations.do(ctx, "", hold{id: id, amount: amount, now: now, expires: expires},
+		func(ctx context.Context, batch []*pending[hold]) { settle(batch, s.reserveCredits(ctx, batch)) })
+}
+
+func (s *CreditStore) reserveCredits(ctx context.Context, batch []*pending[hold]) error {
+	now := earliest(batch)
+	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := lockRow(tx, "credit_balance", "id = 1"); err != nil {
 			return err
 		}
 		var row struct{ TotalMicros, Committed int64 } // one statement, one snapshot, as for keys
 		if err := tx.Raw(`SELECT total_micros, used_micros + (SELECT COALESCE(SUM(amount_micros), 0) FROM credit_holds
-			WHERE expires_at > ?) AS committed FROM credit_balance WHERE id = 1`, now.UTC()).Scan(&row).Error; err != nil {
+			WHERE expires_at > ?) AS committed FROM credit_balance WHERE id = 1`, now).Scan(&row).Error; err != nil {
 			return fmt.Errorf("select credits and holds: %w", err)
 		}
-		if domain.Micros(row.Committed)+amount > domain.Micros(row.TotalMicros) {
+		holds := admit(batch, func(h hold, taken domain.Micros) bool {
+			return domain.Micros(row.Committed)+taken+h.amount <= domain.Micros(row.TotalMicros)
+		})
+		if len(holds) == 0 {
 			return nil
 		}
-		if err := tx.Exec("DELETE FROM credit_holds WHERE expires_at <= ?", now.UTC()).Error; err != nil {
+		if err := tx.Exec("DELETE FROM credit_holds WHERE expires_at <= ?", now).Error; err != nil {
 			return fmt.Errorf("drop expired credit holds: %w", err)
 		}
-		if err := tx.Exec("INSERT INTO credit_holds (id, amount_micros, expires_at) VALUES (?, ?, ?)",
-			id, int64(amount), expires.UTC()).Error; err != nil {
-			return fmt.Errorf("insert credit hold: %w", err)
-		}
-		ok = true
-		return nil
+		return insertHolds(tx, "credit_holds", "", holds)
 	})
-	return ok, err
 }
