@@ -31,7 +31,7 @@ const (
 
 // ErrShutdown is the cause of a request cut by the gateway's own shutdown timeout, as opposed to its caller
 // hanging up: such a call is recorded as cut by the shutdown and billed for what was delivered.
-var ErrShutdown = E(KindUnavailable, "shutting_down", "the gateway is shutting down; try again")
+var ErrShutdown = E(KindUnavailable, "shutting_down", "the gateway is shutting down; try again").RetryIn(time.Second)
 
 // statuses maps kinds to the HTTP statuses of the spec's error table. The status is part of the interface
 // (error.code equals it, and generation records keep what the caller got), so it lives with the kinds; the HTTP
@@ -115,6 +115,13 @@ func (e *Error) With(key string, value any) *Error {
 		c.Meta[k] = v
 	}
 	c.Meta[key] = value
+	return &c
+}
+
+// RetryIn returns a copy that tells the caller to try again after d (Retry-After on the wire).
+func (e *Error) RetryIn(d time.Duration) *Error {
+	c := *e
+	c.RetryAfter = d
 	return &c
 }
 

@@ -7,6 +7,7 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
@@ -17,7 +18,7 @@ import (
 // ErrUnavailable is what every store returns when the database cannot be reached or has dropped the
 // connection: a 503 the caller may retry, not a 500.
 var ErrUnavailable = domain.E(domain.KindUnavailable, "service_unavailable",
-	"service temporarily unavailable: a backend (the database) cannot be reached; retry shortly")
+	"service temporarily unavailable: a backend (the database) cannot be reached; retry shortly").RetryIn(2 * time.Second)
 
 // classifying wraps a dialector so that every error GORM records (statements, Begin, Commit) passes the
 // dialector's own translation and then classify: the store ports never leak a driver's connection error.

@@ -395,8 +395,8 @@ models:
 						contentOf(t, g, rec)["output"])
 				}
 				cost = prompt*2 + completion*8
-			} else {
-				harness.AssertError(t, r, 503)
+			} else if harness.AssertError(t, r, 503); r.Header.Get("Retry-After") != "1" {
+				t.Errorf("a 503 for the shutdown with Retry-After %q, want 1", r.Header.Get("Retry-After"))
 			}
 			if rec["finish_reason"] != "shutdown" || rec["cancelled"] != false || failure != tc.failure ||
 				jsonString(rec["total_cost"]) != strconv.FormatFloat(float64(cost)/1e6, 'f', -1, 64) {

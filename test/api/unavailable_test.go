@@ -86,8 +86,13 @@ func TestDatabaseUnreachable(t *testing.T) {
 	g := harness.Start(t, harness.WithEnv("DATABASE_URL", u.String()))
 	fresh, _ := g.Key(t, nil) // not cached yet: its first use must reach the database
 	p.cut()
-	harness.AssertError(t, g.Do(t, "GET", "/key", fresh, nil), 503)
-	harness.AssertError(t, g.Do(t, "GET", "/readyz", "", nil), 503)
+	for _, path := range []string{"/key", "/readyz"} {
+		r := g.Do(t, "GET", path, fresh, nil)
+		harness.AssertError(t, r, 503)
+		if r.Header.Get("Retry-After") != "2" {
+			t.Errorf("%s: Retry-After %q, want 2", path, r.Header.Get("Retry-After"))
+		}
+	}
 }
 
 // TestDatabaseBackendTerminated: a query whose backend PostgreSQL terminates (admin_shutdown, 57P01, as in a
@@ -118,5 +123,9 @@ func TestDatabaseBackendTerminated(t *testing.T) {
 			WHERE relation = 'api_keys'::regclass AND NOT granted`).Scan(&terminated)
 		return err == nil && terminated
 	})
-	harness.AssertError(t, <-got, 503)
+	r := <-got
+	harness.AssertError(t, r, 503)
+	if r.Header.Get("Retry-After") == "" {
+		t.Error("a 503 without Retry-After")
+	}
 }
