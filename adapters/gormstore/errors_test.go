@@ -10,11 +10,11 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/switchboard-ai/switchboard/adapters/gormstore/sqlitedialect"
 	"github.com/switchboard-ai/switchboard/domain"
 )
 
@@ -57,7 +57,7 @@ func TestSQLiteBusy(t *testing.T) {
 	t.Parallel()
 	dsn := "file:" + filepath.Join(t.TempDir(), "busy.db") + "?_pragma=busy_timeout(0)&_pragma=journal_mode(WAL)"
 	open := func() *gorm.DB {
-		db, err := gorm.Open(classifying{Dialector: sqlite.Open(dsn), busy: sqliteBusy},
+		db, err := gorm.Open(classifying{Dialector: sqlitedialect.Open(dsn), busy: sqliteBusy},
 			&gorm.Config{TranslateError: true, Logger: logger.Discard})
 		if err != nil {
 			t.Fatal(err)

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 	"gorm.io/gorm/logger"
+
+	"github.com/switchboard-ai/switchboard/adapters/gormstore/sqlitedialect"
 )
 
 // Config selects and tunes the database.
@@ -75,9 +76,12 @@ func dialectorFor(cfg Config) (gorm.Dialector, int, error) {
 				return nil, 0, fmt.Errorf("database.url: create %s: %w", dir, err)
 			}
 		}
-		// One connection: SQLite has one writer, and serialising here beats SQLITE_BUSY under load.
-		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)"
-		return classifying{Dialector: sqlite.Open(dsn), busy: sqliteBusy}, 1, nil
+		// One connection: SQLite has one writer, and serialising here beats SQLITE_BUSY under load. Times are
+		// written as 2006-01-02 15:04:05.999999999-07:00, as in files the previous driver wrote, so stored times
+		// have one form and compare as text.
+		dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)" +
+			"&_pragma=synchronous(NORMAL)&_time_format=sqlite"
+		return classifying{Dialector: sqlitedialect.Open(dsn), busy: sqliteBusy}, 1, nil
 	}
 	return nil, 0, errors.New("database.url: must start with postgres:// or sqlite:")
 }
