@@ -117,7 +117,9 @@ type chatCall struct {
 	providers ports.Providers
 	sink      ports.ChatSink
 	env       Env
-	// stream is the answer of the endpoint that answered, and first its first chunk, once Open has them.
+	// body and stream are the answer of the endpoint that answered, and first its first chunk, once Open has
+	// them.
+	body   io.Closer
 	stream ports.ChatStream
 	first  chat.Chunk
 	// delivering means the answer has begun to go to the caller: no other model can take over.
@@ -155,32 +157,34 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 	if err != nil {
 		return "", err
 	}
-	first, err := reply.Stream.Next()
+	stream := reply.Decode(flushing{r: reply.Body, sink: s.sink})
+	first, err := stream.Next()
 	if err != nil {
-		reply.Stream.Close()
+		reply.Body.Close()
 		if err == io.EOF {
 			err = &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "the provider sent no answer"}
 		}
 		return "", err
 	}
-	s.stream, s.first = reply.Stream, first
+	s.body, s.stream, s.first = reply.Body, stream, first
 	return reply.UpstreamID, nil
 }
 
 // Deliver sends the answer on as it streams (or whole, when the caller asked for no stream) and prices it from
-// the upstream's usage. A stream that breaks, or a caller who leaves, pays for what was delivered: the prompt
-// and the completion sent, counted by the upstream when it said, estimated otherwise.
+// the upstream's usage. The first chunk goes out at once; later ones as the stream reads them, flushed before
+// it waits for more (see flushing). A stream that breaks, or a caller who leaves, pays for what was delivered:
+// the prompt and the completion sent, counted by the upstream when it said, estimated otherwise.
 func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
-	defer s.stream.Close()
+	defer s.body.Close()
 	s.delivering = true
 	s.sink.Start(ports.ChatHead{GenerationID: c.ID(), Model: s.req.Model, Provider: c.endpoint.Provider,
 		Created: c.rec.CreatedAt.Unix(), Stream: s.req.Stream, IncludeUsage: s.req.IncludeUsage})
 	var res chat.Result
 	var err error
-	for chunk := s.first; ; {
+	for chunk, first := s.first, true; ; first = false {
 		res.Add(chunk)
 		if s.req.Stream && !chunk.Empty() {
-			if werr := s.sink.Chunk(chunk); werr != nil {
+			if s.sink.Chunk(chunk) != nil || first && s.sink.Flush() != nil {
 				err = errCallerGone
 				break
 			}

@@ -84,6 +84,7 @@ type sink struct{ strings.Builder }
 
 func (s *sink) Start(string, string) {}
 func (s *sink) Write(p []byte) error { _, err := s.Builder.Write(p); return err }
+func (s *sink) Flush() error         { return nil }
 
 // pipeline is an Inference over in-memory ports.
 type pipeline struct {
@@ -317,6 +318,7 @@ type videoSink struct{ strings.Builder }
 
 func (s *videoSink) Start(ports.VideoContent) {}
 func (s *videoSink) Write(p []byte) error     { _, err := s.Builder.Write(p); return err }
+func (s *videoSink) Flush() error             { return nil }
 
 // TestJobRefresh: a job ends whoever sees it end first — a poll (Get), the worker (PollDue) or a download —
 // and each way finishes its generation once, through the same path: the record and the settlement.

@@ -26,8 +26,27 @@ func callerLeft(err error) bool {
 	return errors.Is(err, errCallerGone) || errors.Is(err, context.Canceled)
 }
 
-// writer is where a stream goes: a modality's sink.
-type writer interface{ Write(p []byte) error }
+// writer is where a stream of bytes goes: a modality's sink.
+type writer interface {
+	Write(p []byte) error
+	ports.Flusher
+}
+
+// flushing reads an upstream's answer for a sink: before each read, as a read may wait for the upstream, it
+// flushes what the sink holds. Whatever one read brings — a run of audio, every server-sent event the
+// connection had — thus leaves in one write, and nothing the gateway has waits with it. A flush that fails
+// fails the read with errCallerGone.
+type flushing struct {
+	r    io.Reader
+	sink ports.Flusher
+}
+
+func (f flushing) Read(p []byte) (int, error) {
+	if err := f.sink.Flush(); err != nil {
+		return 0, errCallerGone
+	}
+	return f.r.Read(p)
+}
 
 // firstBytes waits for the first bytes of a streamed answer, so that a provider that fails before sending any
 // can still be failed over. An answer that ends empty is the provider's failure: what names what it lacks.
@@ -42,18 +61,20 @@ func firstBytes(body io.Reader, buf []byte, status int, what string) ([]byte, er
 	return nil, err
 }
 
-// pump sends first (when there is one) and then the rest of body to sink as it arrives, and returns the bytes
-// sent. A failed read is an upstream failure; a failed write means the caller is gone.
+// pump sends first (when there is one) at once, then the rest of body to sink as it arrives, flushing what
+// arrived together in one write, and returns the bytes sent. A failed read is an upstream failure; a failed
+// write or flush means the caller is gone.
 func pump(sink writer, body io.Reader, buf, first []byte) (int64, error) {
 	var sent int64
 	if len(first) > 0 {
-		if err := sink.Write(first); err != nil {
+		if sink.Write(first) != nil || sink.Flush() != nil {
 			return 0, errCallerGone
 		}
 		sent = int64(len(first))
 	}
+	in := flushing{r: body, sink: sink}
 	for {
-		n, err := body.Read(buf)
+		n, err := in.Read(buf)
 		if n > 0 {
 			if werr := sink.Write(buf[:n]); werr != nil {
 				return sent, errCallerGone
@@ -61,6 +82,9 @@ func pump(sink writer, body io.Reader, buf, first []byte) (int64, error) {
 			sent += int64(n)
 		}
 		if err == io.EOF {
+			if sink.Flush() != nil {
+				return sent, errCallerGone
+			}
 			return sent, nil
 		}
 		if err != nil {

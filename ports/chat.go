@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"io"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -19,17 +20,20 @@ type ChatRequest struct {
 	Options map[string]any
 }
 
-// ChatStream is a provider's answer as it streams, translated into chunks. Closing it cancels the upstream call.
+// ChatStream is a provider's answer as it streams, translated into chunks.
 type ChatStream interface {
 	// Next returns the next chunk, io.EOF at the end of a whole answer, or an *UpstreamError when the answer
-	// broke off.
+	// broke off (wrapping the read's own error when reading failed).
 	Next() (chat.Chunk, error)
-	Close() error
 }
 
-// ChatReply is a provider's answer once its headers came.
+// ChatReply is a provider's answer once its headers came: its body, and how to read chunks from it. Closing
+// Body cancels the upstream call.
 type ChatReply struct {
-	Stream     ChatStream
+	Body io.ReadCloser
+	// Decode reads the answer's chunks from r, a reader of Body: the caller may stand between the two (the
+	// pipeline flushes what it sent on before each read that may wait for the upstream).
+	Decode     func(r io.Reader) ChatStream
 	UpstreamID string
 }
 
@@ -51,12 +55,14 @@ type ChatHead struct {
 type ChatSink interface {
 	// Start is called once, before anything is sent.
 	Start(h ChatHead)
-	// Chunk sends one piece of a streamed answer on at once (a sink for an answer that is not streamed keeps
-	// nothing: Finish gets the whole). An error means the caller is gone.
+	// Chunk hands one piece of a streamed answer on, to be sent at the next Flush (a sink for an answer that is
+	// not streamed keeps nothing: Finish gets the whole). An error means the caller is gone.
 	Chunk(c chat.Chunk) error
-	// Finish ends a whole answer: the usage (and cost) chunk and [DONE] for a stream, the completion otherwise.
+	Flusher
+	// Finish ends a whole answer and sends it: the usage (and cost) chunk and [DONE] for a stream, the
+	// completion otherwise.
 	Finish(r *chat.Result, cost domain.Micros) error
-	// Fail ends a stream that broke after it started, with an error event its clients understand.
+	// Fail ends a stream that broke after it started, with an error event its clients understand, and sends it.
 	Fail(err error)
 }
 

@@ -38,8 +38,9 @@ type SpeechProvider interface {
 type AudioSink interface {
 	// Start is called once, before the first byte, with the response's media type and generation id.
 	Start(contentType, generationID string)
-	// Write sends a chunk on at once; an error means the caller is gone.
+	// Write hands a chunk on, to be sent at the next Flush; an error means the caller is gone.
 	Write(p []byte) error
+	Flusher
 }
 
 // SpeechService is the text-to-speech use case. It streams the audio into sink and returns the generation id, also

@@ -67,7 +67,9 @@ type VideoStore interface {
 type VideoSink interface {
 	// Start is called once, before the first byte, with what the caller is told of the content.
 	Start(c VideoContent)
+	// Write hands a chunk on, to be sent at the next Flush; an error means the caller is gone.
 	Write(p []byte) error
+	Flusher
 }
 
 // VideoModel is a configured video model as listed to callers.

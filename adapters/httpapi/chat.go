@@ -157,7 +157,7 @@ func (s *chatSink) Chunk(c chat.Chunk) error {
 	return s.Write(s.buf)
 }
 
-// event writes one server-sent event and flushes it.
+// event writes one server-sent event.
 func (s *chatSink) event(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -183,7 +183,10 @@ func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 				return err
 			}
 		}
-		return s.Write([]byte("data: [DONE]\n\n"))
+		if err := s.Write([]byte("data: [DONE]\n\n")); err != nil {
+			return err
+		}
+		return s.Flush()
 	}
 	content := r.Content.String()
 	msg := &messageOut{Role: "assistant", Content: &content}
@@ -208,7 +211,10 @@ func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 	}
 	s.c.Header("Content-Type", "application/json; charset=utf-8")
 	s.start(http.StatusOK)
-	return s.Write(b)
+	if err := s.Write(b); err != nil {
+		return err
+	}
+	return s.Flush()
 }
 
 // completionOut is a whole answer; system_fingerprint is a required key (null here).
@@ -231,5 +237,7 @@ func (s *chatSink) Fail(err error) {
 	finish, empty := "error", ""
 	out := s.chunk([]choiceOut{{Delta: &messageOut{Content: &empty}, FinishReason: &finish, NativeFinishReason: &finish}})
 	out.Error = &streamError{Code: de.Kind.Status(), Message: de.Msg}
-	_ = s.event(out)
+	if s.event(out) == nil {
+		_ = s.Flush()
+	}
 }

@@ -10,12 +10,14 @@ import (
 // streamIdle bounds how long one chunk may take to reach a slow caller; there is no total write timeout.
 const streamIdle = 60 * time.Second
 
-// flushWriter writes a stream to the response as it arrives, flushing each chunk. Its write deadline is an idle
-// one: pushed streamIdle ahead whenever a quarter of it has passed, rather than on every chunk.
+// flushWriter writes a stream to the response: Write hands bytes to the response's buffers, Flush sends them
+// (a no-op when nothing was written since the last), as ports.Flusher says. Its write deadline is an idle one:
+// pushed streamIdle ahead whenever a quarter of it has passed, rather than on every chunk.
 type flushWriter struct {
 	c        *gin.Context
 	rc       *http.ResponseController
 	started  bool
+	unsent   bool // written since the last flush
 	deadline time.Time
 }
 
@@ -34,8 +36,15 @@ func (s *flushWriter) Write(p []byte) error {
 		s.deadline = now.Add(streamIdle)
 		_ = s.rc.SetWriteDeadline(s.deadline)
 	}
-	if _, err := s.c.Writer.Write(p); err != nil {
-		return err
+	s.unsent = true
+	_, err := s.c.Writer.Write(p)
+	return err
+}
+
+func (s *flushWriter) Flush() error {
+	if !s.unsent {
+		return nil
 	}
+	s.unsent = false
 	return s.rc.Flush()
 }

@@ -55,10 +55,11 @@ func ReadChat(t *testing.T, p ports.ChatProvider, req ports.ChatRequest) (*chat.
 	if err != nil {
 		return nil, err
 	}
-	defer reply.Stream.Close()
+	defer reply.Body.Close()
+	stream := reply.Decode(reply.Body)
 	var res chat.Result
 	for {
-		c, err := reply.Stream.Next()
+		c, err := stream.Next()
 		if err == io.EOF {
 			return &res, nil
 		}

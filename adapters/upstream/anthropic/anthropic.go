@@ -5,6 +5,7 @@ package anthropic
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 
@@ -45,7 +46,8 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if resp.StatusCode >= 300 {
 		return ports.ChatReply{}, failure(resp)
 	}
-	return ports.ChatReply{Stream: newStream(resp.Body, resp.StatusCode), UpstreamID: resp.Header.Get("request-id")}, nil
+	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return newStream(r, resp.StatusCode) },
+		UpstreamID: resp.Header.Get("request-id")}, nil
 }
 
 // Body is the Messages API request for a chat request.

@@ -50,7 +50,6 @@ type usage struct {
 // and reasoning, tool_use blocks as tool calls (numbered among the tool calls, not among all blocks), the stop
 // reason when message_delta brings it, and the usage at message_stop.
 type stream struct {
-	body   io.ReadCloser
 	sse    *upstream.SSE
 	status int
 	// tools maps a tool_use block's index to its tool call's.
@@ -59,11 +58,9 @@ type stream struct {
 	stopped bool
 }
 
-func newStream(body io.ReadCloser, status int) *stream {
-	return &stream{body: body, sse: upstream.NewSSE(body), status: status, tools: map[int]int{}}
+func newStream(body io.Reader, status int) *stream {
+	return &stream{sse: upstream.NewSSE(body), status: status, tools: map[int]int{}}
 }
-
-func (s *stream) Close() error { return s.body.Close() }
 
 func (s *stream) Next() (chat.Chunk, error) {
 	if s.stopped {

@@ -33,7 +33,8 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if err != nil {
 		return ports.ChatReply{}, err
 	}
-	return ports.ChatReply{Stream: newChatStream(resp.Body, resp.StatusCode), UpstreamID: resp.Header.Get("x-goog-request-id")}, nil
+	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return newChatStream(r, resp.StatusCode) },
+		UpstreamID: resp.Header.Get("x-goog-request-id")}, nil
 }
 
 // ChatBody is the generateContent request for a chat request.
@@ -251,18 +252,15 @@ type response struct {
 // the last, and it carries the usage (thoughts are billed as completion tokens). A function call comes whole,
 // with no id: the gateway numbers it (call_<n>), and its finish reason, STOP to Gemini, is tool_calls.
 type chatStream struct {
-	body     io.ReadCloser
 	sse      *upstream.SSE
 	status   int
 	calls    int
 	finished bool
 }
 
-func newChatStream(body io.ReadCloser, status int) *chatStream {
-	return &chatStream{body: body, sse: upstream.NewSSE(body), status: status}
+func newChatStream(body io.Reader, status int) *chatStream {
+	return &chatStream{sse: upstream.NewSSE(body), status: status}
 }
-
-func (s *chatStream) Close() error { return s.body.Close() }
 
 func (s *chatStream) Next() (chat.Chunk, error) {
 	for {

@@ -38,7 +38,8 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if err != nil {
 		return ports.ChatReply{}, err
 	}
-	return ports.ChatReply{Stream: NewChatStream(resp.Body, resp.StatusCode), UpstreamID: resp.Header.Get("x-request-id")}, nil
+	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return NewChatStream(r, resp.StatusCode) },
+		UpstreamID: resp.Header.Get("x-request-id")}, nil
 }
 
 // message is a chat message on OpenAI's wire.
@@ -133,17 +134,14 @@ type chunk struct {
 // ChatStream reads OpenAI's stream of chat.completion.chunk events, up to data: [DONE]. OpenAI-compatible
 // upstreams that speak the same stream (OpenRouter among them) read it too.
 type ChatStream struct {
-	body     io.ReadCloser
 	sse      *upstream.SSE
 	status   int
 	finished bool
 }
 
-func NewChatStream(body io.ReadCloser, status int) *ChatStream {
-	return &ChatStream{body: body, sse: upstream.NewSSE(body), status: status}
+func NewChatStream(body io.Reader, status int) *ChatStream {
+	return &ChatStream{sse: upstream.NewSSE(body), status: status}
 }
-
-func (s *ChatStream) Close() error { return s.body.Close() }
 
 func (s *ChatStream) Next() (chat.Chunk, error) {
 	for {
