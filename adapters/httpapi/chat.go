@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/gin-gonic/gin"
+	gojson "github.com/goccy/go-json"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
@@ -149,7 +150,9 @@ func (s *chatSink) Chunk(c chat.Chunk) error {
 		s.prefix = append([]byte("data: "), head...)
 		s.prefix = append(s.prefix, `"choices":[`...)
 	}
-	b, err := json.Marshal(ch)
+	// One event a token, like the upstream's: goccy/go-json, a drop-in, encodes it in about a third of
+	// encoding/json's time (as the adapters decode theirs).
+	b, err := gojson.Marshal(ch)
 	if err != nil {
 		return err
 	}
