@@ -29,13 +29,13 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // fullEntry sets every field a generation entry stores.
 var fullEntry = contract.FullEntry
 
-// TestGenerationStoreLargeBatch: a batch far larger than one INSERT statement carries (SQLite binds a few rows a
-// statement) is stored whole, and a retried batch that is partly stored already stores the rest once.
+// TestGenerationStoreLargeBatch: a batch larger than one INSERT statement carries (400 records) is stored whole,
+// and a retried batch that is partly stored already stores the rest once.
 func TestGenerationStoreLargeBatch(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := gormstore.NewGenerationStore(db)
-		batch := make([]generation.Entry, 200)
+		batch := make([]generation.Entry, 1000)
 		for i := range batch {
 			batch[i] = fullEntry(fmt.Sprintf("gen-1-%04d", i), t0)
 			if i%2 == 1 {
@@ -52,10 +52,10 @@ func TestGenerationStoreLargeBatch(t *testing.T) {
 		if err := db.Raw("SELECT COUNT(*) FROM generation_contents").Scan(&contents).Error; err != nil {
 			t.Fatal(err)
 		}
-		if n := countGenerations(t, db); n != 200 || contents != 100 {
-			t.Fatalf("stored %d records and %d contents, want 200 and 100", n, contents)
+		if n := countGenerations(t, db); n != 1000 || contents != 500 {
+			t.Fatalf("stored %d records and %d contents, want 1000 and 500", n, contents)
 		}
-		if _, err := s.GenerationContent(ctx, "gen-1-0198"); err != nil {
+		if _, err := s.GenerationContent(ctx, "gen-1-0998"); err != nil {
 			t.Fatalf("the last content of the batch: %v", err)
 		}
 	})
