@@ -271,7 +271,8 @@ func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*resu
 		_ = os.RemoveAll(filepath.Dir(path))
 		dbURL = "sqlite:" + path
 	case "postgres":
-		u, drop, err := scratchPostgres(ctx, o.pgURL, "switchboard_bench_"+sc.name)
+		// The process id keeps runs side by side on one server apart.
+		u, drop, err := scratchPostgres(ctx, o.pgURL, fmt.Sprintf("switchboard_bench_%s_%d", sc.name, os.Getpid()))
 		if err != nil {
 			return nil, err
 		}
