@@ -64,6 +64,7 @@ func listening(t *testing.T, dbURL string) {
 func TestOutageLosesNothing(t *testing.T) {
 	t.Parallel()
 	u := newUpstreams(t)
+	u.timeout = "1m"
 	dbURL := testdb.PostgresURL(t)
 	pu, _ := url.Parse(dbURL)
 	p := newProxy(t, pu.Host)
@@ -197,6 +198,7 @@ func hammer(t *testing.T, gws []*harness.Gateway, key string, body map[string]an
 func TestLimitsHoldAcrossGateways(t *testing.T) {
 	t.Parallel()
 	u := newUpstreams(t)
+	u.timeout = "1m"
 	cfg := u.config("gemini")
 	a := harness.Start(t, harness.WithConfig(cfg))
 	b := harness.Start(t, harness.WithConfig(cfg), harness.WithEnv("DATABASE_URL", a.DatabaseURL))

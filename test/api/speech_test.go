@@ -22,11 +22,14 @@ type upstreams struct {
 	elevenlabs *fakes.ElevenLabs
 	gemini     *fakes.Gemini
 	deepgram   *fakes.Deepgram
+	// timeout is every provider's timeout: 1 s, so that the tests of a provider that never answers are quick;
+	// tests that hammer the fakes and expect answers raise it, since a loaded machine can stall a fake that long.
+	timeout string
 }
 
 func newUpstreams(t *testing.T) *upstreams {
 	return &upstreams{openai: fakes.NewOpenAI(t, "sk-up"), elevenlabs: fakes.NewElevenLabs(t, "xi-up", "alloy"),
-		gemini: fakes.NewGemini(t, "g-up"), deepgram: fakes.NewDeepgram(t, "dg-up")}
+		gemini: fakes.NewGemini(t, "g-up"), deepgram: fakes.NewDeepgram(t, "dg-up"), timeout: "1s"}
 }
 
 // config serves model "tts" from the endpoints named, in order.
@@ -45,15 +48,15 @@ func (u *upstreams) configWith(extra string, order ...string) string {
 		eps = append(eps, ep[o])
 	}
 	return fmt.Sprintf(`providers:
-  - {slug: openai, kind: openai, base_url: %s, api_key: sk-up, timeout: 1s, idle_timeout: 1s}
-  - {slug: elevenlabs, kind: elevenlabs, base_url: %s, api_key: xi-up, timeout: 1s}
-  - {slug: gemini, kind: google-ai-studio, base_url: %s, api_key: g-up, timeout: 1s}
-  - {slug: deepgram, kind: deepgram, base_url: %s, api_key: dg-up, timeout: 1s}
+  - {slug: openai, kind: openai, base_url: %[1]s, api_key: sk-up, timeout: %[7]s, idle_timeout: %[7]s}
+  - {slug: elevenlabs, kind: elevenlabs, base_url: %[2]s, api_key: xi-up, timeout: %[7]s}
+  - {slug: gemini, kind: google-ai-studio, base_url: %[3]s, api_key: g-up, timeout: %[7]s}
+  - {slug: deepgram, kind: deepgram, base_url: %[4]s, api_key: dg-up, timeout: %[7]s}
 models:
-  - {id: tts, modality: tts, endpoints: [%s]}
+  - {id: tts, modality: tts, endpoints: [%[5]s]}
   - {id: video-model, modality: video, endpoints: [{provider: openai, upstream_model: sora-2}]}
-%s
-`, u.openai.BaseURL(), u.elevenlabs.BaseURL(), u.gemini.BaseURL(), u.deepgram.BaseURL(), strings.Join(eps, ", "), extra)
+%[6]s
+`, u.openai.BaseURL(), u.elevenlabs.BaseURL(), u.gemini.BaseURL(), u.deepgram.BaseURL(), strings.Join(eps, ", "), extra, u.timeout)
 }
 
 func speak(t *testing.T, g *harness.Gateway, key string, body map[string]any, headers ...string) harness.Response {
