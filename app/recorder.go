@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -32,8 +33,12 @@ func DefaultRecorderConfig() RecorderConfig {
 		StoreContent: true}
 }
 
-var errSpoolFull = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_full", RetryAfter: 5 * time.Second,
-	Msg: "the gateway cannot record more calls until its database catches up; try again shortly"}
+var (
+	errSpoolFull = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_full", RetryAfter: 5 * time.Second,
+		Msg: "the gateway cannot record more calls until its database catches up; try again shortly"}
+	errSpoolFailing = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_unavailable", RetryAfter: 5 * time.Second,
+		Msg: "the gateway cannot record calls: its spool refuses writes; try again shortly"}
+)
 
 // Recorder makes each finished call's entry — its generation record and its charge — durable before the call's
 // answer ends, and writes it to the store off the request path.
@@ -44,6 +49,10 @@ var errSpoolFull = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_full
 // booked twice. Nothing is dropped: while the store is away the writer waits and tries again and the spool
 // grows; when the spool is full, Accepting refuses new calls. An entry the store refuses while it is up is
 // repaired, and if it is still refused, kept apart in the spool's quarantine: it never holds up its batch.
+//
+// When the spool refuses an append (a disk error), Accepting refuses new calls until an append succeeds again,
+// and the entry that failed is held by its call — whose answer does not end — until the store or the spool takes
+// it: at most the calls that were in flight wait, and none is answered without its entry being durable.
 type Recorder struct {
 	store   ports.GenerationStore
 	spool   ports.Spool
@@ -53,6 +62,10 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	spooling bool // the spool holds a backlog (logged when it starts and when it drains)
+
+	failing atomic.Bool  // the spool's last append failed: Accepting refuses calls until one succeeds
+	probing sync.Mutex   // one probe of a failing spool at a time
+	held    atomic.Int64 // entries neither the spool nor the store has taken yet, each held by its call
 
 	stop chan struct{}
 	done chan struct{}
@@ -68,38 +81,100 @@ func NewRecorder(store ports.GenerationStore, spool ports.Spool, log *slog.Logge
 	return r
 }
 
-// payload versions: the first byte of a spooled record.
-const entryV1 = 1
+// The first byte of a spooled record: an entry's payload version, or a probe of a failing spool (no entry).
+const (
+	probeRecord = 0
+	entryV1     = 1
+)
 
-// Record makes e durable in the spool and returns. When the spool cannot take it (a disk error), the entry is
-// written to the store directly.
+// Record makes e durable and returns: in the spool, or when the spool refuses it (a disk error), in the store
+// directly; when neither takes it, Record holds the entry and tries both again until one does.
 func (r *Recorder) Record(ctx context.Context, e generation.Entry) {
 	if !r.cfg.StoreContent {
 		e.Content = nil
 	}
 	e = e.Repaired()
 	b, err := json.Marshal(e)
+	var rec []byte
 	if err == nil {
-		if err = r.spool.Append(append([]byte{entryV1}, b...)); err == nil {
+		rec = append([]byte{entryV1}, b...)
+		if err = r.spool.Append(rec); err == nil {
+			if r.failing.Load() {
+				r.appendsWork()
+			}
+			return
+		}
+		r.appendFailed(err)
+	}
+	r.hold(context.WithoutCancel(ctx), e, rec, err)
+}
+
+// hold writes an entry the spool refused (rec is nil when it could not be encoded) to the store, and while the
+// store refuses it too, tries the spool and the store again, backing off, for as long as it takes: the call's
+// answer waits.
+func (r *Recorder) hold(ctx context.Context, e generation.Entry, rec []byte, cause error) {
+	r.held.Add(1)
+	defer r.held.Add(-1)
+	r.log.ErrorContext(ctx, "spool refused a generation entry; writing it to the database directly", "generation_id", e.Record.ID, "err", cause)
+	pause := r.cfg.Backoff
+	for logged := false; ; logged = true {
+		err := r.store.InsertGenerations(ctx, []generation.Entry{e})
+		if err == nil {
+			r.metrics.RecordsWritten(1)
+			return
+		}
+		if !logged {
+			r.log.ErrorContext(ctx, "neither the spool nor the database takes a generation entry: its call waits until one does",
+				"generation_id", e.Record.ID, "err", err)
+		}
+		t := time.NewTimer(pause)
+		<-t.C
+		pause = min(pause*2, r.cfg.MaxBackoff)
+		if rec != nil && r.spool.Append(rec) == nil {
+			r.appendsWork()
 			return
 		}
 	}
-	r.log.ErrorContext(ctx, "spool refused a generation entry; writing it directly", "generation_id", e.Record.ID, "err", err)
-	ctx = context.WithoutCancel(ctx)
-	if err := r.store.InsertGenerations(ctx, []generation.Entry{e}); err != nil {
-		r.metrics.RecordsLost(1)
-		r.log.ErrorContext(ctx, "generation entry neither spooled nor stored", "generation_id", e.Record.ID,
-			"key_hash", e.Record.KeyHash, "cost", e.Record.TotalCost.Decimal(), "err", err)
+}
+
+func (r *Recorder) appendFailed(err error) {
+	if r.failing.CompareAndSwap(false, true) {
+		r.log.Error("the spool refuses appends: inference calls get 503 until it takes them again", "err", err)
 	}
 }
 
-// Accepting refuses new calls while the spool is full.
+func (r *Recorder) appendsWork() {
+	if r.failing.CompareAndSwap(true, false) {
+		r.log.Info("the spool takes appends again: accepting inference calls")
+	}
+}
+
+// Accepting refuses new calls while the spool is full, or while it refuses appends: then each call asks the
+// spool again with a probe record (one at a time), so the first append that succeeds admits calls again.
 func (r *Recorder) Accepting() error {
+	if r.failing.Load() && !r.probe() {
+		return errSpoolFailing
+	}
 	if r.spool.Stats().Full() {
 		return errSpoolFull
 	}
 	return nil
 }
+
+func (r *Recorder) probe() bool {
+	if !r.probing.TryLock() {
+		return false
+	}
+	defer r.probing.Unlock()
+	if err := r.spool.Append([]byte{probeRecord}); err != nil {
+		return false
+	}
+	r.appendsWork()
+	return true
+}
+
+// Held is the number of entries neither the spool nor the store has taken yet, each held by its call.
+func (r *Recorder) Held() int64 { return r.held.Load() }
 
 // Stats is what waits in the spool.
 func (r *Recorder) Stats() ports.SpoolStats { return r.spool.Stats() }
@@ -156,21 +231,24 @@ func (r *Recorder) drained() {
 func (r *Recorder) book(recs [][]byte) bool {
 	batch := make([]generation.Entry, 0, len(recs))
 	raw := make([][]byte, 0, len(recs))
+	var undecodable []refused
 	for _, rec := range recs {
-		var e generation.Entry
-		if len(rec) == 0 || rec[0] != entryV1 {
-			r.quarantine(rec, "", errors.New("unknown spool record version"))
+		if len(rec) == 1 && rec[0] == probeRecord {
 			continue
 		}
-		if err := json.Unmarshal(rec[1:], &e); err != nil {
-			r.quarantine(rec, "", fmt.Errorf("decode spool record: %w", err))
+		e, err := decode(rec)
+		if err != nil {
+			undecodable = append(undecodable, refused{rec, err})
 			continue
 		}
 		batch, raw = append(batch, e), append(raw, rec)
 	}
 	pause := r.cfg.Backoff
 	for {
-		err := r.write(context.Background(), batch, raw)
+		err := r.keepApart(&undecodable)
+		if err == nil {
+			err = r.write(context.Background(), batch, raw)
+		}
 		if err == nil {
 			break
 		}
@@ -184,12 +262,40 @@ func (r *Recorder) book(recs [][]byte) bool {
 		r.mu.Unlock()
 		if first {
 			st := r.spool.Stats()
-			r.log.Warn("database unavailable: generation entries wait in the spool", "records", st.Records, "bytes", st.Bytes, "err", err)
+			r.log.Warn("generation entries wait in the spool until the database takes them", "records", st.Records, "bytes", st.Bytes, "err", err)
 		}
 		r.pause(pause)
 		pause = min(pause*2, r.cfg.MaxBackoff)
 	}
 	return true
+}
+
+func decode(rec []byte) (generation.Entry, error) {
+	var e generation.Entry
+	if len(rec) == 0 || rec[0] != entryV1 {
+		return e, errors.New("unknown spool record version")
+	}
+	if err := json.Unmarshal(rec[1:], &e); err != nil {
+		return e, fmt.Errorf("decode spool record: %w", err)
+	}
+	return e, nil
+}
+
+// refused is a spooled record that can never be written to the store.
+type refused struct {
+	rec   []byte
+	cause error
+}
+
+// keepApart quarantines the records of *rs, removing each one kept.
+func (r *Recorder) keepApart(rs *[]refused) error {
+	for len(*rs) > 0 {
+		if err := r.quarantine((*rs)[0].rec, "", (*rs)[0].cause); err != nil {
+			return err
+		}
+		*rs = (*rs)[1:]
+	}
+	return nil
 }
 
 // pause waits d, or until Close; it reports whether Close has not come.
@@ -215,7 +321,7 @@ func (r *Recorder) stopping() bool {
 
 // write books batch. When the store refuses it while it is reachable, the batch is halved until the entry it
 // refuses is found, and that entry is quarantined: its batch mates are written. An error means the store is
-// away and nothing was quarantined.
+// away, or the quarantine refused the entry: the batch is written again (ids stored already are skipped).
 func (r *Recorder) write(ctx context.Context, batch []generation.Entry, raw [][]byte) error {
 	if len(batch) == 0 {
 		return nil
@@ -235,15 +341,15 @@ func (r *Recorder) write(ctx context.Context, batch []generation.Entry, raw [][]
 		}
 		return r.write(ctx, batch[half:], raw[half:])
 	}
-	r.quarantine(raw[0], batch[0].Record.ID, err)
-	return nil
+	return r.quarantine(raw[0], batch[0].Record.ID, err)
 }
 
-func (r *Recorder) quarantine(rec []byte, id string, cause error) {
-	r.metrics.RecordsLost(1) // to the database: kept apart in the quarantine
+// quarantine keeps rec apart in the spool's quarantine file; when that fails, rec stays in the spool.
+func (r *Recorder) quarantine(rec []byte, id string, cause error) error {
 	if err := r.spool.Quarantine(rec); err != nil {
-		r.log.Error("generation entry refused by the database and not quarantined", "generation_id", id, "cause", cause, "err", err)
-		return
+		return fmt.Errorf("quarantine generation entry %q (refused: %v): %w", id, cause, err)
 	}
+	r.metrics.RecordsLost(1) // to the database: kept apart in the quarantine
 	r.log.Error("generation entry refused by the database: kept in the spool's quarantine", "generation_id", id, "err", cause)
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -28,7 +29,8 @@ type fakeStore struct {
 	batches []int
 	down    bool
 	gate    chan struct{}
-	refuse  string // an id the database refuses while it is up
+	refuse  string        // an id the database refuses while it is up
+	refused chan struct{} // when non-nil, told (without waiting) of each insert refused while down
 }
 
 func newFakeStore() *fakeStore { return &fakeStore{rows: map[string]generation.Entry{}} }
@@ -42,6 +44,12 @@ func (f *fakeStore) InsertGenerations(ctx context.Context, batch []generation.En
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.down {
+		if f.refused != nil {
+			select {
+			case f.refused <- struct{}{}:
+			default:
+			}
+		}
 		return errDown
 	}
 	for _, e := range batch {
@@ -260,5 +268,135 @@ func TestRecorderRepairsTextAndDropsContentWhenAsked(t *testing.T) {
 	}
 	if got.Record.UserAgent != "bad\uFFFD" {
 		t.Fatalf("user agent %q", got.Record.UserAgent)
+	}
+}
+
+var errDiskFull = errors.New("no space left on device")
+
+// failingSpool is a spool whose disk can be made to refuse writes: appends while appends is set, quarantines
+// while quarantine is set (each refused quarantine is told to refusedQuarantine, without waiting).
+type failingSpool struct {
+	*spool.Spool
+	appends, quarantine atomic.Bool
+	refusedQuarantine   chan struct{}
+}
+
+func (f *failingSpool) Append(p []byte) error {
+	if f.appends.Load() {
+		return errDiskFull
+	}
+	return f.Spool.Append(p)
+}
+
+func (f *failingSpool) Quarantine(p []byte) error {
+	if f.quarantine.Load() {
+		select {
+		case f.refusedQuarantine <- struct{}{}:
+		default:
+		}
+		return errDiskFull
+	}
+	return f.Spool.Quarantine(p)
+}
+
+// TestRecorderSpoolRefusesAppends: an entry the spool refuses is written to the database directly before Record
+// returns; new calls get 503 until the spool takes an append again, which the next admission finds out.
+func TestRecorderSpoolRefusesAppends(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	sp := &failingSpool{Spool: openSpool(t, t.TempDir(), 1<<30)}
+	r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	sp.appends.Store(true)
+	r.Record(context.Background(), entry("direct"))
+	if _, ok := store.rows["direct"]; !ok {
+		t.Fatal("the entry the spool refused is not in the database when Record returns")
+	}
+	for range 3 { // each admission probes the spool again
+		if err := r.Accepting(); domain.StatusOf(err) != 503 {
+			t.Fatalf("spool refusing appends, Accepting: %v", err)
+		}
+	}
+	sp.appends.Store(false)
+	if err := r.Accepting(); err != nil {
+		t.Fatalf("spool taking appends again, Accepting: %v", err)
+	}
+	r.Record(context.Background(), entry("spooled"))
+	r.Close()
+	if n, booked := store.count(); n != 2 || booked != 20 {
+		t.Fatalf("%d records, %d booked", n, booked)
+	}
+}
+
+// TestRecorderHoldsWhatNeitherTakes: while neither the spool nor the database takes an entry, Record holds it
+// and does not return (the call's answer does not end); it returns once either takes it, and the entry is booked
+// once.
+func TestRecorderHoldsWhatNeitherTakes(t *testing.T) {
+	t.Parallel()
+	for _, back := range []string{"database", "spool"} {
+		t.Run(back+" comes back", func(t *testing.T) {
+			t.Parallel()
+			store := newFakeStore()
+			store.refused = make(chan struct{}, 1)
+			store.setDown(true)
+			sp := &failingSpool{Spool: openSpool(t, t.TempDir(), 1<<30)}
+			sp.appends.Store(true)
+			r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+			recorded := make(chan struct{})
+			go func() {
+				r.Record(context.Background(), entry("held"))
+				close(recorded)
+			}()
+			<-store.refused
+			<-store.refused // refused twice: Record is in its retry loop
+			select {
+			case <-recorded:
+				t.Fatal("Record returned while neither the spool nor the database took its entry")
+			default:
+			}
+			if r.Held() != 1 {
+				t.Fatalf("%d entries held", r.Held())
+			}
+			if back == "database" {
+				store.setDown(false)
+			} else {
+				sp.appends.Store(false)
+			}
+			<-recorded
+			if r.Held() != 0 {
+				t.Fatalf("%d entries held after Record returned", r.Held())
+			}
+			store.setDown(false)
+			r.Close()
+			if n, booked := store.count(); n != 1 || booked != 10 {
+				t.Fatalf("%d records, %d booked", n, booked)
+			}
+		})
+	}
+}
+
+// TestRecorderQuarantineRefused: an entry the database refuses while the quarantine cannot take it stays in the
+// spool (its batch mates are written) and is quarantined by the next start.
+func TestRecorderQuarantineRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store := newFakeStore()
+	store.refuse = "gen-7"
+	sp := &failingSpool{Spool: openSpool(t, dir, 1<<30), refusedQuarantine: make(chan struct{}, 1)}
+	sp.quarantine.Store(true)
+	r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	recordN(r, "gen-", 20)
+	<-sp.refusedQuarantine
+	r.Close()
+	sp.Close()
+	if sp.Stats().Records == 0 || sp.Stats().Quarantined != 0 {
+		t.Fatalf("the refused entry left the spool: %+v", sp.Stats())
+	}
+	again := openSpool(t, dir, 1<<30)
+	app.NewRecorder(store, again, quiet(), ports.NoMetrics{}, cfg()).Close()
+	if n, booked := store.count(); n != 19 || booked != 190 {
+		t.Fatalf("%d records, %d booked", n, booked)
+	}
+	if st := again.Stats(); st.Quarantined != 1 || st.Records != 0 {
+		t.Fatalf("after restart: %+v", st)
 	}
 }

@@ -1,11 +1,13 @@
 package spool_test
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/adapters/spool"
@@ -176,5 +178,33 @@ func TestOneProcessPerDir(t *testing.T) {
 	open(t, spool.Config{Dir: dir, MaxBytes: 100})
 	if _, err := spool.Open(spool.Config{Dir: dir, MaxBytes: 100}, quiet()); err == nil {
 		t.Fatal("a second spool opened the same directory")
+	}
+}
+
+// TestAppendToAFullDisk: a segment whose writes fail (/dev/full: ENOSPC) makes Append return the error and count
+// nothing; what was appended before stays readable.
+func TestAppendToAFullDisk(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, spool.Config{Dir: dir, SegmentBytes: 64})
+	if err := os.Symlink("/dev/full", filepath.Join(dir, "0000000000000002.wal")); err != nil { // the next segment
+		t.Fatal(err)
+	}
+	appended := 0
+	for ; appended < 100; appended++ {
+		err := s.Append(fmt.Appendf(nil, "record-%04d", appended))
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, syscall.ENOSPC) {
+			t.Fatalf("append %d: %v", appended, err)
+		}
+		break
+	}
+	if st := s.Stats(); st.Records != int64(appended) || appended == 0 || appended == 100 {
+		t.Fatalf("%d appended, spool counts %+v", appended, st)
+	}
+	if got := readAll(t, s, 100); len(got) != appended || got[appended-1] != fmt.Sprintf("record-%04d", appended-1) {
+		t.Fatalf("read back %q after %d appends", got, appended)
 	}
 }
