@@ -66,18 +66,14 @@ type Recorder struct {
 	failing atomic.Bool  // the spool's last append failed: Accepting refuses calls until one succeeds
 	probing sync.Mutex   // one probe of a failing spool at a time
 	held    atomic.Int64 // entries neither the spool nor the store has taken yet, each held by its call
-
-	stop chan struct{}
-	done chan struct{}
 }
 
 var _ ports.GenerationRecorder = (*Recorder)(nil)
 
-// NewRecorder starts the writer; Close stops it after draining what the store takes.
+// NewRecorder takes entries into spool; its Worker writes them to store.
 func NewRecorder(store ports.GenerationStore, spool ports.Spool, log *slog.Logger, metrics ports.Metrics, cfg RecorderConfig) *Recorder {
-	r := &Recorder{store: store, spool: spool, log: log, metrics: metrics, cfg: cfg, stop: make(chan struct{}), done: make(chan struct{})}
+	r := &Recorder{store: store, spool: spool, log: log, metrics: metrics, cfg: cfg}
 	metrics.Depth("recorder", func() int { return int(spool.Stats().Records) })
-	go r.drain()
 	return r
 }
 
@@ -179,20 +175,25 @@ func (r *Recorder) Held() int64 { return r.held.Load() }
 // Stats is what waits in the spool.
 func (r *Recorder) Stats() ports.SpoolStats { return r.spool.Stats() }
 
-// Close stops the writer once the spool is drained, or at once while the store is away: what is left stays in
-// the spool for the next start.
-func (r *Recorder) Close() {
-	close(r.stop)
-	<-r.done
+// Worker is the writer: it drains the spool into the store until its context ends, then goes on while the spool
+// holds entries and the store takes them, and leaves the rest in the spool for the next start. It is stopped
+// after the HTTP server and the workers that record (the video poller), so it writes their last entries.
+func (r *Recorder) Worker() Worker {
+	return Worker{Name: "recorder", Run: r.drain}
 }
 
-func (r *Recorder) drain() {
-	defer close(r.done)
+func (r *Recorder) drain(ctx context.Context) {
+	defer func() {
+		if n := r.Held(); n > 0 {
+			r.log.Error("stopping while calls hold generation entries that neither the spool nor the database takes; their answers have not ended",
+				"held", n)
+		}
+	}()
 	for {
 		recs, release, err := r.spool.Read(r.cfg.BatchSize, r.cfg.BatchBytes)
 		if err != nil {
 			r.log.Error("read spool", "err", err)
-			if !r.pause(r.cfg.MaxBackoff) {
+			if !r.pause(ctx, r.cfg.MaxBackoff) {
 				return
 			}
 			continue
@@ -202,11 +203,11 @@ func (r *Recorder) drain() {
 			select {
 			case <-r.spool.Notify():
 				continue
-			case <-r.stop:
+			case <-ctx.Done():
 				return
 			}
 		}
-		if !r.book(recs) {
+		if !r.book(ctx, recs) {
 			return
 		}
 		if err := release(); err != nil {
@@ -226,9 +227,9 @@ func (r *Recorder) drained() {
 	}
 }
 
-// book writes one batch read from the spool, trying again until the store takes it; false when Close came
+// book writes one batch read from the spool, trying again until the store takes it; false when ctx ended
 // first.
-func (r *Recorder) book(recs [][]byte) bool {
+func (r *Recorder) book(ctx context.Context, recs [][]byte) bool {
 	batch := make([]generation.Entry, 0, len(recs))
 	raw := make([][]byte, 0, len(recs))
 	var undecodable []refused
@@ -247,12 +248,12 @@ func (r *Recorder) book(recs [][]byte) bool {
 	for {
 		err := r.keepApart(&undecodable)
 		if err == nil {
-			err = r.write(context.Background(), batch, raw)
+			err = r.write(context.WithoutCancel(ctx), batch, raw)
 		}
 		if err == nil {
 			break
 		}
-		if r.stopping() { // one more try after Close, then the rest waits in the spool for the next start
+		if ctx.Err() != nil { // one more try after the stop, then the rest waits in the spool for the next start
 			r.log.Warn("generation entries left in the spool for the next start", "records", r.spool.Stats().Records, "err", err)
 			return false
 		}
@@ -264,7 +265,7 @@ func (r *Recorder) book(recs [][]byte) bool {
 			st := r.spool.Stats()
 			r.log.Warn("generation entries wait in the spool until the database takes them", "records", st.Records, "bytes", st.Bytes, "err", err)
 		}
-		r.pause(pause)
+		r.pause(ctx, pause)
 		pause = min(pause*2, r.cfg.MaxBackoff)
 	}
 	return true
@@ -298,23 +299,14 @@ func (r *Recorder) keepApart(rs *[]refused) error {
 	return nil
 }
 
-// pause waits d, or until Close; it reports whether Close has not come.
-func (r *Recorder) pause(d time.Duration) bool {
+// pause waits d, or until ctx ends; it reports whether ctx is still live.
+func (r *Recorder) pause(ctx context.Context, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:
 		return true
-	case <-r.stop:
-		return false
-	}
-}
-
-func (r *Recorder) stopping() bool {
-	select {
-	case <-r.stop:
-		return true
-	default:
+	case <-ctx.Done():
 		return false
 	}
 }

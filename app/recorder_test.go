@@ -116,7 +116,7 @@ func openSpool(t *testing.T, dir string, maxBytes int64) *spool.Spool {
 	return s
 }
 
-func recordN(r *app.Recorder, prefix string, n int) {
+func recordN(r recorder, prefix string, n int) {
 	for i := range n {
 		r.Record(context.Background(), entry(prefix+strconv.Itoa(i)))
 	}
@@ -126,7 +126,7 @@ func TestRecorderWritesEverythingInBatches(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
 	store.gate = make(chan struct{})
-	r := app.NewRecorder(store, openSpool(t, t.TempDir(), 1<<30), quiet(), ports.NoMetrics{}, cfg())
+	r := run(app.NewRecorder(store, openSpool(t, t.TempDir(), 1<<30), quiet(), ports.NoMetrics{}, cfg()))
 	recordN(r, "gen-", 500)
 	close(store.gate) // the database answers
 	r.Close()
@@ -151,7 +151,7 @@ func TestRecorderOutageLosesNothing(t *testing.T) {
 	store := newFakeStore()
 	store.setDown(true)
 	sp := openSpool(t, dir, 1<<30)
-	r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
 	recordN(r, "gen-", 120)
 	r.Close()
 	sp.Close()
@@ -163,7 +163,7 @@ func TestRecorderOutageLosesNothing(t *testing.T) {
 	if sp.Stats().Records != 120 {
 		t.Fatalf("spool holds %d after restart", sp.Stats().Records)
 	}
-	r = app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	r = run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
 	r.Close()
 	if n, booked := store.count(); n != 120 || booked != 1200 {
 		t.Fatalf("after replay: %d records, %d booked", n, booked)
@@ -178,7 +178,7 @@ func TestRecorderReplayAfterKill(t *testing.T) {
 	live, after := t.TempDir(), t.TempDir()
 	down := newFakeStore()
 	down.setDown(true)
-	r := app.NewRecorder(down, openSpool(t, live, 1<<30), quiet(), ports.NoMetrics{}, cfg())
+	r := run(app.NewRecorder(down, openSpool(t, live, 1<<30), quiet(), ports.NoMetrics{}, cfg()))
 	recordN(r, "gen-", 80)
 	for _, f := range mustGlob(t, filepath.Join(live, "*.wal")) { // no Close: what kill -9 leaves behind
 		copyFile(t, f, filepath.Join(after, filepath.Base(f)))
@@ -189,7 +189,7 @@ func TestRecorderReplayAfterKill(t *testing.T) {
 		e := entry("gen-" + strconv.Itoa(i))
 		store.rows[e.Record.ID], store.booked = e, store.booked+e.Record.TotalCost
 	}
-	r2 := app.NewRecorder(store, openSpool(t, after, 1<<30), quiet(), ports.NoMetrics{}, cfg())
+	r2 := run(app.NewRecorder(store, openSpool(t, after, 1<<30), quiet(), ports.NoMetrics{}, cfg()))
 	r2.Close()
 	if n, booked := store.count(); n != 80 || booked != 800 {
 		t.Fatalf("after replay: %d records, %d booked (want 80, 800)", n, booked)
@@ -224,7 +224,7 @@ func TestRecorderQuarantinesWhatTheDatabaseRefuses(t *testing.T) {
 	store := newFakeStore()
 	store.refuse = "gen-7"
 	sp := openSpool(t, t.TempDir(), 1<<30)
-	r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
 	recordN(r, "gen-", 20)
 	r.Close()
 	if n, _ := store.count(); n != 19 {
@@ -239,7 +239,7 @@ func TestRecorderRefusesCallsWhenTheSpoolIsFull(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
 	store.setDown(true)
-	r := app.NewRecorder(store, openSpool(t, t.TempDir(), 2000), quiet(), ports.NoMetrics{}, cfg())
+	r := run(app.NewRecorder(store, openSpool(t, t.TempDir(), 2000), quiet(), ports.NoMetrics{}, cfg()))
 	defer r.Close()
 	for i := 0; r.Accepting() == nil; i++ {
 		if i > 1000 {
@@ -257,7 +257,7 @@ func TestRecorderRepairsTextAndDropsContentWhenAsked(t *testing.T) {
 	store := newFakeStore()
 	c := cfg()
 	c.StoreContent = false
-	r := app.NewRecorder(store, openSpool(t, t.TempDir(), 1<<30), quiet(), ports.NoMetrics{}, c)
+	r := run(app.NewRecorder(store, openSpool(t, t.TempDir(), 1<<30), quiet(), ports.NoMetrics{}, c))
 	e := entry("a")
 	e.Record.UserAgent = "bad\x00\xff"
 	r.Record(context.Background(), e)
@@ -305,7 +305,7 @@ func TestRecorderSpoolRefusesAppends(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
 	sp := &failingSpool{Spool: openSpool(t, t.TempDir(), 1<<30)}
-	r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
 	sp.appends.Store(true)
 	r.Record(context.Background(), entry("direct"))
 	if _, ok := store.rows["direct"]; !ok {
@@ -340,7 +340,7 @@ func TestRecorderHoldsWhatNeitherTakes(t *testing.T) {
 			store.setDown(true)
 			sp := &failingSpool{Spool: openSpool(t, t.TempDir(), 1<<30)}
 			sp.appends.Store(true)
-			r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+			r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
 			recorded := make(chan struct{})
 			go func() {
 				r.Record(context.Background(), entry("held"))
@@ -383,7 +383,7 @@ func TestRecorderQuarantineRefused(t *testing.T) {
 	store.refuse = "gen-7"
 	sp := &failingSpool{Spool: openSpool(t, dir, 1<<30), refusedQuarantine: make(chan struct{}, 1)}
 	sp.quarantine.Store(true)
-	r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg())
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
 	recordN(r, "gen-", 20)
 	<-sp.refusedQuarantine
 	r.Close()
@@ -392,7 +392,7 @@ func TestRecorderQuarantineRefused(t *testing.T) {
 		t.Fatalf("the refused entry left the spool: %+v", sp.Stats())
 	}
 	again := openSpool(t, dir, 1<<30)
-	app.NewRecorder(store, again, quiet(), ports.NoMetrics{}, cfg()).Close()
+	run(app.NewRecorder(store, again, quiet(), ports.NoMetrics{}, cfg())).Close()
 	if n, booked := store.count(); n != 19 || booked != 190 {
 		t.Fatalf("%d records, %d booked", n, booked)
 	}
@@ -400,3 +400,13 @@ func TestRecorderQuarantineRefused(t *testing.T) {
 		t.Fatalf("after restart: %+v", st)
 	}
 }
+
+// recorder is a Recorder whose writer runs as the gateway runs it, a worker; Close stops it.
+type recorder struct {
+	*app.Recorder
+	workers *app.Workers
+}
+
+func run(r *app.Recorder) recorder { return recorder{r, app.StartWorkers(quiet(), r.Worker())} }
+
+func (r recorder) Close() { r.workers.Stop() }

@@ -124,8 +124,8 @@ var generationSet = wire.NewSet(
 	httpapi.NewGenerationsHandler,
 )
 
-// newRecorder opens the spool (replaying what an earlier run left in it) and starts the background writer of
-// generation entries; its cleanup drains the spool while the database takes it, then closes it.
+// newRecorder opens the spool (replaying what an earlier run left in it); the recorder's writer is one of the
+// workers (startWorkers), stopped before this cleanup closes the spool.
 func newRecorder(store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg GenerationsConfig) (*app.Recorder, func(), error) {
 	sp, err := spool.Open(spool.Config{Dir: cfg.SpoolDir, MaxBytes: cfg.SpoolMaxBytes, Sync: cfg.SpoolFsync}, log)
 	if err != nil {
@@ -133,9 +133,7 @@ func newRecorder(store ports.GenerationStore, log *slog.Logger, metrics ports.Me
 	}
 	rc := app.DefaultRecorderConfig()
 	rc.StoreContent = cfg.StoreContent
-	r := app.NewRecorder(store, sp, log, metrics, rc)
-	return r, func() {
-		r.Close()
+	return app.NewRecorder(store, sp, log, metrics, rc), func() {
 		if err := sp.Close(); err != nil {
 			log.Error("close spool", "err", err)
 		}
@@ -235,12 +233,14 @@ var videoSet = wire.NewSet(
 )
 
 // startWorkers is the one place the gateway's background work starts; its cleanup stops it, last started
-// first, before the modules the workers use are closed.
-func startWorkers(changes changeListener, retention *app.Retention, videos *app.Videos, log *slog.Logger) (*app.Workers, func()) {
-	ws := []app.Worker{retention.Worker(time.Hour), videos.Worker()}
+// first, before the modules the workers use are closed. Serve runs it after the HTTP server has stopped. The
+// recorder's writer starts first so that it stops last, writing what the others recorded.
+func startWorkers(rec *app.Recorder, changes changeListener, retention *app.Retention, videos *app.Videos, log *slog.Logger) (*app.Workers, func()) {
+	ws := []app.Worker{rec.Worker()}
 	if changes.Run != nil {
-		ws = append([]app.Worker{app.Worker(changes)}, ws...)
+		ws = append(ws, app.Worker(changes))
 	}
+	ws = append(ws, retention.Worker(time.Hour), videos.Worker())
 	w := app.StartWorkers(log, ws...)
 	return w, w.Stop
 }

@@ -126,7 +126,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		return nil, nil, err
 	}
 	retention := newRetention(generationStore, log, generationsConfig, env)
-	workers, cleanup5 := startWorkers(wireChangeListener, retention, videos, log)
+	workers, cleanup5 := startWorkers(recorder, wireChangeListener, retention, videos, log)
 	gateway := &Gateway{
 		Server:   server,
 		Accounts: accounts,

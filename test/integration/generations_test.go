@@ -127,7 +127,7 @@ func TestRecorderStalledDatabase(t *testing.T) {
 	db := testdb.Postgres(t)
 	store := gormstore.NewGenerationStore(db)
 	release := holdLock(t, db)
-	r := app.NewRecorder(store, openSpool(t), quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig())
+	r := run(app.NewRecorder(store, openSpool(t), quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig()))
 
 	const callers, perCaller = 32, 100
 	var wg sync.WaitGroup
@@ -174,7 +174,7 @@ func TestRecorderStalledDatabase(t *testing.T) {
 func BenchmarkRecorder(b *testing.B) {
 	db := testdb.Postgres(b)
 	store := gormstore.NewGenerationStore(db)
-	r := app.NewRecorder(store, openSpool(b), quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig())
+	r := run(app.NewRecorder(store, openSpool(b), quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig()))
 	entries := make([]generation.Entry, b.N)
 	for i := range entries {
 		entries[i] = fullEntry(fmt.Sprintf("gen-1-%d", i), t0)
@@ -252,3 +252,13 @@ func TestReservations(t *testing.T) {
 		}
 	})
 }
+
+// recorder is a Recorder whose writer runs as the gateway runs it, a worker; Close stops it.
+type recorder struct {
+	*app.Recorder
+	workers *app.Workers
+}
+
+func run(r *app.Recorder) recorder { return recorder{r, app.StartWorkers(quiet(), r.Worker())} }
+
+func (r recorder) Close() { r.workers.Stop() }
