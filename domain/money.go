@@ -14,6 +14,18 @@ type Micros int64
 // MicrosPerUSD is one dollar.
 const MicrosPerUSD Micros = 1_000_000
 
+// Within reports whether amounts, each non-negative, add up to at most limit. It never adds past limit, so no
+// sum wraps around however large an amount is (an estimate saturates at the largest Micros).
+func Within(limit Micros, amounts ...Micros) bool {
+	for _, a := range amounts {
+		if a > limit {
+			return false
+		}
+		limit -= a
+	}
+	return true
+}
+
 // ParseUSD reads a decimal dollar amount such as "12", "0.6" or "1e-3" exactly to the micro-dollar.
 // More than six decimals, negative amounts and non-numbers are errors.
 func ParseUSD(s string) (Micros, error) {

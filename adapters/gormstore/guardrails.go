@@ -387,7 +387,7 @@ func (s *GuardrailStore) Reserve(ctx context.Context, h guardrail.Hold, limit do
 			h.GuardrailID, window, h.GuardrailID, window).Scan(&committed).Error; err != nil {
 			return fmt.Errorf("sum budget and holds: %w", err)
 		}
-		if domain.Micros(committed)+h.Amount > limit {
+		if !domain.Within(limit, domain.Micros(committed), h.Amount) {
 			return nil
 		}
 		if err := tx.Exec("INSERT INTO guardrail_holds (id, guardrail_id, window_start, amount_micros, expires_at) VALUES (?, ?, ?, ?, ?)",

@@ -119,7 +119,7 @@ func (s *AccountStore) reserveUsage(ctx context.Context, hash, day string, batch
 			return fmt.Errorf("sum key usage and holds: %w", err)
 		}
 		holds := admit(batch, func(h hold, taken domain.Micros) bool {
-			return domain.Micros(committed)+taken+h.amount <= h.limit
+			return domain.Within(h.limit, domain.Micros(committed), taken, h.amount)
 		})
 		if len(holds) == 0 {
 			return nil
@@ -151,7 +151,7 @@ func (s *CreditStore) reserveCredits(ctx context.Context, batch []*pending[hold]
 			return fmt.Errorf("select credits and holds: %w", err)
 		}
 		holds := admit(batch, func(h hold, taken domain.Micros) bool {
-			return domain.Micros(row.Committed)+taken+h.amount <= domain.Micros(row.TotalMicros)
+			return domain.Within(domain.Micros(row.TotalMicros), domain.Micros(row.Committed), taken, h.amount)
 		})
 		if len(holds) == 0 {
 			return nil

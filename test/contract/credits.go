@@ -3,6 +3,7 @@ package contract
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -59,6 +60,12 @@ func CreditStore(t *testing.T, newStore func(t *testing.T) ports.CreditStore) {
 	wg.Wait()
 	if admitted != 5 {
 		t.Fatalf("%d reservations of 1,000 admitted against 5,250, want 5", admitted)
+	}
+	// An amount past what is left is refused however large it is: no sum wraps around.
+	for _, amount := range []domain.Micros{math.MaxInt64, math.MaxInt64 - 5_000} {
+		if ok, err := s.ReserveCredits(ctx, fmt.Sprintf("huge-%d", amount), amount, now, now.Add(time.Minute)); err != nil || ok {
+			t.Fatalf("ReserveCredits(%d) with 5,000 of 5,250 held = %v, %v; want false", amount, ok, err)
+		}
 	}
 	if ok, _ := s.ReserveCredits(ctx, "later", 1_000, now.Add(time.Hour), now.Add(2*time.Hour)); !ok {
 		t.Fatal("expired holds still count")

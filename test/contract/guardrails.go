@@ -3,6 +3,7 @@ package contract
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"slices"
 	"sync"
@@ -159,8 +160,10 @@ func GuardrailStore(t *testing.T, newStore func(t *testing.T) Guardrails) {
 		}
 	}
 	reserve(hold("h1", 600), t0, true)
-	reserve(hold("h2", 500), t0, false) // 600 held + 500 > 1000
-	reserve(hold("h3", 400), t0, true)  // exactly the limit
+	reserve(hold("h2", 500), t0, false)             // 600 held + 500 > 1000
+	reserve(hold("huge", math.MaxInt64), t0, false) // no sum wraps around
+	reserve(hold("huge-2", math.MaxInt64-500), t0, false)
+	reserve(hold("h3", 400), t0, true) // exactly the limit
 	if err := s.Budgets.Settle(ctx, hold("h1", 600), 300); err != nil {
 		t.Fatal(err)
 	}

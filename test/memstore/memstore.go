@@ -57,7 +57,7 @@ func (c *Credits) AddCredits(_ context.Context, amount domain.Micros) error {
 func (c *Credits) ReserveCredits(_ context.Context, id string, amount domain.Micros, now, expires time.Time) (bool, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.used+held(c.holds, "", now)+amount > c.total {
+	if !domain.Within(c.total, c.used, held(c.holds, "", now), amount) {
 		return false, nil
 	}
 	if c.holds == nil {
@@ -84,7 +84,7 @@ func (u *Usage) ReserveUsage(_ context.Context, id, hash string, since time.Time
 			spent += m
 		}
 	}
-	if spent+held(u.holds, hash, now)+amount > limit {
+	if !domain.Within(limit, spent, held(u.holds, hash, now), amount) {
 		return false, nil
 	}
 	if u.holds == nil {
