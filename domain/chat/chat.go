@@ -140,10 +140,26 @@ func (r *Result) Add(c Chunk) {
 	if c.FinishReason != "" {
 		r.FinishReason, r.NativeFinishReason = c.FinishReason, c.NativeFinishReason
 	}
-	if c.Usage != nil {
+	if c.Usage != nil && c.Usage.plausible() {
 		u := *c.Usage
 		r.Usage = &u
 	}
+}
+
+// MaxTokenCount bounds each count of an upstream's usage block that is taken (a trillion tokens): no sum of
+// counts, nor their cost, wraps around.
+const MaxTokenCount = 1_000_000_000_000
+
+// plausible reports a usage block whose every count is from 0 to MaxTokenCount. Another (an upstream that
+// reports negative tokens would have its calls credit the organization) is not taken: the call is priced as one
+// whose upstream sent no usage.
+func (u Usage) plausible() bool {
+	for _, n := range []int64{u.PromptTokens, u.CompletionTokens, u.ReasoningTokens, u.CachedTokens} {
+		if n < 0 || n > MaxTokenCount {
+			return false
+		}
+	}
+	return true
 }
 
 // Finish normalises an upstream's finish reason: OpenAI's words pass, Anthropic's and Gemini's are mapped.

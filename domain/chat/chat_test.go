@@ -159,3 +159,34 @@ func TestUnderPresetModels(t *testing.T) {
 		})
 	}
 }
+
+// TestUsageFromUpstream: a usage block no upstream could mean (a negative count, or past MaxTokenCount) is not
+// taken: the answer is then priced as one without usage (estimated from what was delivered), never credited
+// for a negative cost nor charged a sum that wraps around.
+func TestUsageFromUpstream(t *testing.T) {
+	const huge = 9_000_000_000_000_000_000
+	for _, tt := range []struct {
+		name string
+		u    chat.Usage
+		ok   bool
+	}{
+		{"counts", chat.Usage{PromptTokens: 7, CompletionTokens: 3, ReasoningTokens: 1, CachedTokens: 2}, true},
+		{"zero", chat.Usage{}, true},
+		{"at the bound", chat.Usage{PromptTokens: chat.MaxTokenCount, CompletionTokens: chat.MaxTokenCount}, true},
+		{"negative prompt", chat.Usage{PromptTokens: -1_000_000_000_000, CompletionTokens: 5}, false},
+		{"negative completion", chat.Usage{PromptTokens: 5, CompletionTokens: -5}, false},
+		{"negative reasoning", chat.Usage{PromptTokens: 5, ReasoningTokens: -1}, false},
+		{"negative cached", chat.Usage{PromptTokens: 5, CachedTokens: -1}, false},
+		{"past the bound", chat.Usage{PromptTokens: chat.MaxTokenCount + 1}, false},
+		{"huge", chat.Usage{PromptTokens: huge, CompletionTokens: huge}, false},
+	} {
+		var r chat.Result
+		u := tt.u
+		r.Add(chat.Chunk{Content: "ok", Usage: &u})
+		if got := r.Usage != nil; got != tt.ok {
+			t.Errorf("%s: usage taken %v, want %v", tt.name, got, tt.ok)
+		} else if got && *r.Usage != tt.u {
+			t.Errorf("%s: usage %+v, want %+v", tt.name, *r.Usage, tt.u)
+		}
+	}
+}
