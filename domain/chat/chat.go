@@ -27,7 +27,7 @@ type Request struct {
 	Messages  []Message
 	// Stream asks for server-sent events; IncludeUsage for the usage chunk at their end.
 	Stream, IncludeUsage bool
-	// MaxTokens is max_completion_tokens, or max_tokens.
+	// MaxTokens is the larger of max_completion_tokens and max_tokens.
 	MaxTokens      *int64
 	Temperature    *float64
 	TopP           *float64
@@ -250,7 +250,9 @@ func Parse(b Body) (Request, error) {
 			if *n < 1 {
 				return r, domain.Invalid(name, "must be a positive integer")
 			}
-			r.MaxTokens = n
+			if r.MaxTokens == nil || *n > *r.MaxTokens { // both are passed on, and an upstream may obey either
+				r.MaxTokens = n
+			}
 		}
 	}
 	if err := field(b, "temperature", &r.Temperature); err != nil {

@@ -190,3 +190,23 @@ func TestUsageFromUpstream(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxTokensBoth: a request with both max_tokens and max_completion_tokens is estimated at the larger, in
+// either order: both are passed on to an OpenAI-compatible upstream, which may obey either.
+func TestMaxTokensBoth(t *testing.T) {
+	for _, tt := range []struct {
+		fields string
+		want   int64
+	}{
+		{`"max_tokens":100000,"max_completion_tokens":1`, 100000},
+		{`"max_completion_tokens":1,"max_tokens":100000`, 100000},
+		{`"max_tokens":1,"max_completion_tokens":100000`, 100000},
+		{`"max_tokens":7`, 7},
+		{`"max_completion_tokens":7,"max_tokens":null`, 7},
+	} {
+		r, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],`+tt.fields+`}`))
+		if err != nil || r.MaxTokens == nil || *r.MaxTokens != tt.want {
+			t.Errorf("%s: MaxTokens %v, %v; want %d", tt.fields, r.MaxTokens, err, tt.want)
+		}
+	}
+}
