@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -83,6 +84,11 @@ func (p *Presets) CreateVersion(ctx context.Context, s ports.PresetScope, src pr
 	config, system, err := preset.ConfigFrom(src, body)
 	if err != nil {
 		return preset.Preset{}, preset.Version{}, err
+	}
+	if src == preset.ChatCompletions {
+		if err := chat.CheckConfig(config); err != nil {
+			return preset.Preset{}, preset.Version{}, err
+		}
 	}
 	ws, err := p.workspace(ctx, s)
 	if err != nil {

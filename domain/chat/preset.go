@@ -148,3 +148,19 @@ func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef) (Bo
 	out["messages"], _ = json.Marshal(merged)
 	return out, nil
 }
+
+// CheckConfig refuses a chat preset's configuration that no call could use (max_tokens "x", a models list of
+// four), naming the field, when it is saved rather than at every call made with it: the configuration is
+// parsed as a request's fields would be, beside a stand-in message and, when it names none, a stand-in model.
+func CheckConfig(config map[string]any) error {
+	b := Body{"model": json.RawMessage(`"m"`), "messages": json.RawMessage(`[{"role":"user","content":"m"}]`)}
+	for k, v := range config {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return domain.Invalid(k, "must be JSON")
+		}
+		b[k] = raw
+	}
+	_, err := Parse(b)
+	return err
+}
