@@ -23,6 +23,9 @@ type RecorderConfig struct {
 	// Backoff is the first pause after a failed write; it doubles up to MaxBackoff, and the writer tries again
 	// for as long as it takes.
 	Backoff, MaxBackoff time.Duration
+	// Linger is how long the writer, woken from an empty spool by an append, waits for more before it writes:
+	// calls finishing one at a time share a transaction rather than each paying for one.
+	Linger time.Duration
 	// StoreContent keeps prompts and completions; when false only the metadata row is written.
 	StoreContent bool
 }
@@ -30,7 +33,7 @@ type RecorderConfig struct {
 // DefaultRecorderConfig suits a gateway on a 2-core machine.
 func DefaultRecorderConfig() RecorderConfig {
 	return RecorderConfig{BatchSize: 500, BatchBytes: 8 << 20, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second,
-		StoreContent: true}
+		Linger: 5 * time.Millisecond, StoreContent: true}
 }
 
 var (
@@ -94,7 +97,7 @@ func (r *Recorder) Record(ctx context.Context, e generation.Entry) {
 	var rec []byte
 	if err == nil {
 		rec = append([]byte{entryV1}, b...)
-		if err = r.spool.Append(rec); err == nil {
+		if err = r.spool.Append(rec, e); err == nil {
 			if r.failing.Load() {
 				r.appendsWork()
 			}
@@ -126,7 +129,7 @@ func (r *Recorder) hold(ctx context.Context, e generation.Entry, rec []byte, cau
 		t := time.NewTimer(pause)
 		<-t.C
 		pause = min(pause*2, r.cfg.MaxBackoff)
-		if rec != nil && r.spool.Append(rec) == nil {
+		if rec != nil && r.spool.Append(rec, e) == nil {
 			r.appendsWork()
 			return
 		}
@@ -162,7 +165,7 @@ func (r *Recorder) probe() bool {
 		return false
 	}
 	defer r.probing.Unlock()
-	if err := r.spool.Append([]byte{probeRecord}); err != nil {
+	if err := r.spool.Append([]byte{probeRecord}, nil); err != nil {
 		return false
 	}
 	r.appendsWork()
@@ -202,6 +205,7 @@ func (r *Recorder) drain(ctx context.Context) {
 			r.drained()
 			select {
 			case <-r.spool.Notify():
+				r.pause(ctx, r.cfg.Linger) // after a stop, what is in the spool is written at once
 				continue
 			case <-ctx.Done():
 				return
@@ -229,20 +233,23 @@ func (r *Recorder) drained() {
 
 // book writes one batch read from the spool, trying again until the store takes it; false when ctx ended
 // first.
-func (r *Recorder) book(ctx context.Context, recs [][]byte) bool {
+func (r *Recorder) book(ctx context.Context, recs []ports.SpoolRecord) bool {
 	batch := make([]generation.Entry, 0, len(recs))
 	raw := make([][]byte, 0, len(recs))
 	var undecodable []refused
 	for _, rec := range recs {
-		if len(rec) == 1 && rec[0] == probeRecord {
+		if len(rec.Payload) == 1 && rec.Payload[0] == probeRecord {
 			continue
 		}
-		e, err := decode(rec)
-		if err != nil {
-			undecodable = append(undecodable, refused{rec, err})
-			continue
+		e, ok := rec.Value.(generation.Entry) // appended by this process: no need to decode
+		if !ok {
+			var err error
+			if e, err = decode(rec.Payload); err != nil {
+				undecodable = append(undecodable, refused{rec.Payload, err})
+				continue
+			}
 		}
-		batch, raw = append(batch, e), append(raw, rec)
+		batch, raw = append(batch, e), append(raw, rec.Payload)
 	}
 	pause := r.cfg.Backoff
 	for {

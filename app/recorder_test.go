@@ -281,11 +281,11 @@ type failingSpool struct {
 	refusedQuarantine   chan struct{}
 }
 
-func (f *failingSpool) Append(p []byte) error {
+func (f *failingSpool) Append(p []byte, v any) error {
 	if f.appends.Load() {
 		return errDiskFull
 	}
-	return f.Spool.Append(p)
+	return f.Spool.Append(p, v)
 }
 
 func (f *failingSpool) Quarantine(p []byte) error {
@@ -410,3 +410,37 @@ type recorder struct {
 func run(r *app.Recorder) recorder { return recorder{r, app.StartWorkers(quiet(), r.Worker())} }
 
 func (r recorder) Close() { r.workers.Stop() }
+
+// idleSpool tells idle (without waiting) each time a read finds nothing.
+type idleSpool struct {
+	*spool.Spool
+	idle chan struct{}
+}
+
+func (s idleSpool) Read(max int, maxBytes int64) ([]ports.SpoolRecord, func() error, error) {
+	recs, release, err := s.Spool.Read(max, maxBytes)
+	if len(recs) == 0 && err == nil {
+		select {
+		case s.idle <- struct{}{}:
+		default:
+		}
+	}
+	return recs, release, err
+}
+
+// TestRecorderLingerGroupsEntries: woken from an empty spool, the writer waits Linger for more entries, so calls
+// finishing one at a time share a transaction; a stop cuts the wait short and writes them.
+func TestRecorderLingerGroupsEntries(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	c := cfg()
+	c.Linger = time.Hour // only the stop ends it
+	sp := idleSpool{openSpool(t, t.TempDir(), 1<<30), make(chan struct{}, 1)}
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, c))
+	<-sp.idle // the writer found the spool empty
+	recordN(r, "gen-", 10)
+	r.Close()
+	if n, _ := store.count(); n != 10 || len(store.batches) != 1 {
+		t.Fatalf("%d of 10 written in batches %v", n, store.batches)
+	}
+}

@@ -20,16 +20,25 @@ type GenerationRecorder interface {
 // Spool is a local append-only log of entries not yet written to the store, bounded in bytes (adapters/spool).
 // One reader drains it; Append is safe from any goroutine.
 type Spool interface {
-	// Append returns once payload survives the process (see the adapter for what it does not survive).
-	Append(payload []byte) error
+	// Append returns once payload survives the process (see the adapter for what it does not survive). value is
+	// what payload encodes, handed to the reader as it is while the spool keeps it in memory.
+	Append(payload []byte, value any) error
 	// Read returns up to max records (about maxBytes at most, at least one) not yet released, oldest first, and
 	// the function that releases them once they are stored; no records when none wait.
-	Read(max int, maxBytes int64) (records [][]byte, release func() error, err error)
+	Read(max int, maxBytes int64) (records []SpoolRecord, release func() error, err error)
 	// Notify is signalled after appends.
 	Notify() <-chan struct{}
 	// Quarantine keeps a record the store refuses, apart, for an operator: it is never read again.
 	Quarantine(payload []byte) error
 	Stats() SpoolStats
+}
+
+// SpoolRecord is one record read from the spool: its payload, and the value appended with it when the spool
+// still held that in memory (nil when the record was read from disk: appended by an earlier process, or evicted
+// while a backlog built up).
+type SpoolRecord struct {
+	Payload []byte
+	Value   any
 }
 
 // SpoolStats is what waits in the spool.

@@ -18,6 +18,7 @@
 package spool
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -45,6 +46,8 @@ type Config struct {
 	SegmentBytes int64
 	// Sync waits for fsync (group commit) in Append.
 	Sync bool
+	// MemoryBytes bounds the records kept in memory for the reader (16 MiB when 0).
+	MemoryBytes int64
 }
 
 const (
@@ -62,13 +65,25 @@ var (
 	ErrClosed = errors.New("spool: closed")
 )
 
+type memRecord struct {
+	pos, end Pos
+	rec      ports.SpoolRecord
+}
+
 // Pos is a place in the spool: a segment and an offset in it.
 type Pos struct {
 	Seg uint64
 	Off int64
 }
 
-func (p Pos) before(q Pos) bool { return p.Seg < q.Seg || p.Seg == q.Seg && p.Off < q.Off }
+func (p Pos) before(q Pos) bool { return p.compare(q) < 0 }
+
+func (p Pos) compare(q Pos) int {
+	if c := cmp.Compare(p.Seg, q.Seg); c != 0 {
+		return c
+	}
+	return cmp.Compare(p.Off, q.Off)
+}
 
 // Spool is safe for concurrent Append; one reader calls Read and the release it returns.
 type Spool struct {
@@ -86,6 +101,12 @@ type Spool struct {
 	quarantined int64
 	notify      chan struct{}
 
+	// the records appended since memStart, in order, kept in memory (up to MemoryBytes) so that the reader
+	// takes them from here rather than from the files: no read(2), and the values appended with them
+	mem      []memRecord
+	memBytes int64
+	memStart Pos
+
 	syncMu sync.Mutex
 	synced Pos // everything before it is on disk
 
@@ -100,6 +121,9 @@ type Spool struct {
 func Open(cfg Config, log *slog.Logger) (*Spool, error) {
 	if cfg.SegmentBytes <= 0 {
 		cfg.SegmentBytes = 16 << 20
+	}
+	if cfg.MemoryBytes <= 0 {
+		cfg.MemoryBytes = 16 << 20
 	}
 	if err := os.MkdirAll(cfg.Dir, 0o750); err != nil {
 		return nil, fmt.Errorf("spool: %w", err)
@@ -139,7 +163,7 @@ func Open(cfg Config, log *slog.Logger) (*Spool, error) {
 		lock.Close()
 		return nil, err
 	}
-	s.synced = s.wpos
+	s.synced, s.memStart = s.wpos, s.wpos
 	if s.records > 0 {
 		log.Warn("spool holds records from an earlier run; replaying them", "dir", cfg.Dir, "records", s.records, "bytes", s.depth)
 	}
@@ -240,8 +264,10 @@ func (s *Spool) startSegment(seg uint64) error {
 	return nil
 }
 
-// Append writes one record. It returns when the record is in the page cache (with Sync, on disk).
-func (s *Spool) Append(payload []byte) error {
+// Append writes one record. It returns when the record is in the page cache (with Sync, on disk). payload and
+// value are kept in memory for the reader until released (or until MemoryBytes wait: then the reader takes
+// those from the files).
+func (s *Spool) Append(payload []byte, value any) error {
 	if len(payload) > MaxRecord {
 		return ErrTooLarge
 	}
@@ -263,8 +289,10 @@ func (s *Spool) Append(payload []byte) error {
 		s.mu.Unlock()
 		return fmt.Errorf("spool: append: %w", err)
 	}
+	start := s.wpos
 	s.wpos.Off += int64(len(frame))
 	s.sizes[s.wpos.Seg] = s.wpos.Off
+	s.remember(start, payload, value)
 	s.depth += int64(len(frame))
 	s.records++
 	end, w := s.wpos, s.w
@@ -277,6 +305,18 @@ func (s *Spool) Append(payload []byte) error {
 		return s.sync(end, w)
 	}
 	return nil
+}
+
+// remember keeps the record appended at pos in memory; when MemoryBytes wait already, it forgets them all and
+// starts again after this record. The caller holds mu.
+func (s *Spool) remember(pos Pos, payload []byte, value any) {
+	if s.memBytes+int64(len(payload)) > s.cfg.MemoryBytes {
+		clear(s.mem)
+		s.mem, s.memBytes, s.memStart = s.mem[:0], 0, s.wpos
+		return
+	}
+	s.mem = append(s.mem, memRecord{pos: pos, end: s.wpos, rec: ports.SpoolRecord{Payload: payload, Value: value}})
+	s.memBytes += int64(len(payload))
 }
 
 // sync makes everything up to end durable; whoever gets the lock first fsyncs for all who wait behind it.
@@ -304,7 +344,7 @@ func (s *Spool) Notify() <-chan struct{} { return s.notify }
 
 // Read returns up to max records from the reader's position, at most about maxBytes of them (at least one), and
 // the function that releases them; none when nothing is waiting. Records stay in the spool until released.
-func (s *Spool) Read(max int, maxBytes int64) ([][]byte, func() error, error) {
+func (s *Spool) Read(max int, maxBytes int64) ([]ports.SpoolRecord, func() error, error) {
 	recs, pos, err := s.read(max, maxBytes)
 	if err != nil || len(recs) == 0 {
 		return nil, nil, err
@@ -312,12 +352,22 @@ func (s *Spool) Read(max int, maxBytes int64) ([][]byte, func() error, error) {
 	return recs, func() error { return s.release(pos, len(recs)) }, nil
 }
 
-func (s *Spool) read(max int, maxBytes int64) ([][]byte, Pos, error) {
-	var out [][]byte
+func (s *Spool) read(max int, maxBytes int64) ([]ports.SpoolRecord, Pos, error) {
+	var out []ports.SpoolRecord
 	var size int64
 	pos := s.rpos
 	for len(out) < max && size < maxBytes {
 		s.mu.Lock()
+		if !pos.before(s.memStart) { // the rest is in memory
+			i, _ := slices.BinarySearchFunc(s.mem, pos, func(m memRecord, p Pos) int { return m.pos.compare(p) })
+			for ; i < len(s.mem) && len(out) < max && size < maxBytes; i++ {
+				out = append(out, s.mem[i].rec)
+				size += int64(len(s.mem[i].rec.Payload))
+				pos = s.mem[i].end
+			}
+			s.mu.Unlock()
+			break
+		}
 		limit, ok := s.sizes[pos.Seg]
 		last := pos.Seg == s.wpos.Seg
 		s.mu.Unlock()
@@ -336,7 +386,7 @@ func (s *Spool) read(max int, maxBytes int64) ([][]byte, Pos, error) {
 		if err != nil {
 			return nil, s.rpos, fmt.Errorf("spool: read %s at %d: %w", s.path(pos.Seg), pos.Off, err)
 		}
-		out = append(out, payload)
+		out = append(out, ports.SpoolRecord{Payload: payload})
 		size += int64(len(payload))
 		pos.Off += headerLen + int64(len(payload))
 	}
@@ -377,6 +427,13 @@ func (s *Spool) release(pos Pos, n int) error {
 	s.rpos = pos
 	s.depth -= freed
 	s.records -= int64(n)
+	drop := 0
+	for drop < len(s.mem) && !pos.before(s.mem[drop].end) {
+		s.memBytes -= int64(len(s.mem[drop].rec.Payload))
+		drop++
+	}
+	clear(s.mem[:drop])
+	s.mem = s.mem[drop:]
 	s.mu.Unlock()
 	sort.Slice(gone, func(i, j int) bool { return gone[i] < gone[j] })
 	for _, seg := range gone {

@@ -28,7 +28,7 @@ func open(t *testing.T, cfg spool.Config) *spool.Spool {
 func appendN(t *testing.T, s *spool.Spool, from, n int) {
 	t.Helper()
 	for i := from; i < from+n; i++ {
-		if err := s.Append(fmt.Appendf(nil, "record-%04d", i)); err != nil {
+		if err := s.Append(fmt.Appendf(nil, "record-%04d", i), nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -47,7 +47,7 @@ func readAll(t *testing.T, s *spool.Spool, batch int) []string {
 			return out
 		}
 		for _, r := range recs {
-			out = append(out, string(r))
+			out = append(out, string(r.Payload))
 		}
 		if err := release(); err != nil {
 			t.Fatal(err)
@@ -192,7 +192,7 @@ func TestAppendToAFullDisk(t *testing.T) {
 	}
 	appended := 0
 	for ; appended < 100; appended++ {
-		err := s.Append(fmt.Appendf(nil, "record-%04d", appended))
+		err := s.Append(fmt.Appendf(nil, "record-%04d", appended), nil)
 		if err == nil {
 			continue
 		}
@@ -206,5 +206,60 @@ func TestAppendToAFullDisk(t *testing.T) {
 	}
 	if got := readAll(t, s, 100); len(got) != appended || got[appended-1] != fmt.Sprintf("record-%04d", appended-1) {
 		t.Fatalf("read back %q after %d appends", got, appended)
+	}
+}
+
+// TestReadFromMemoryAndFiles: the reader gets each record in order, with the value appended with it while the
+// spool keeps it in memory, and from the files (no value) once a backlog outgrew MemoryBytes.
+func TestReadFromMemoryAndFiles(t *testing.T) {
+	t.Parallel()
+	s := open(t, spool.Config{Dir: t.TempDir(), SegmentBytes: 64, MemoryBytes: 40}) // 3 records of 11 bytes fit
+	next, fromMemory, fromFiles := 0, 0, 0
+	read := func(batch int) {
+		recs, release, err := s.Read(batch, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			if string(r.Payload) != fmt.Sprintf("record-%04d", next) {
+				t.Fatalf("read %q, want record %d", r.Payload, next)
+			}
+			switch r.Value {
+			case nil:
+				fromFiles++
+			case next:
+				fromMemory++
+			default:
+				t.Fatalf("record %d read with value %v", next, r.Value)
+			}
+			next++
+		}
+		if len(recs) > 0 {
+			if err := release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add := func(n int) {
+		for range n {
+			i := int(s.Stats().Records) + next
+			if err := s.Append(fmt.Appendf(nil, "record-%04d", i), i); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	add(2)
+	read(1)
+	add(9) // outgrows memory: the reader goes on from the files, then from memory
+	read(4)
+	read(100)
+	add(3)
+	read(2)
+	read(2)
+	if next != 14 || fromMemory == 0 || fromFiles == 0 {
+		t.Fatalf("%d records read, %d from memory, %d from the files", next, fromMemory, fromFiles)
+	}
+	if recs, _, _ := s.Read(10, 1<<20); len(recs) != 0 {
+		t.Fatalf("%d records after a full drain", len(recs))
 	}
 }
