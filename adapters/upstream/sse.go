@@ -24,7 +24,9 @@ type SSE struct {
 	long []byte
 }
 
-func NewSSE(body io.Reader) *SSE { return &SSE{r: bufio.NewReaderSize(body, 16<<10)} }
+// NewSSE reads events from body through a buffer of 4 KiB, the size of the caller's write buffer: the upstream
+// connection below already reads 16 KiB at a time, so a larger one here would only hold more per stream.
+func NewSSE(body io.Reader) *SSE { return &SSE{r: bufio.NewReaderSize(body, 4<<10)} }
 
 // ErrEventTooLarge is a stream whose event passed MaxEvent.
 var ErrEventTooLarge = errors.New("a server-sent event is larger than the gateway accepts")
