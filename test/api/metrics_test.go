@@ -86,11 +86,14 @@ func TestMetrics(t *testing.T) {
 	}
 	g.Do(t, "GET", "/no/such/route", "", nil)
 
+	// A record counts as written once stored, and leaves the recorder's queue when the spool releases it just
+	// after: wait for both, or the queue's depth below races the count.
 	var after map[string]*dto.MetricFamily
 	harness.Eventually(t, 5e9, func() bool {
 		after = scrape(t, g)
 		v, _ := value(after, "switchboard_generation_records_written_total", nil)
-		return v >= 3
+		depth, _ := value(after, "switchboard_queue_depth", map[string]string{"queue": "recorder"})
+		return v >= 3 && depth == 0
 	})
 	for _, tt := range []struct {
 		name   string
