@@ -132,7 +132,7 @@ func main() {
 	fs.IntVar(&o.conc, "conc", 32, "concurrency of the throughput and flatness phases")
 	fs.BoolVar(&o.credits, "credits", false, "turn credits.enabled on (the organization's balance is checked on every call)")
 	fs.StringVar(&o.pprof, "pprof", "", "write the gateway's CPU profile of the throughput phase into this folder "+
-		"(<scenario>-<dialect>.pprof; view with go tool pprof -top BIN FILE)")
+		"(<scenario>-<dialect>.pprof; view with go tool pprof -top BIN FILE), and what it allocated until then (.allocs.pprof)")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 20, "longest CPU profile -pprof records (the throughput phase's first seconds)")
 	fs.StringVar(&o.keep, "keep", "", "keep the scratch files in this folder (default: a temporary one, removed)")
 	_ = fs.Parse(os.Args[1:])
@@ -360,7 +360,8 @@ models:%s
 	profiled := make(chan error, 1)
 	if o.pprof != "" {
 		go func() {
-			profiled <- cpuProfile(pprofAddr, o.pprofSeconds, filepath.Join(o.pprof, sc.name+"-"+dialect+".pprof"))
+			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, o.pprofSeconds)
+			profiled <- saveProfile(url, filepath.Join(o.pprof, sc.name+"-"+dialect+".pprof"))
 		}()
 	}
 	if out, err = runLoadProc(tp, nil); err != nil {
@@ -368,6 +369,11 @@ models:%s
 	}
 	if o.pprof != "" {
 		if err := <-profiled; err != nil {
+			return nil, err
+		}
+		// What the gateway allocated since it started (the warm-up, latency and throughput phases).
+		url := "http://" + pprofAddr + "/debug/pprof/allocs"
+		if err := saveProfile(url, filepath.Join(o.pprof, sc.name+"-"+dialect+".allocs.pprof")); err != nil {
 			return nil, err
 		}
 	}
@@ -433,15 +439,15 @@ models:%s
 	return r, nil
 }
 
-// cpuProfile records the gateway's CPU for seconds (through server.pprof_addr) into path.
-func cpuProfile(addr string, seconds int, path string) error {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds))
+// saveProfile saves a profile of the gateway (from server.pprof_addr) into path.
+func saveProfile(url, path string) error {
+	resp, err := http.Get(url)
 	if err != nil {
-		return fmt.Errorf("CPU profile: %w", err)
+		return fmt.Errorf("profile: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("CPU profile: %s", resp.Status)
+		return fmt.Errorf("profile %s: %s", url, resp.Status)
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return err
@@ -454,7 +460,7 @@ func cpuProfile(addr string, seconds int, path string) error {
 		f.Close()
 		return err
 	}
-	log.Printf("CPU profile of the gateway: %s", path)
+	log.Printf("profile of the gateway: %s", path)
 	return f.Close()
 }
 
