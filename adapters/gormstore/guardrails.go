@@ -375,7 +375,7 @@ func (s *GuardrailStore) Reserve(ctx context.Context, h guardrail.Hold, limit do
 			ON CONFLICT (guardrail_id, window_start) DO NOTHING`, h.GuardrailID, window).Error; err != nil {
 			return fmt.Errorf("open budget window: %w", err)
 		}
-		if err := lockRow(tx, "guardrail_budgets", "guardrail_id = ? AND window_start = ?", h.GuardrailID, window); err != nil {
+		if err := lockBudget(tx, "guardrail_budgets", "guardrail_id = ? AND window_start = ?", h.GuardrailID, window); err != nil {
 			return err
 		}
 		if err := tx.Exec("DELETE FROM guardrail_holds WHERE guardrail_id = ? AND expires_at <= ?", h.GuardrailID, now.UTC()).Error; err != nil {

@@ -11,21 +11,30 @@ import (
 	"github.com/switchboard-ai/switchboard/domain"
 )
 
-// lockRow takes the row lock that serialises reservations on one budget (PostgreSQL; SQLite serialises writers).
-// What the reservation then reads must be one statement: under READ COMMITTED each statement sees the commits made
-// before it, and a call booked between two statements would move from the holds to the spend unseen.
+// lockBudget takes the lock that serialises reservations on one budget, whose row is table's where, until the
+// transaction ends (PostgreSQL; SQLite serialises writers). What the reservation then reads must be one statement:
+// under READ COMMITTED each statement sees the commits made before it, and a call booked between two statements
+// would move from the holds to the spend unseen.
+//
+// On PostgreSQL the lock is a transaction-level advisory lock on the budget's name, and the row itself is only
+// locked FOR KEY SHARE: the recorder's booking updates that row (a credit balance, a guardrail's window) inside its
+// batch transaction, and a reservation that locked the row FOR UPDATE queued behind the whole batch and its commit.
+// The booking moves a hold into the spend atomically, which the reservation's one read sees whole or not at all.
+// KEY SHARE still conflicts with the FOR UPDATE that earlier versions take, so replicas of both versions exclude
+// each other during a rolling upgrade.
 //
 // The same statement turns synchronous_commit off for the transaction (set_config(..., true) is SET LOCAL), so
 // its commit does not wait for the disk: a hold is visible to every process as soon as it commits, as before, and
 // only PostgreSQL's own crash could lose the holds of its last fraction of a second (the calls then in flight could
 // overspend by their estimates). Every spend is still booked durably, with its record. Waiting for the disk inside
-// the row lock cost a call 1-3 ms.
-func lockRow(tx *gorm.DB, table, where string, args ...any) error {
+// the lock cost a call 1-3 ms.
+func lockBudget(tx *gorm.DB, table, where string, args ...any) error {
 	if Dialect(tx) != Postgres {
 		return nil
 	}
-	if err := tx.Exec("SELECT set_config('synchronous_commit', 'off', true) FROM "+table+" WHERE "+where+" FOR UPDATE",
-		args...).Error; err != nil {
+	q := "SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtextextended(?, 0)) FROM " +
+		table + " WHERE " + where + " FOR KEY SHARE"
+	if err := tx.Exec(q, append([]any{fmt.Sprint("switchboard budget ", table, args)}, args...)...).Error; err != nil {
 		return fmt.Errorf("lock %s: %w", table, err)
 	}
 	return nil
@@ -108,7 +117,7 @@ func (s *AccountStore) ReserveUsage(ctx context.Context, id, hash string, since 
 func (s *AccountStore) reserveUsage(ctx context.Context, hash, day string, batch []*pending[hold]) error {
 	now := earliest(batch)
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := lockRow(tx, "api_keys", "hash = ?", hash); err != nil {
+		if err := lockBudget(tx, "api_keys", "hash = ?", hash); err != nil {
 			return err
 		}
 		// One statement, so one snapshot: a call booked meanwhile moves from the holds to the usage atomically.
@@ -142,7 +151,7 @@ func (s *CreditStore) ReserveCredits(ctx context.Context, id string, amount doma
 func (s *CreditStore) reserveCredits(ctx context.Context, batch []*pending[hold]) error {
 	now := earliest(batch)
 	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := lockRow(tx, "credit_balance", "id = 1"); err != nil {
+		if err := lockBudget(tx, "credit_balance", "id = 1"); err != nil {
 			return err
 		}
 		var row struct{ TotalMicros, Committed int64 } // one statement, one snapshot, as for keys
