@@ -281,13 +281,14 @@ func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*resu
 	default:
 		return nil, fmt.Errorf("unknown dialect %q", dialect)
 	}
-	addr, pprofAddr := freeAddr(), ""
+	addr, pprofAddr, server := freeAddr(), "", ""
 	if o.pprof != "" {
 		pprofAddr = freeAddr()
+		server = fmt.Sprintf(", pprof_addr: %q", pprofAddr) // only then: binaries before server.pprof_addr refuse it
 	}
 	cfgPath := filepath.Join(dir, "switchboard-"+dialect+".yaml")
 	cfg := fmt.Sprintf(`log: {level: warn}
-server: {addr: %q, pprof_addr: %q}
+server: {addr: %q%s}
 database: {url: %q}
 generations: {spool_dir: %q}
 limits: {requests_per_minute: 1000000000}
@@ -295,7 +296,7 @@ credits: {enabled: %t}
 providers:
   - {slug: fake, kind: openai, base_url: %s/v1, api_key: %s}
 models:%s
-`, addr, pprofAddr, dbURL, filepath.Join(dir, "spool-"+dialect), o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
+`, addr, server, dbURL, filepath.Join(dir, "spool-"+dialect), o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
