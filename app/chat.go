@@ -171,9 +171,10 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 }
 
 // Deliver sends the answer on as it streams (or whole, when the caller asked for no stream) and prices it from
-// the upstream's usage. The first chunk goes out at once; later ones as the stream reads them, flushed before
-// it waits for more (see flushing). A stream that breaks, or a caller who leaves, pays for what was delivered:
-// the prompt and the completion sent, counted by the upstream when it said, estimated otherwise.
+// the upstream's usage. The first chunk with anything in it (a role-only chunk has nothing) goes out at once;
+// later ones as the stream reads them, flushed before it waits for more (see flushing). A stream that breaks, or
+// a caller who leaves, pays for what was delivered: the prompt and the completion sent, counted by the upstream
+// when it said, estimated otherwise.
 func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	defer s.body.Close()
 	s.delivering = true
@@ -181,13 +182,14 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 		Created: c.rec.CreatedAt.Unix(), Stream: s.req.Stream, IncludeUsage: s.req.IncludeUsage})
 	var res chat.Result
 	var err error
-	for chunk, first := s.first, true; ; first = false {
+	for chunk, begun := s.first, false; ; {
 		res.Add(chunk)
 		if s.req.Stream && !chunk.Empty() {
-			if s.sink.Chunk(chunk) != nil || first && s.sink.Flush() != nil {
+			if s.sink.Chunk(chunk) != nil || !begun && s.sink.Flush() != nil {
 				err = errCallerGone
 				break
 			}
+			begun = true
 		}
 		if chunk, err = s.stream.Next(); err != nil {
 			break
