@@ -17,8 +17,8 @@ func TestChatProviders(t *testing.T) {
 	t.Parallel()
 	ant, gem := fakes.NewAnthropic(t, "sk-ant"), fakes.NewGemini(t, "g-key")
 	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
-  - {slug: anthropic, kind: anthropic, base_url: %s, api_key: sk-ant, timeout: 1s, idle_timeout: 1s}
-  - {slug: gemini, kind: google-ai-studio, base_url: %s, api_key: g-key, timeout: 1s, idle_timeout: 1s}
+  - {slug: anthropic, kind: anthropic, base_url: %s, api_key: sk-ant, timeout: 10s, idle_timeout: 10s}
+  - {slug: gemini, kind: google-ai-studio, base_url: %s, api_key: g-key, timeout: 10s, idle_timeout: 10s}
 models:
   - id: claude
     modality: chat

@@ -19,8 +19,8 @@ type chatUpstreams struct{ first, second *fakes.OpenAI }
 func newChat(t *testing.T, extra string) (*chatUpstreams, *harness.Gateway) {
 	u := &chatUpstreams{first: fakes.NewOpenAI(t, "sk-1"), second: fakes.NewOpenAI(t, "sk-2")}
 	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
-  - {slug: first, kind: openai, base_url: %s, api_key: sk-1, timeout: 1s, idle_timeout: 1s}
-  - {slug: second, kind: openai, base_url: %s, api_key: sk-2, timeout: 1s, idle_timeout: 1s}
+  - {slug: first, kind: openai, base_url: %s, api_key: sk-1, timeout: 10s, idle_timeout: 10s}
+  - {slug: second, kind: openai, base_url: %s, api_key: sk-2, timeout: 10s, idle_timeout: 10s}
 models:
   - id: chat
     modality: chat
