@@ -86,8 +86,9 @@ const (
 	entryV1     = 1
 )
 
-// Record makes e durable and returns: in the spool, or when the spool refuses it (a disk error), in the store
-// directly; when neither takes it, Record holds the entry and tries both again until one does.
+// Record makes e durable and returns: in the spool, or when the spool refuses it (a disk error, or an entry past
+// its bound on one record, which does not stop it taking others), in the store directly; when neither takes it,
+// Record holds the entry and tries both again until one does.
 func (r *Recorder) Record(ctx context.Context, e generation.Entry) {
 	if !r.cfg.StoreContent {
 		e.Content = nil
@@ -103,7 +104,9 @@ func (r *Recorder) Record(ctx context.Context, e generation.Entry) {
 			}
 			return
 		}
-		r.appendFailed(err)
+		if !errors.Is(err, ports.ErrRecordTooLarge) { // that entry alone: the spool takes the others
+			r.appendFailed(err)
+		}
 	}
 	r.hold(context.WithoutCancel(ctx), e, rec, err)
 }

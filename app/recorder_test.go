@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -442,5 +443,40 @@ func TestRecorderLingerGroupsEntries(t *testing.T) {
 	r.Close()
 	if n, _ := store.count(); n != 10 || len(store.batches) != 1 {
 		t.Fatalf("%d of 10 written in batches %v", n, store.batches)
+	}
+}
+
+// countingSpool counts the appends made to a spool, probes included.
+type countingSpool struct {
+	*spool.Spool
+	appends atomic.Int64
+}
+
+func (c *countingSpool) Append(p []byte, v any) error {
+	c.appends.Add(1)
+	return c.Spool.Append(p, v)
+}
+
+// TestRecorderEntryTooLargeForTheSpool: an entry past the spool's bound on one record (a chat whose stored
+// content is over 64 MiB once encoded: text of "<" grows six times as JSON) is written to the database directly,
+// and is no sign of a failing spool: calls are still admitted without a probe of the spool, so a concurrent call
+// is never a 503 because of it.
+func TestRecorderEntryTooLargeForTheSpool(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	sp := &countingSpool{Spool: openSpool(t, t.TempDir(), 1<<30)}
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
+	defer r.Close()
+	big := entry("big")
+	big.Content.Output.Completion = strings.Repeat("<", spool.MaxRecord/6+1)
+	r.Record(context.Background(), big)
+	if _, ok := store.rows["big"]; !ok {
+		t.Fatal("the entry too large for the spool is not in the database when Record returns")
+	}
+	if err := r.Accepting(); err != nil {
+		t.Fatalf("after an entry too large for the spool, Accepting: %v", err)
+	}
+	if n := sp.appends.Load(); n != 1 {
+		t.Fatalf("%d appends: admitting a call probed the spool, as if it refused appends", n)
 	}
 }

@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -32,6 +33,10 @@ type Spool interface {
 	Quarantine(payload []byte) error
 	Stats() SpoolStats
 }
+
+// ErrRecordTooLarge is a spool's refusal of one record past its bound on a record: the spool still takes
+// other appends.
+var ErrRecordTooLarge = errors.New("spool: record too large")
 
 // SpoolRecord is one record read from the spool: its payload, and the value appended with it when the spool
 // still held that in memory (nil when the record was read from disk: appended by an earlier process, or evicted

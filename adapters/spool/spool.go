@@ -60,7 +60,7 @@ const (
 var (
 	castagnoli = crc32.MakeTable(crc32.Castagnoli)
 	// ErrTooLarge is a record over MaxRecord.
-	ErrTooLarge = errors.New("spool: record too large")
+	ErrTooLarge = ports.ErrRecordTooLarge
 	// ErrClosed is an append after Close.
 	ErrClosed = errors.New("spool: closed")
 )
