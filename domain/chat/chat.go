@@ -120,6 +120,10 @@ type Result struct {
 	ToolCalls                        []ToolCall
 	FinishReason, NativeFinishReason string
 	Usage                            *Usage
+	// toolAt is where in ToolCalls each index of the upstream's deltas goes: tool calls are kept in the order
+	// their indexes first appear, as the upstream may number them from 1 or with gaps (a proxy numbering content
+	// blocks), or with any int at all.
+	toolAt map[int]int
 }
 
 // Add gathers one chunk into the answer.
@@ -127,10 +131,16 @@ func (r *Result) Add(c Chunk) {
 	r.Content.WriteString(c.Content)
 	r.Reasoning.WriteString(c.Reasoning)
 	for _, d := range c.ToolCalls {
-		for len(r.ToolCalls) <= d.Index {
+		i, ok := r.toolAt[d.Index]
+		if !ok {
+			if r.toolAt == nil {
+				r.toolAt = map[int]int{}
+			}
+			i = len(r.ToolCalls)
+			r.toolAt[d.Index] = i
 			r.ToolCalls = append(r.ToolCalls, ToolCall{})
 		}
-		tc := &r.ToolCalls[d.Index]
+		tc := &r.ToolCalls[i]
 		if d.ID != "" {
 			tc.ID = d.ID
 		}

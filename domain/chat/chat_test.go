@@ -210,3 +210,35 @@ func TestMaxTokensBoth(t *testing.T) {
 		}
 	}
 }
+
+// TestToolCallIndexes: an answer's tool calls are gathered in the order their indexes first appear, whatever the
+// upstream numbered them: from 0 (OpenAI), past 0 or with gaps (a proxy numbering content blocks), negative or
+// huge (an upstream's bug). A negative index panicked the call, a huge one grew the list to it (2^40 entries),
+// and a gap answered empty tool calls.
+func TestToolCallIndexes(t *testing.T) {
+	call := func(id, name, args string) chat.ToolCall { return chat.ToolCall{ID: id, Name: name, Arguments: args} }
+	for _, tt := range []struct {
+		name   string
+		deltas []chat.ToolCallDelta
+		want   []chat.ToolCall
+	}{
+		{"dense", []chat.ToolCallDelta{{Index: 0, ID: "a", Name: "f"}, {Index: 1, ID: "b", Name: "g"}, {Index: 0, Arguments: "{}"}},
+			[]chat.ToolCall{call("a", "f", "{}"), call("b", "g", "")}},
+		{"from 1", []chat.ToolCallDelta{{Index: 1, ID: "a", Name: "f"}, {Index: 1, Arguments: `{"x":1}`}},
+			[]chat.ToolCall{call("a", "f", `{"x":1}`)}},
+		{"gaps", []chat.ToolCallDelta{{Index: 2, ID: "a", Name: "f"}, {Index: 5, ID: "b", Name: "g"}, {Index: 2, Arguments: "1"}},
+			[]chat.ToolCall{call("a", "f", "1"), call("b", "g", "")}},
+		{"negative", []chat.ToolCallDelta{{Index: -1, ID: "a", Name: "f"}, {Index: -1, Arguments: "{}"}},
+			[]chat.ToolCall{call("a", "f", "{}")}},
+		{"huge", []chat.ToolCallDelta{{Index: 1 << 40, ID: "a", Name: "f"}, {Index: 0, ID: "b", Name: "g"}},
+			[]chat.ToolCall{call("a", "f", ""), call("b", "g", "")}},
+	} {
+		var r chat.Result
+		for _, d := range tt.deltas {
+			r.Add(chat.Chunk{ToolCalls: []chat.ToolCallDelta{d}})
+		}
+		if !slices.Equal(r.ToolCalls, tt.want) {
+			t.Errorf("%s: tool calls %+v, want %+v", tt.name, r.ToolCalls, tt.want)
+		}
+	}
+}
