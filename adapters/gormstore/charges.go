@@ -44,12 +44,13 @@ type spendKey struct{ guardrailID, window string }
 // charges are the statements that book the charges of entries written in the same transaction (see
 // generation.Entry): key usage by UTC day, the organization's credit usage, and the settlement of the holds the
 // calls took against guardrail budgets, the key's limit and the credits (the last two carry the generation id).
-// Rows are touched in a fixed order so that concurrent writers cannot deadlock.
-func charges(entries []generation.Entry) []statement {
+// Rows are touched in a fixed order so that concurrent writers cannot deadlock. On SQLite the holds are deleted by
+// ids given as one JSON array, so that the statements keep one shape whatever the batch (see prepared).
+func charges(entries []generation.Entry, dialect string) []statement {
 	usage := map[usageKey]int64{}
 	spend := map[spendKey]int64{}
 	var credits int64
-	var holds, ids []any
+	var holds, ids []string
 	for _, e := range entries {
 		ids = append(ids, e.Record.ID)
 		cost := int64(e.Record.TotalCost)
@@ -64,13 +65,23 @@ func charges(entries []generation.Entry) []statement {
 			}
 		}
 	}
-	in := func(n int) string { return "(" + strings.TrimSuffix(strings.Repeat("?, ", n), ", ") + ")" }
-	out := []statement{
-		{"DELETE FROM key_holds WHERE id IN " + in(len(ids)), ids},
-		{"DELETE FROM credit_holds WHERE id IN " + in(len(ids)), ids},
+	in := func(ids []string) (string, []any) {
+		if dialect == SQLite {
+			return "IN (SELECT value FROM json_each(?))", []any{mustJSON(ids)}
+		}
+		args := make([]any, len(ids))
+		for i, id := range ids {
+			args[i] = id
+		}
+		return "IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")", args
 	}
+	deleteHolds := func(table string, ids []string) statement {
+		where, args := in(ids)
+		return statement{"DELETE FROM " + table + " WHERE id " + where, args}
+	}
+	out := []statement{deleteHolds("key_holds", ids), deleteHolds("credit_holds", ids)}
 	if len(holds) > 0 {
-		out = append(out, statement{"DELETE FROM guardrail_holds WHERE id IN " + in(len(holds)), holds})
+		out = append(out, deleteHolds("guardrail_holds", holds))
 	}
 	for _, k := range sortedKeys(spend, func(a, b spendKey) int {
 		return cmp.Or(strings.Compare(a.guardrailID, b.guardrailID), strings.Compare(a.window, b.window))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -22,8 +23,6 @@ type copyTable struct {
 
 // errCopyConflict means a row already exists; COPY cannot skip it, so the caller falls back to INSERT.
 var errCopyConflict = errors.New("copy hit an existing row")
-
-var schemas sync.Map
 
 // copyInto writes every table in one transaction with PostgreSQL's COPY, the fastest bulk path, and then runs
 // the statements in the same transaction. Columns come from the GORM row structs, so there is one definition of
@@ -76,32 +75,54 @@ func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable, then []sta
 
 func columnsAndValues(ctx context.Context, db *gorm.DB, slice any) ([]string, [][]any, error) {
 	sv := reflect.ValueOf(slice)
-	elem := sv.Type().Elem()
-	cached, ok := schemas.Load(elem)
-	if !ok {
-		s, err := schema.Parse(reflect.New(elem).Interface(), &sync.Map{}, db.NamingStrategy)
-		if err != nil {
-			return nil, nil, err
-		}
-		cached, _ = schemas.LoadOrStore(elem, s)
-	}
-	s := cached.(*schema.Schema)
-	fields := make([]*schema.Field, 0, len(s.Fields))
-	cols := make([]string, 0, len(s.Fields))
-	for _, f := range s.Fields {
-		if f.DBName != "" {
-			fields = append(fields, f)
-			cols = append(cols, f.DBName)
-		}
+	sh, err := shapeOf(db, sv.Type().Elem())
+	if err != nil {
+		return nil, nil, err
 	}
 	rows := make([][]any, sv.Len())
 	for i := range rows {
-		rv := sv.Index(i)
-		row := make([]any, len(fields))
-		for j, f := range fields {
-			row[j], _ = f.ValueOf(ctx, rv)
-		}
-		rows[i] = row
+		rows[i] = sh.values(ctx, sv.Index(i))
 	}
-	return cols, rows, nil
+	return sh.cols, rows, nil
+}
+
+// shape is a table's columns, from its GORM row struct, so that there is one definition of each table's shape.
+type shape struct {
+	fields []*schema.Field
+	cols   []string
+	// insert writes one row, or nothing when its primary key is stored: INSERT INTO t (cols) VALUES (?, ...)
+	// ON CONFLICT (pk) DO NOTHING.
+	insert string
+}
+
+var shapes sync.Map // reflect.Type -> *shape
+
+func shapeOf(db *gorm.DB, t reflect.Type) (*shape, error) {
+	if cached, ok := shapes.Load(t); ok {
+		return cached.(*shape), nil
+	}
+	s, err := schema.Parse(reflect.New(t).Interface(), &sync.Map{}, db.NamingStrategy)
+	if err != nil {
+		return nil, err
+	}
+	sh := &shape{}
+	for _, f := range s.Fields {
+		if f.DBName != "" {
+			sh.fields = append(sh.fields, f)
+			sh.cols = append(sh.cols, f.DBName)
+		}
+	}
+	sh.insert = "INSERT INTO " + s.Table + " (" + strings.Join(sh.cols, ", ") + ") VALUES " + placeholders(1, len(sh.cols)) +
+		" ON CONFLICT (" + s.PrioritizedPrimaryField.DBName + ") DO NOTHING"
+	cached, _ := shapes.LoadOrStore(t, sh)
+	return cached.(*shape), nil
+}
+
+// values are the columns' values of row, a row struct.
+func (sh *shape) values(ctx context.Context, row reflect.Value) []any {
+	out := make([]any, len(sh.fields))
+	for i, f := range sh.fields {
+		out[i], _ = f.ValueOf(ctx, row)
+	}
+	return out
 }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
+	"reflect"
 	"time"
 
 	"gorm.io/gorm"
@@ -16,7 +16,10 @@ import (
 )
 
 // GenerationStore stores generation records and their content.
-type GenerationStore struct{ db *gorm.DB }
+type GenerationStore struct {
+	db       *gorm.DB
+	prepared prepared
+}
 
 var _ ports.GenerationStore = (*GenerationStore)(nil)
 
@@ -245,45 +248,67 @@ func (c contentRow) domain() (generation.Content, error) {
 func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
 	if Dialect(s.db) == Postgres {
 		rows, contents := generationRows(batch)
-		err := copyInto(ctx, s.db, []copyTable{{"generations", rows}, {"generation_contents", contents}}, charges(batch))
+		err := copyInto(ctx, s.db, []copyTable{{"generations", rows}, {"generation_contents", contents}}, charges(batch, Postgres))
 		if !errors.Is(err, errCopyConflict) {
 			return err
 		}
 		// Some of these were stored before (a batch written again after a crash): skip them and their charges.
 	}
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		ids := make([]string, len(batch))
-		for i, e := range batch {
-			ids[i] = e.Record.ID
+	return translate(s.db, s.insertEach(ctx, batch))
+}
+
+// insertEach writes the batch in one transaction a record at a time, skipping the records stored before (a batch
+// written again after a crash) and their charges: SQLite's way, and PostgreSQL's when COPY met such a record.
+// Every statement has one shape whatever the batch, so SQLite parses each once (see prepared).
+func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Entry) error {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	records, err := shapeOf(s.db, reflect.TypeFor[generationRow]())
+	if err != nil {
+		return err
+	}
+	contents, err := shapeOf(s.db, reflect.TypeFor[contentRow]())
+	if err != nil {
+		return err
+	}
+	dialect := Dialect(s.db)
+	tx, err := s.prepared.begin(ctx, sqlDB, dialect == Postgres)
+	if err != nil {
+		return err
+	}
+	defer tx.tx.Rollback() //nolint:errcheck // a no-op after Commit
+	fresh := make([]generation.Entry, 0, len(batch))
+	for _, e := range batch {
+		row := toGenerationRow(e.Record)
+		n, err := tx.exec(ctx, records.insert, records.values(ctx, reflect.ValueOf(&row).Elem())...)
+		if err != nil {
+			return fmt.Errorf("insert generation: %w", err)
 		}
-		var stored []string
-		if err := tx.Raw("SELECT id FROM generations WHERE id IN ?", ids).Scan(&stored).Error; err != nil {
-			return fmt.Errorf("select stored generations: %w", err)
+		if n == 0 {
+			continue // stored before
 		}
-		fresh := batch
-		if len(stored) > 0 {
-			fresh = slices.DeleteFunc(slices.Clone(batch), func(e generation.Entry) bool { return slices.Contains(stored, e.Record.ID) })
-		}
-		if len(fresh) == 0 {
-			return nil
-		}
-		rows, contents := generationRows(fresh)
-		// 400 rows of 46 columns and 1000 of 4 a statement: under SQLite's 32,766 parameters and PostgreSQL's 65,535.
-		if err := tx.CreateInBatches(rows, 400).Error; err != nil {
-			return fmt.Errorf("insert generations: %w", err)
-		}
-		if len(contents) > 0 {
-			if err := tx.CreateInBatches(contents, 1000).Error; err != nil {
-				return fmt.Errorf("insert generation contents: %w", err)
+		fresh = append(fresh, e)
+		if e.Content != nil {
+			c := toContentRow(e.Record.ID, *e.Content)
+			if _, err := tx.exec(ctx, contents.insert, contents.values(ctx, reflect.ValueOf(&c).Elem())...); err != nil {
+				return fmt.Errorf("insert generation content: %w", err)
 			}
 		}
-		for _, st := range charges(fresh) {
-			if err := tx.Exec(st.sql, st.args...).Error; err != nil {
-				return fmt.Errorf("book charges: %w", err)
-			}
-		}
+	}
+	if len(fresh) == 0 {
 		return nil
-	})
+	}
+	for _, st := range charges(fresh, dialect) {
+		if _, err := tx.exec(ctx, st.sql, st.args...); err != nil {
+			return fmt.Errorf("book charges: %w", err)
+		}
+	}
+	if err := tx.commit(ctx); err != nil {
+		return fmt.Errorf("commit generations: %w", err)
+	}
+	return nil
 }
 
 func generationRows(batch []generation.Entry) ([]generationRow, []contentRow) {
