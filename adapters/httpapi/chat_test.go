@@ -1,0 +1,90 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain/chat"
+)
+
+// reflectChoice is the choice of a chunk event as a reflective encoder writes it, for appendChoice to match.
+func reflectChoice(t *testing.T, c chat.Chunk) string {
+	t.Helper()
+	type toolCall struct {
+		Index    int    `json:"index"`
+		ID       string `json:"id,omitempty"`
+		Type     string `json:"type,omitempty"`
+		Function struct {
+			Name      string `json:"name,omitempty"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	}
+	type delta struct {
+		Role      string     `json:"role"`
+		Content   *string    `json:"content,omitempty"`
+		Reasoning *string    `json:"reasoning,omitempty"`
+		ToolCalls []toolCall `json:"tool_calls,omitempty"`
+	}
+	d := delta{Role: "assistant"}
+	if c.Content != "" || c.Reasoning == "" && len(c.ToolCalls) == 0 {
+		d.Content = &c.Content
+	}
+	if c.Reasoning != "" {
+		d.Reasoning = &c.Reasoning
+	}
+	for _, tc := range c.ToolCalls {
+		out := toolCall{Index: tc.Index, ID: tc.ID}
+		if tc.ID != "" {
+			out.Type = "function"
+		}
+		out.Function.Name, out.Function.Arguments = tc.Name, tc.Arguments
+		d.ToolCalls = append(d.ToolCalls, out)
+	}
+	ch := struct {
+		Index              int     `json:"index"`
+		Delta              delta   `json:"delta"`
+		FinishReason       *string `json:"finish_reason"`
+		NativeFinishReason *string `json:"native_finish_reason"`
+		Logprobs           any     `json:"logprobs"`
+	}{Delta: d}
+	if c.FinishReason != "" {
+		ch.FinishReason, ch.NativeFinishReason = &c.FinishReason, &c.NativeFinishReason
+	}
+	b, err := json.Marshal(ch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestAppendChoice(t *testing.T) {
+	for _, c := range []chat.Chunk{
+		{Content: "w0 "},
+		{},
+		{Content: `say "<b>" & \ then` + "\n\t\x00\x1f\u2028\u2029é😀\xff"},
+		{Reasoning: "thinking"},
+		{Content: "a", Reasoning: "b"},
+		{FinishReason: "stop", NativeFinishReason: "end_turn"},
+		{Content: "last", FinishReason: "length", NativeFinishReason: ""},
+		{ToolCalls: []chat.ToolCallDelta{{Index: 0, ID: "call_1", Name: "get_weather", Arguments: `{"city":`}}},
+		{ToolCalls: []chat.ToolCallDelta{{Index: 1, Arguments: `"Paris"}`}, {Index: 2, Name: "x"}}},
+		{Content: "both", ToolCalls: []chat.ToolCallDelta{{Index: 0, ID: "c"}}, FinishReason: "tool_calls", NativeFinishReason: "tool_calls"},
+	} {
+		if got, want := string(appendChoice(nil, c)), reflectChoice(t, c); got != want {
+			t.Errorf("%+v:\n got %s\nwant %s", c, got, want)
+		}
+	}
+}
+
+// FuzzAppendJSONString holds appendJSONString to encoding/json's encoding of the same string.
+func FuzzAppendJSONString(f *testing.F) {
+	for _, s := range []string{"", "w0 ", `"\`, "<>&", "\x00\x07\b\f\n\r\t\x1f\x7f", "\u2028\u2029", "é😀", "\xff\xfe", "a\xc3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, _ := json.Marshal(s)
+		if got := appendJSONString(nil, s); string(got) != string(want) {
+			t.Fatalf("%q: got %s, want %s", s, got, want)
+		}
+	})
+}
