@@ -1,0 +1,502 @@
+package openai
+
+import (
+	"bytes"
+	"errors"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/switchboard-ai/switchboard/domain/chat"
+)
+
+// event is what the gateway reads of one chat.completion.chunk event: the first choice's delta and finish reason,
+// the usage, and whether it is an error object instead.
+type event struct {
+	chat.Chunk
+	// finish is the first choice's finish_reason as sent; failed reports an error object.
+	finish string
+	failed bool
+	// reasoning and reasoningContent are the delta's two names for its reasoning, joined in Reasoning.
+	reasoning, reasoningContent string
+}
+
+// decodeEvent reads one event in a single pass over its bytes, keeping only what event holds: one event a token,
+// so a reflective decoder (goccy/go-json before) was most of the gateway's CPU and allocations per token
+// (pprof), copying the event and allocating the chunk, its choices and their deltas every time. It accepts what
+// encoding/json would decode into those fields: keys matched without regard to case, nulls as absent, unknown
+// members skipped (and checked to be JSON); a value of the wrong type is an error.
+func decodeEvent(data []byte) (ev event, err error) {
+	s := scanner{b: data}
+	if s.null() && s.ws() == len(s.b) {
+		return ev, nil // as encoding/json decodes null into a struct: nothing
+	}
+	var usage chat.Usage
+	hasUsage := false
+	err = s.object(func(key []byte) error {
+		switch {
+		case bytes.EqualFold(key, []byte("choices")):
+			return s.array(func(i int) error {
+				if i == 0 {
+					return s.choice(&ev)
+				}
+				var rest event
+				return s.choice(&rest)
+			})
+		case bytes.EqualFold(key, []byte("usage")):
+			if s.null() {
+				return nil
+			}
+			hasUsage = true
+			return s.usage(&usage)
+		case bytes.EqualFold(key, []byte("error")):
+			if s.null() {
+				return nil
+			}
+			ev.failed = true
+			return s.object(func([]byte) error { return s.skip(0) })
+		}
+		return s.skip(0)
+	})
+	if err == nil && s.ws() < len(s.b) {
+		err = errSyntax
+	}
+	if hasUsage {
+		ev.Usage = &usage
+	}
+	ev.Reasoning = ev.reasoning + ev.reasoningContent
+	return ev, err
+}
+
+func (s *scanner) choice(ev *event) error {
+	if s.null() {
+		return nil
+	}
+	return s.object(func(key []byte) error {
+		var err error
+		switch {
+		case bytes.EqualFold(key, []byte("delta")):
+			return s.delta(ev)
+		case bytes.EqualFold(key, []byte("finish_reason")):
+			ev.finish, err = s.str()
+			return err
+		}
+		return s.skip(0)
+	})
+}
+
+// delta reads a choice's delta.
+func (s *scanner) delta(ev *event) error {
+	if s.null() {
+		return nil
+	}
+	return s.object(func(key []byte) error {
+		var err error
+		switch {
+		case bytes.EqualFold(key, []byte("content")):
+			ev.Content, err = s.str()
+		case bytes.EqualFold(key, []byte("reasoning")):
+			ev.reasoning, err = s.str()
+		case bytes.EqualFold(key, []byte("reasoning_content")):
+			ev.reasoningContent, err = s.str()
+		case bytes.EqualFold(key, []byte("tool_calls")):
+			if s.null() {
+				return nil
+			}
+			ev.ToolCalls = ev.ToolCalls[:0]
+			return s.array(func(int) error {
+				var tc chat.ToolCallDelta
+				err := s.toolCall(&tc)
+				ev.ToolCalls = append(ev.ToolCalls, tc)
+				return err
+			})
+		default:
+			err = s.skip(0)
+		}
+		return err
+	})
+}
+
+func (s *scanner) toolCall(tc *chat.ToolCallDelta) error {
+	if s.null() {
+		return nil
+	}
+	return s.object(func(key []byte) error {
+		var err error
+		switch {
+		case bytes.EqualFold(key, []byte("index")):
+			var n int64
+			n, err = s.int()
+			tc.Index = int(n)
+		case bytes.EqualFold(key, []byte("id")):
+			tc.ID, err = s.str()
+		case bytes.EqualFold(key, []byte("function")):
+			if s.null() {
+				return nil
+			}
+			return s.object(func(key []byte) error {
+				var err error
+				switch {
+				case bytes.EqualFold(key, []byte("name")):
+					tc.Name, err = s.str()
+				case bytes.EqualFold(key, []byte("arguments")):
+					tc.Arguments, err = s.str()
+				default:
+					err = s.skip(0)
+				}
+				return err
+			})
+		default:
+			err = s.skip(0)
+		}
+		return err
+	})
+}
+
+func (s *scanner) usage(u *chat.Usage) error {
+	// count reads a details object's one count.
+	count := func(name string, n *int64) error {
+		if s.null() {
+			return nil
+		}
+		return s.object(func(key []byte) error {
+			if !bytes.EqualFold(key, []byte(name)) {
+				return s.skip(0)
+			}
+			var err error
+			*n, err = s.int()
+			return err
+		})
+	}
+	return s.object(func(key []byte) error {
+		var err error
+		switch {
+		case bytes.EqualFold(key, []byte("prompt_tokens")):
+			u.PromptTokens, err = s.int()
+		case bytes.EqualFold(key, []byte("completion_tokens")):
+			u.CompletionTokens, err = s.int()
+		case bytes.EqualFold(key, []byte("prompt_tokens_details")):
+			err = count("cached_tokens", &u.CachedTokens)
+		case bytes.EqualFold(key, []byte("completion_tokens_details")):
+			err = count("reasoning_tokens", &u.ReasoningTokens)
+		default:
+			err = s.skip(0)
+		}
+		return err
+	})
+}
+
+// scanner reads JSON from b at i, without allocating but for the strings it returns.
+type scanner struct {
+	b []byte
+	i int
+}
+
+var (
+	errSyntax = errors.New("malformed JSON")
+	errType   = errors.New("a JSON value of the wrong type")
+)
+
+// maxDepth bounds the nesting of skipped values, as encoding/json's own limit does.
+const maxDepth = 10000
+
+// ws skips white space and returns the position of what follows.
+func (s *scanner) ws() int {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return s.i
+		}
+	}
+	return s.i
+}
+
+func (s *scanner) peek() byte {
+	if s.ws() < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// literal consumes word, reporting whether it was there.
+func (s *scanner) literal(word string) bool {
+	if s.ws(); bytes.HasPrefix(s.b[s.i:], []byte(word)) {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// null consumes a null, reporting whether the value was one.
+func (s *scanner) null() bool { return s.peek() == 'n' && s.literal("null") }
+
+// object calls member with each member's key (valid until the next read), the scanner at its value, which member
+// consumes.
+func (s *scanner) object(member func(key []byte) error) error {
+	if s.peek() != '{' {
+		return errType
+	}
+	s.i++
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
+	for {
+		if s.peek() != '"' {
+			return errSyntax
+		}
+		key, escaped, err := s.rawString()
+		if err != nil {
+			return err
+		}
+		if escaped {
+			key = unescape(key)
+		}
+		if s.peek() != ':' {
+			return errSyntax
+		}
+		s.i++
+		if err := member(key); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// array calls elem for each element, the scanner at it; null is an empty array.
+func (s *scanner) array(elem func(i int) error) error {
+	if s.null() {
+		return nil
+	}
+	if s.peek() != '[' {
+		return errType
+	}
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		return nil
+	}
+	for i := 0; ; i++ {
+		if err := elem(i); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return nil
+		default:
+			return errSyntax
+		}
+	}
+}
+
+// rawString reads a string at its opening quote and returns what is between the quotes, and whether it holds
+// escapes (checked to be JSON's).
+func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
+	s.i++
+	start := s.i
+	for s.i < len(s.b) {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return s.b[start : s.i-1], escaped, nil
+		case c == '\\':
+			escaped = true
+			if s.i+1 >= len(s.b) {
+				return nil, false, errSyntax
+			}
+			switch s.b[s.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i += 2
+			case 'u':
+				if s.i+6 > len(s.b) {
+					return nil, false, errSyntax
+				}
+				if _, ok := hex4(s.b[s.i+2 : s.i+6]); !ok {
+					return nil, false, errSyntax
+				}
+				s.i += 6
+			default:
+				return nil, false, errSyntax
+			}
+		case c < 0x20:
+			return nil, false, errSyntax
+		default:
+			s.i++
+		}
+	}
+	return nil, false, errSyntax
+}
+
+// str reads a string, "" for null.
+func (s *scanner) str() (string, error) {
+	if s.null() {
+		return "", nil
+	}
+	if s.peek() != '"' {
+		if err := s.skip(0); err != nil {
+			return "", err
+		}
+		return "", errType
+	}
+	raw, escaped, err := s.rawString()
+	if err != nil || !escaped && utf8.Valid(raw) {
+		return string(raw), err
+	}
+	return string(unescape(raw)), nil
+}
+
+// int reads an integer, 0 for null; a number with a fraction or an exponent, or past int64, is the wrong type.
+func (s *scanner) int() (int64, error) {
+	if s.null() {
+		return 0, nil
+	}
+	start := s.ws()
+	if err := s.skip(0); err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
+	if err != nil {
+		return 0, errType
+	}
+	return n, nil
+}
+
+// skip consumes one value of any kind, checking that it is JSON.
+func (s *scanner) skip(depth int) error {
+	if depth > maxDepth {
+		return errSyntax
+	}
+	switch c := s.peek(); {
+	case c == '"':
+		_, _, err := s.rawString()
+		return err
+	case c == '{':
+		return s.object(func([]byte) error { return s.skip(depth + 1) })
+	case c == '[':
+		return s.array(func(int) error { return s.skip(depth + 1) })
+	case c == 't' && s.literal("true"), c == 'f' && s.literal("false"), c == 'n' && s.literal("null"):
+		return nil
+	case c == '-' || '0' <= c && c <= '9':
+		return s.number()
+	}
+	return errSyntax
+}
+
+// number consumes a number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *scanner) number() error {
+	digits := func() bool {
+		start := s.i
+		for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+			s.i++
+		}
+		return s.i > start
+	}
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	if s.i < len(s.b) && s.b[s.i] == '0' {
+		s.i++
+	} else if !digits() {
+		return errSyntax
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !digits() {
+			return errSyntax
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !digits() {
+			return errSyntax
+		}
+	}
+	return nil
+}
+
+// unescape decodes the escapes of a string rawString checked, as encoding/json does: a \u escape of half a
+// surrogate pair, or invalid UTF-8, becomes U+FFFD.
+func unescape(raw []byte) []byte {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			if c < utf8.RuneSelf {
+				out = append(out, c)
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(raw[i:])
+			out = utf8.AppendRune(out, r)
+			i += size
+			continue
+		}
+		switch raw[i+1] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, _ := hex4(raw[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					r2, _ = hex4(raw[i+2 : i+6])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default: // " \ /
+			out = append(out, raw[i+1])
+		}
+		i += 2
+	}
+	return out
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (r rune, ok bool) {
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}

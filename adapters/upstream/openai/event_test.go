@@ -1,0 +1,124 @@
+package openai
+
+import (
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain/chat"
+)
+
+// chunk is one event of OpenAI's stream as encoding/json reads it: what decodeEvent must agree with.
+type chunk struct {
+	Choices []struct {
+		Delta struct {
+			Content          string `json:"content"`
+			Reasoning        string `json:"reasoning"`
+			ReasoningContent string `json:"reasoning_content"`
+			ToolCalls        []struct {
+				Index    int    `json:"index"`
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			} `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens        int64 `json:"prompt_tokens"`
+		CompletionTokens    int64 `json:"completion_tokens"`
+		PromptTokensDetails *struct {
+			CachedTokens int64 `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
+		CompletionTokensDetails *struct {
+			ReasoningTokens int64 `json:"reasoning_tokens"`
+		} `json:"completion_tokens_details"`
+	} `json:"usage"`
+	Error *struct {
+		Message string `json:"message"`
+		Code    any    `json:"code"`
+	} `json:"error"`
+}
+
+// reference decodes an event with encoding/json into chunk, and returns it as decodeEvent would.
+func reference(data []byte) (event, error) {
+	var ch chunk
+	if err := json.Unmarshal(data, &ch); err != nil {
+		return event{}, err
+	}
+	ev := event{failed: ch.Error != nil}
+	if len(ch.Choices) > 0 {
+		c := ch.Choices[0]
+		ev.Content, ev.reasoning, ev.reasoningContent = c.Delta.Content, c.Delta.Reasoning, c.Delta.ReasoningContent
+		ev.Reasoning = c.Delta.Reasoning + c.Delta.ReasoningContent
+		for _, tc := range c.Delta.ToolCalls {
+			ev.ToolCalls = append(ev.ToolCalls, chat.ToolCallDelta{Index: tc.Index, ID: tc.ID, Name: tc.Function.Name,
+				Arguments: tc.Function.Arguments})
+		}
+		if c.FinishReason != nil {
+			ev.finish = *c.FinishReason
+		}
+	}
+	if u := ch.Usage; u != nil {
+		ev.Usage = &chat.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens}
+		if u.PromptTokensDetails != nil {
+			ev.Usage.CachedTokens = u.PromptTokensDetails.CachedTokens
+		}
+		if u.CompletionTokensDetails != nil {
+			ev.Usage.ReasoningTokens = u.CompletionTokensDetails.ReasoningTokens
+		}
+	}
+	return ev, nil
+}
+
+var eventSeeds = []string{
+	`{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+	`{"id":"c","choices":[{"index":0,"delta":{"content":"w0 "},"logprobs":null,"finish_reason":null}]}`,
+	`{"choices":[{"delta":{"content":"a\nb\"c\\d\/e\u00e9\ud83d\ude00\ud800x\b\f\r\t"}}]}`,
+	`{"choices":[{"delta":{"reasoning":"r","reasoning_content":"rc"}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":"}},{"index":1,"function":{"arguments":"1}"}}]}}]}`,
+	`{"choices":[{"delta":{},"finish_reason":"stop"}],"usage":null}`,
+	`{"choices":[],"usage":{"prompt_tokens":6,"completion_tokens":200,"total_tokens":206,"prompt_tokens_details":{"cached_tokens":2},"completion_tokens_details":{"reasoning_tokens":3,"x":[1,2.5e-3,true,false,null,{}]}}}`,
+	`{"error":{"message":"overloaded","code":529}}`,
+	`{"error":null,"choices":null}`,
+	`{"CHOICES":[{"Delta":{"Content":"case"}}]}`,
+	`null`, ``, `[]`, `{"choices":{}}`, `{"choices":[{"delta":{"content":5}}]}`, `{"usage":{"prompt_tokens":1.5}}`,
+	`{"usage":{"prompt_tokens":99999999999999999999}}`, `{"choices":[{"delta":{"content":"\x"}}]}`, `{"a":01}`, `{"a":1.}`,
+	`{"a":-}`, `{"a":"\u12"}`, `{"a":tru}`, `{"a":1}x`, `{"a":1,}`, `{,}`, `{"a" 1}`, "{\"a\":\"\x01\"}", "{\"choices\":[{\"delta\":{\"content\":\"\xff\"}}]}",
+	`{"choices":[{"delta":null,"finish_reason":null},{"delta":{"content":"second"}}]}`, `{"choices":[null]}`,
+	`{"choices":[{"delta":{"tool_calls":[null,{"index":null,"function":null}]}}]}`, `{"usage":{"prompt_tokens_details":null}}`,
+}
+
+func TestDecodeEvent(t *testing.T) {
+	for _, s := range eventSeeds {
+		checkEvent(t, []byte(s))
+	}
+	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
+	if _, err := decodeEvent([]byte(`{"a":` + deep + `}`)); err == nil {
+		t.Error("an event nested 20000 deep was taken")
+	}
+}
+
+// FuzzDecodeEvent holds decodeEvent to encoding/json: the same event from what it accepts, an error for what it
+// refuses.
+func FuzzDecodeEvent(f *testing.F) {
+	for _, s := range eventSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) { checkEvent(t, data) })
+}
+
+func checkEvent(t *testing.T, data []byte) {
+	t.Helper()
+	got, err := decodeEvent(data)
+	want, werr := reference(data)
+	switch {
+	case (err == nil) != (werr == nil):
+		t.Fatalf("%q: error %v, encoding/json's %v", data, err, werr)
+	case err == nil && !reflect.DeepEqual(got, want):
+		t.Fatalf("%q:\n got %+v\nwant %+v", data, got, want)
+	}
+}
