@@ -207,7 +207,8 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	base, cut := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cut(nil)
 	srv := &http.Server{
-		Handler:           s.engine,
+		Handler:           releaseHeld(s.engine),
+		ConnContext:       withConn,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
