@@ -88,11 +88,14 @@ func columnsAndValues(ctx context.Context, db *gorm.DB, slice any) ([]string, []
 
 // shape is a table's columns, from its GORM row struct, so that there is one definition of each table's shape.
 type shape struct {
+	table  string
 	fields []*schema.Field
 	cols   []string
 	// insert writes one row, or nothing when its primary key is stored: INSERT INTO t (cols) VALUES (?, ...)
 	// ON CONFLICT (pk) DO NOTHING.
 	insert string
+	// byKey reads one row: SELECT cols FROM t WHERE pk = ?
+	byKey string
 }
 
 var shapes sync.Map // reflect.Type -> *shape
@@ -105,7 +108,7 @@ func shapeOf(db *gorm.DB, t reflect.Type) (*shape, error) {
 	if err != nil {
 		return nil, err
 	}
-	sh := &shape{}
+	sh := &shape{table: s.Table}
 	for _, f := range s.Fields {
 		if f.DBName != "" {
 			sh.fields = append(sh.fields, f)
@@ -114,6 +117,7 @@ func shapeOf(db *gorm.DB, t reflect.Type) (*shape, error) {
 	}
 	sh.insert = "INSERT INTO " + s.Table + " (" + strings.Join(sh.cols, ", ") + ") VALUES " + placeholders(1, len(sh.cols)) +
 		" ON CONFLICT (" + s.PrioritizedPrimaryField.DBName + ") DO NOTHING"
+	sh.byKey = "SELECT " + strings.Join(sh.cols, ", ") + " FROM " + s.Table + " WHERE " + s.PrioritizedPrimaryField.DBName + " = ?"
 	cached, _ := shapes.LoadOrStore(t, sh)
 	return cached.(*shape), nil
 }
@@ -123,6 +127,15 @@ func (sh *shape) values(ctx context.Context, row reflect.Value) []any {
 	out := make([]any, len(sh.fields))
 	for i, f := range sh.fields {
 		out[i], _ = f.ValueOf(ctx, row)
+	}
+	return out
+}
+
+// pointers are the addresses of row's fields, in the columns' order, to scan a row into; row is addressable.
+func (sh *shape) pointers(ctx context.Context, row reflect.Value) []any {
+	out := make([]any, len(sh.fields))
+	for i, f := range sh.fields {
+		out[i] = f.ReflectValueOf(ctx, row).Addr().Interface()
 	}
 	return out
 }

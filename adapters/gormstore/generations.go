@@ -2,6 +2,7 @@ package gormstore
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -325,26 +326,40 @@ func generationRows(batch []generation.Entry) ([]generationRow, []contentRow) {
 
 func (s *GenerationStore) Generation(ctx context.Context, id string) (generation.Record, error) {
 	var r generationRow
-	err := s.db.WithContext(ctx).Take(&r, "id = ?", id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return generation.Record{}, generation.ErrNotFound
-	}
-	if err != nil {
-		return generation.Record{}, fmt.Errorf("select generation: %w", err)
+	if err := s.take(ctx, &r, id); err != nil {
+		return generation.Record{}, err
 	}
 	return r.domain()
 }
 
 func (s *GenerationStore) GenerationContent(ctx context.Context, id string) (generation.Content, error) {
 	var c contentRow
-	err := s.db.WithContext(ctx).Take(&c, "id = ?", id).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
-		return generation.Content{}, generation.ErrNotFound
-	}
-	if err != nil {
-		return generation.Content{}, fmt.Errorf("select generation content: %w", err)
+	if err := s.take(ctx, &c, id); err != nil {
+		return generation.Content{}, err
 	}
 	return c.domain()
+}
+
+// take reads the row whose id is id into row (a *generationRow or *contentRow) by a statement SQLite prepares once:
+// parsing SELECT of the record's 46 columns cost more than running it.
+func (s *GenerationStore) take(ctx context.Context, row any, id string) error {
+	rv := reflect.ValueOf(row).Elem()
+	sh, err := shapeOf(s.db, rv.Type())
+	if err != nil {
+		return err
+	}
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return err
+	}
+	err = s.prepared.queryRow(ctx, sqlDB, Dialect(s.db) == Postgres, sh.byKey, id).Scan(sh.pointers(ctx, rv)...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return generation.ErrNotFound
+	}
+	if err != nil {
+		return fmt.Errorf("select from %s: %w", sh.table, translate(s.db, err))
+	}
+	return nil
 }
 
 func (s *GenerationStore) PurgeGenerations(ctx context.Context, before time.Time, limit int) (int64, error) {

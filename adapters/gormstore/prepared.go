@@ -86,28 +86,47 @@ func (t *txStatements) commit(ctx context.Context) error {
 		return nil
 	}
 	for _, q := range t.missed {
-		t.p.mu.Lock()
-		_, ok := t.p.stmts[q]
-		full := len(t.p.stmts) >= maxPrepared
-		t.p.mu.Unlock()
-		if ok || full {
-			continue
-		}
-		// Not under the lock: preparing waits for the connection, which another transaction may hold.
-		st, err := t.db.PrepareContext(ctx, q)
-		if err != nil {
-			continue // it runs unprepared next time too; it did run
-		}
-		t.p.mu.Lock()
-		if _, ok := t.p.stmts[q]; ok {
-			_ = st.Close()
-		} else {
-			if t.p.stmts == nil {
-				t.p.stmts = map[string]*sql.Stmt{}
-			}
-			t.p.stmts[q] = st
-		}
-		t.p.mu.Unlock()
+		_, _ = t.p.stmt(ctx, t.db, q) // when it fails, the statement runs unprepared next time too
 	}
 	return nil
+}
+
+// stmt is query prepared on db, prepared now if it was not; nil when maxPrepared are. It must not be called
+// within a transaction on SQLite: preparing waits for the pool's one connection.
+func (p *prepared) stmt(ctx context.Context, db *sql.DB, query string) (*sql.Stmt, error) {
+	p.mu.Lock()
+	st, ok := p.stmts[query]
+	full := len(p.stmts) >= maxPrepared
+	p.mu.Unlock()
+	if ok || full {
+		return st, nil
+	}
+	// Not under the lock: preparing waits for the connection, which a transaction may hold.
+	st, err := db.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if cached, ok := p.stmts[query]; ok {
+		_ = st.Close()
+		return cached, nil
+	}
+	if p.stmts == nil {
+		p.stmts = map[string]*sql.Stmt{}
+	}
+	p.stmts[query] = st
+	return st, nil
+}
+
+// queryRow runs a query for one row outside a transaction: rebound for pgx on PostgreSQL, prepared once and
+// reused on SQLite.
+func (p *prepared) queryRow(ctx context.Context, db *sql.DB, postgres bool, query string, args ...any) *sql.Row {
+	if postgres {
+		return db.QueryRowContext(ctx, rebind(query), args...)
+	}
+	if st, err := p.stmt(ctx, db, query); err == nil && st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return db.QueryRowContext(ctx, query, args...) // unprepared, it reports the query's own error, if any
 }
