@@ -20,6 +20,9 @@ type RecorderConfig struct {
 	// BatchSize bounds the entries of one transaction, and BatchBytes their encoded size.
 	BatchSize  int
 	BatchBytes int64
+	// Writers drain the spool at once, each writing its own batches: while one waits on the database (its
+	// commit, or a lock on a row its charges book), another copies its batch. Records are released in order.
+	Writers int
 	// Backoff is the first pause after a failed write; it doubles up to MaxBackoff, and the writer tries again
 	// for as long as it takes.
 	Backoff, MaxBackoff time.Duration
@@ -32,8 +35,8 @@ type RecorderConfig struct {
 
 // DefaultRecorderConfig suits a gateway on a 2-core machine.
 func DefaultRecorderConfig() RecorderConfig {
-	return RecorderConfig{BatchSize: 500, BatchBytes: 8 << 20, Backoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second,
-		Linger: 5 * time.Millisecond, StoreContent: true}
+	return RecorderConfig{BatchSize: 500, BatchBytes: 8 << 20, Writers: 2, Backoff: 100 * time.Millisecond,
+		MaxBackoff: 5 * time.Second, Linger: 5 * time.Millisecond, StoreContent: true}
 }
 
 var (
@@ -181,20 +184,24 @@ func (r *Recorder) Held() int64 { return r.held.Load() }
 // Stats is what waits in the spool.
 func (r *Recorder) Stats() ports.SpoolStats { return r.spool.Stats() }
 
-// Worker is the writer: it drains the spool into the store until its context ends, then goes on while the spool
-// holds entries and the store takes them, and leaves the rest in the spool for the next start. It is stopped
-// after the HTTP server and the workers that record (the video poller), so it writes their last entries.
+// Worker is the writers: they drain the spool into the store until its context ends, then go on while the
+// spool holds entries and the store takes them, and leave the rest in the spool for the next start. It is
+// stopped after the HTTP server and the workers that record (the video poller), so it writes their last entries.
 func (r *Recorder) Worker() Worker {
-	return Worker{Name: "recorder", Run: r.drain}
-}
-
-func (r *Recorder) drain(ctx context.Context) {
-	defer func() {
+	return Worker{Name: "recorder", Run: func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for range max(r.cfg.Writers, 1) {
+			wg.Go(func() { r.drain(ctx) })
+		}
+		wg.Wait()
 		if n := r.Held(); n > 0 {
 			r.log.Error("stopping while calls hold generation entries that neither the spool nor the database takes; their answers have not ended",
 				"held", n)
 		}
-	}()
+	}}
+}
+
+func (r *Recorder) drain(ctx context.Context) {
 	for {
 		recs, release, err := r.spool.Read(r.cfg.BatchSize, r.cfg.BatchBytes)
 		if err != nil {
@@ -220,11 +227,15 @@ func (r *Recorder) drain(ctx context.Context) {
 		if err := release(); err != nil {
 			r.log.Error("release spool records", "err", err)
 		}
+		r.drained()
 	}
 }
 
-// drained logs the end of a backlog.
+// drained logs the end of a backlog once nothing waits in the spool.
 func (r *Recorder) drained() {
+	if r.spool.Stats().Records > 0 {
+		return
+	}
 	r.mu.Lock()
 	was := r.spooling
 	r.spooling = false

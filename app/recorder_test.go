@@ -101,7 +101,7 @@ func entry(id string) generation.Entry {
 }
 
 func cfg() app.RecorderConfig {
-	return app.RecorderConfig{BatchSize: 50, BatchBytes: 1 << 20, Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+	return app.RecorderConfig{BatchSize: 50, BatchBytes: 1 << 20, Writers: 2, Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond,
 		StoreContent: true}
 }
 
@@ -436,9 +436,11 @@ func TestRecorderLingerGroupsEntries(t *testing.T) {
 	store := newFakeStore()
 	c := cfg()
 	c.Linger = time.Hour // only the stop ends it
-	sp := idleSpool{openSpool(t, t.TempDir(), 1<<30), make(chan struct{}, 1)}
+	sp := idleSpool{openSpool(t, t.TempDir(), 1<<30), make(chan struct{}, c.Writers)}
 	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, c))
-	<-sp.idle // the writer found the spool empty
+	for range c.Writers { // each writer found the spool empty
+		<-sp.idle
+	}
 	recordN(r, "gen-", 10)
 	r.Close()
 	if n, _ := store.count(); n != 10 || len(store.batches) != 1 {

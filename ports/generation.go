@@ -24,8 +24,9 @@ type Spool interface {
 	// Append returns once payload survives the process (see the adapter for what it does not survive). value is
 	// what payload encodes, handed to the reader as it is while the spool keeps it in memory.
 	Append(payload []byte, value any) error
-	// Read returns up to max records (about maxBytes at most, at least one) not yet released, oldest first, and
-	// the function that releases them once they are stored; no records when none wait.
+	// Read returns up to max records (about maxBytes at most, at least one) after those earlier Reads returned,
+	// oldest first, and the function that releases them once they are stored; no records when none wait. Several
+	// writers may Read at once; a release takes effect once every earlier Read's records are released too.
 	Read(max int, maxBytes int64) (records []SpoolRecord, release func() error, err error)
 	// Notify is signalled after appends.
 	Notify() <-chan struct{}

@@ -124,15 +124,19 @@ var generationSet = wire.NewSet(
 	httpapi.NewGenerationsHandler,
 )
 
-// newRecorder opens the spool (replaying what an earlier run left in it); the recorder's writer is one of the
-// workers (startWorkers), stopped before this cleanup closes the spool.
-func newRecorder(store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg GenerationsConfig) (*app.Recorder, func(), error) {
+// newRecorder opens the spool (replaying what an earlier run left in it); the recorder's writers are one of the
+// workers (startWorkers), stopped before this cleanup closes the spool. SQLite takes one writer at a time (the
+// store holds one connection), so there the recorder has one.
+func newRecorder(db *gorm.DB, store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg GenerationsConfig) (*app.Recorder, func(), error) {
 	sp, err := spool.Open(spool.Config{Dir: cfg.SpoolDir, MaxBytes: cfg.SpoolMaxBytes, Sync: cfg.SpoolFsync}, log)
 	if err != nil {
 		return nil, nil, err
 	}
 	rc := app.DefaultRecorderConfig()
 	rc.StoreContent = cfg.StoreContent
+	if gormstore.Dialect(db) == gormstore.SQLite {
+		rc.Writers = 1
+	}
 	return app.NewRecorder(store, sp, log, metrics, rc), func() {
 		if err := sp.Close(); err != nil {
 			log.Error("close spool", "err", err)

@@ -43,7 +43,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	wireMetrics := newMetrics(metricsConfig)
 	portsMetrics := wireMetrics.Port
 	generationsConfig := cfg.Generations
-	recorder, cleanup3, err := newRecorder(generationStore, log, portsMetrics, generationsConfig)
+	recorder, cleanup3, err := newRecorder(db, generationStore, log, portsMetrics, generationsConfig)
 	if err != nil {
 		cleanup2()
 		cleanup()

@@ -25,6 +25,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -85,7 +86,8 @@ func (p Pos) compare(q Pos) int {
 	return cmp.Compare(p.Off, q.Off)
 }
 
-// Spool is safe for concurrent Append; one reader calls Read and the release it returns.
+// Spool is safe for concurrent Append, and for concurrent Read: each Read takes the records after the previous
+// one's, so several writers can drain it at once; their releases take effect in the order of the reads.
 type Spool struct {
 	cfg  Config
 	log  *slog.Logger
@@ -110,10 +112,21 @@ type Spool struct {
 	syncMu sync.Mutex
 	synced Pos // everything before it is on disk
 
-	// the reader's state
-	rpos  Pos
+	rpos Pos // everything before it is released (guarded by mu)
+
+	// the readers' state
+	rmu   sync.Mutex
+	next  Pos      // where the next Read starts
+	reads []*taken // read and not yet released, in the order read
 	rfile *os.File
 	rseg  uint64
+}
+
+// taken is the records one Read returned: they are released once they and every earlier read are.
+type taken struct {
+	end      Pos
+	n        int
+	released bool
 }
 
 // Open opens (creating) the spool in cfg.Dir and finds the records left by an earlier process. A record whose
@@ -163,7 +176,7 @@ func Open(cfg Config, log *slog.Logger) (*Spool, error) {
 		lock.Close()
 		return nil, err
 	}
-	s.synced, s.memStart = s.wpos, s.wpos
+	s.synced, s.memStart, s.next = s.wpos, s.wpos, s.rpos
 	if s.records > 0 {
 		log.Warn("spool holds records from an earlier run; replaying them", "dir", cfg.Dir, "records", s.records, "bytes", s.depth)
 	}
@@ -206,7 +219,8 @@ func (s *Spool) scan(seg uint64) (int64, int64, error) {
 	}
 	var off, n int64
 	for off < info.Size() {
-		payload, err := readFrame(f, off, info.Size())
+		payloads, next, err := readFrames(f, off, info.Size(), math.MaxInt, math.MaxInt64)
+		off, n = next, n+int64(len(payloads))
 		if err != nil {
 			s.log.Error("spool segment cut at a torn or corrupt record", "segment", s.path(seg), "offset", off,
 				"bytes_cut", info.Size()-off, "err", err)
@@ -215,10 +229,45 @@ func (s *Spool) scan(seg uint64) (int64, int64, error) {
 			}
 			break
 		}
-		off += headerLen + int64(len(payload))
-		n++
 	}
 	return off, n, nil
+}
+
+// chunk is what one read(2) of a segment takes at most, for the frames that fit in it.
+const chunk = 256 << 10
+
+// readFrames reads the frames from off on (off < limit): the first, and those after it that the same read of up
+// to chunk bytes holds, at most max of them and about maxBytes. It returns their payloads, which share one
+// buffer, and where the next frame starts; an error concerns the frame there (a torn or corrupt record).
+func readFrames(r io.ReaderAt, off, limit int64, max int, maxBytes int64) ([][]byte, int64, error) {
+	buf := make([]byte, min(limit-off, chunk))
+	if _, err := r.ReadAt(buf, off); err != nil {
+		return nil, off, err
+	}
+	var out [][]byte
+	var size int64
+	for len(out) < max && size < maxBytes && len(buf) >= headerLen {
+		n := int64(binary.LittleEndian.Uint32(buf[:4]))
+		if n > MaxRecord || off+headerLen+n > limit {
+			return out, off, io.ErrUnexpectedEOF
+		}
+		if headerLen+n > int64(len(buf)) { // beyond this read
+			break
+		}
+		payload := buf[headerLen : headerLen+n : headerLen+n]
+		if crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(buf[4:]) {
+			return out, off, errors.New("checksum mismatch")
+		}
+		out, size, off, buf = append(out, payload), size+n, off+headerLen+n, buf[headerLen+n:]
+	}
+	if len(out) > 0 {
+		return out, off, nil
+	}
+	payload, err := readFrame(r, off, limit) // one frame larger than a read
+	if err != nil {
+		return nil, off, err
+	}
+	return [][]byte{payload}, off + headerLen + int64(len(payload)), nil
 }
 
 func readFrame(r io.ReaderAt, off, limit int64) ([]byte, error) {
@@ -342,20 +391,45 @@ func (s *Spool) sync(end Pos, w *os.File) error {
 // Notify is signalled after appends: a reader waits on it when Read found nothing.
 func (s *Spool) Notify() <-chan struct{} { return s.notify }
 
-// Read returns up to max records from the reader's position, at most about maxBytes of them (at least one), and
-// the function that releases them; none when nothing is waiting. Records stay in the spool until released.
+// Read returns up to max records after those the previous Read returned, at most about maxBytes of them (at
+// least one), and the function that releases them; none when nothing is waiting. Records stay in the spool until
+// released, and a release takes effect once every earlier Read's records are released too.
 func (s *Spool) Read(max int, maxBytes int64) ([]ports.SpoolRecord, func() error, error) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
 	recs, pos, err := s.read(max, maxBytes)
 	if err != nil || len(recs) == 0 {
 		return nil, nil, err
 	}
-	return recs, func() error { return s.release(pos, len(recs)) }, nil
+	s.next = pos
+	t := &taken{end: pos, n: len(recs)}
+	s.reads = append(s.reads, t)
+	return recs, func() error { return s.released(t) }, nil
 }
 
+// released marks t released and releases the reads before which none is left unreleased.
+func (s *Spool) released(t *taken) error {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	t.released = true
+	n, done := 0, 0
+	for ; done < len(s.reads) && s.reads[done].released; done++ {
+		n += s.reads[done].n
+	}
+	if done == 0 {
+		return nil
+	}
+	pos := s.reads[done-1].end
+	clear(s.reads[:done])
+	s.reads = s.reads[done:]
+	return s.release(pos, n)
+}
+
+// read takes the records from s.next on; the caller holds rmu.
 func (s *Spool) read(max int, maxBytes int64) ([]ports.SpoolRecord, Pos, error) {
 	var out []ports.SpoolRecord
 	var size int64
-	pos := s.rpos
+	pos := s.next
 	for len(out) < max && size < maxBytes {
 		s.mu.Lock()
 		if !pos.before(s.memStart) { // the rest is in memory
@@ -370,6 +444,9 @@ func (s *Spool) read(max int, maxBytes int64) ([]ports.SpoolRecord, Pos, error) 
 		}
 		limit, ok := s.sizes[pos.Seg]
 		last := pos.Seg == s.wpos.Seg
+		if s.memStart.Seg == pos.Seg { // what follows is read from memory, with the values appended
+			limit = min(limit, s.memStart.Off)
+		}
 		s.mu.Unlock()
 		if !ok || pos.Off >= limit {
 			if last || !ok && pos.Seg >= s.wpos.Seg {
@@ -380,15 +457,17 @@ func (s *Spool) read(max int, maxBytes int64) ([]ports.SpoolRecord, Pos, error) 
 		}
 		f, err := s.reader(pos.Seg)
 		if err != nil {
-			return nil, s.rpos, err
+			return nil, s.next, err
 		}
-		payload, err := readFrame(f, pos.Off, limit)
+		payloads, next, err := readFrames(f, pos.Off, limit, max-len(out), maxBytes-size)
 		if err != nil {
-			return nil, s.rpos, fmt.Errorf("spool: read %s at %d: %w", s.path(pos.Seg), pos.Off, err)
+			return nil, s.next, fmt.Errorf("spool: read %s at %d: %w", s.path(pos.Seg), next, err)
 		}
-		out = append(out, ports.SpoolRecord{Payload: payload})
-		size += int64(len(payload))
-		pos.Off += headerLen + int64(len(payload))
+		for _, p := range payloads {
+			out = append(out, ports.SpoolRecord{Payload: p})
+			size += int64(len(p))
+		}
+		pos.Off = next
 	}
 	return out, pos, nil
 }
@@ -409,7 +488,7 @@ func (s *Spool) reader(seg uint64) (*os.File, error) {
 }
 
 // release marks everything before pos (n records) as drained: its bytes stop counting against MaxBytes, and
-// segments wholly before pos are deleted.
+// segments wholly before pos are deleted. The caller holds rmu.
 func (s *Spool) release(pos Pos, n int) error {
 	s.mu.Lock()
 	var freed int64

@@ -1,6 +1,7 @@
 package spool_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -262,4 +263,94 @@ func TestReadFromMemoryAndFiles(t *testing.T) {
 	if recs, _, _ := s.Read(10, 1<<20); len(recs) != 0 {
 		t.Fatalf("%d records after a full drain", len(recs))
 	}
+}
+
+// TestReadsAheadReleaseInOrder: each Read takes the records after the previous one's, released or not; a release
+// takes effect once every earlier read is released, so what a crash leaves unreleased is read again.
+func TestReadsAheadReleaseInOrder(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20, SegmentBytes: 64})
+	appendN(t, s, 0, 10)
+	first, releaseFirst, err := s.Read(4, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, releaseSecond, err := s.Read(4, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != 4 || len(second) != 4 || string(first[3].Payload) != "record-0003" || string(second[0].Payload) != "record-0004" {
+		t.Fatalf("reads %d and %d records: %q, %q", len(first), len(second), first, second)
+	}
+	if err := releaseSecond(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Records != 10 {
+		t.Fatalf("a later read's release took effect before the earlier one's: %+v", st)
+	}
+	s.Close() // a crash before the first read was written
+	s = open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20, SegmentBytes: 64})
+	first, releaseFirst, err = s.Read(4, 1<<20)
+	if err != nil || len(first) != 4 || string(first[0].Payload) != "record-0000" {
+		t.Fatalf("replay: %q, %v", first, err)
+	}
+	second, releaseSecond, err = s.Read(4, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := releaseSecond(); err != nil {
+		t.Fatal(err)
+	}
+	if err := releaseFirst(); err != nil {
+		t.Fatal(err)
+	}
+	if st := s.Stats(); st.Records != 2 || st.Bytes != 2*(8+11) {
+		t.Fatalf("after both releases: %+v", st)
+	}
+	if got := readAll(t, s, 10); len(got) != 2 || got[0] != "record-0008" {
+		t.Fatalf("the rest: %v", got)
+	}
+}
+
+// TestRecordsLargerThanARead: records longer than one read of a segment come back whole, from the files and
+// after a restart, between small ones.
+func TestRecordsLargerThanARead(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, spool.Config{Dir: dir, MaxBytes: 1 << 30, MemoryBytes: 1}) // every record read from the files
+	big := func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i)}, 300<<10+i) }
+	want := [][]byte{[]byte("small-0"), big(1), big(2), []byte("small-3"), big(4)}
+	for _, p := range want {
+		if err := s.Append(p, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(s *spool.Spool) {
+		t.Helper()
+		var got [][]byte
+		for { // unreleased: read again after the restart
+			recs, _, err := s.Read(2, 1<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(recs) == 0 {
+				break
+			}
+			for _, r := range recs {
+				got = append(got, r.Payload)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d of %d records", len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("record %d: %d bytes, want %d", i, len(got[i]), len(want[i]))
+			}
+		}
+	}
+	check(s)
+	s.Close()
+	check(open(t, spool.Config{Dir: dir, MaxBytes: 1 << 30}))
 }
