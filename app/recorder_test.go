@@ -2,11 +2,13 @@ package app_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,7 +20,9 @@ import (
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/ports"
+	"github.com/switchboard-ai/switchboard/test/contract"
 )
 
 // fakeStore keeps entries by id and books each id's cost once, as the store contract says; down makes it
@@ -480,5 +484,44 @@ func TestRecorderEntryTooLargeForTheSpool(t *testing.T) {
 	}
 	if n := sp.appends.Load(); n != 1 {
 		t.Fatalf("%d appends: admitting a call probed the spool, as if it refused appends", n)
+	}
+}
+
+// TestRecorderReadsBackEveryField: entries read back from the spool's files (decoded, not handed over in memory)
+// reach the store as they were recorded, text of every kind included, and so do those an earlier release wrote
+// with encoding/json.
+func TestRecorderReadsBackEveryField(t *testing.T) {
+	t.Parallel()
+	sp, err := spool.Open(spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 30, MemoryBytes: 1}, quiet()) // all from the files
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	text := "<b>&amp; \u2028\u2029 \"q\" \\ \t é 😀 \u007f"
+	var want []generation.Entry
+	for i := range 3 {
+		e := contract.FullEntry("gen-"+strconv.Itoa(i), day)
+		e.Record.UserAgent, e.Content.Output.Completion = text, text
+		e.Content.Input = generation.Input{Messages: []generation.Message{{Role: "user", Content: text}}}
+		e.Holds = []guardrail.Hold{{ID: "h", GuardrailID: "g", Window: day, Amount: 5}}
+		want = append(want, e)
+	}
+	earlier, err := json.Marshal(want[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Append(append([]byte{1}, earlier...), nil); err != nil { // version 1, as an earlier release spooled it
+		t.Fatal(err)
+	}
+	store := newFakeStore()
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
+	for _, e := range want[1:] {
+		r.Record(context.Background(), e)
+	}
+	r.Close()
+	for _, e := range want {
+		if got := store.rows[e.Record.ID]; !reflect.DeepEqual(got, e) {
+			t.Fatalf("read back\n%+v\nwant\n%+v", got, e)
+		}
 	}
 }
