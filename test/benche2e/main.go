@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -290,18 +291,21 @@ func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*resu
 	cfg := fmt.Sprintf(`log: {level: warn}
 server: {addr: %q%s}
 database: {url: %q}
-generations: {spool_dir: %q}
 limits: {requests_per_minute: 1000000000}
 credits: {enabled: %t}
 providers:
   - {slug: fake, kind: openai, base_url: %s/v1, api_key: %s}
 models:%s
-`, addr, server, dbURL, filepath.Join(dir, "spool-"+dialect), o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
+`, addr, server, dbURL, o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
+	// The spool's place goes in the environment, which binaries from before the spool ignore (their file refuses
+	// settings it does not know).
+	env := append(os.Environ(), "SWITCHBOARD_GENERATIONS_SPOOL_DIR="+filepath.Join(dir, "spool-"+dialect))
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		return nil, err
 	}
 	cli := func(args ...string) (string, error) {
 		cmd := exec.Command(o.bin, append([]string{"--config", cfgPath}, args...)...)
+		cmd.Env = env
 		out, err := cmd.Output()
 		if err != nil {
 			var stderr string
@@ -327,7 +331,7 @@ models:%s
 		return nil, err
 	}
 
-	gw, err := startGateway(o.bin, cfgPath, "http://"+addr)
+	gw, err := startGateway(o.bin, cfgPath, "http://"+addr, env)
 	if err != nil {
 		return nil, err
 	}
@@ -543,10 +547,10 @@ type gateway struct {
 // gcLine matches GODEBUG=gctrace=1's report: "gc 12 @3.1s 2%: ..., 4->5->1 MB, ...": the last is the live heap.
 var gcLine = regexp.MustCompile(`^gc \d+ @.* (\d+)->(\d+)->(\d+) MB`)
 
-func startGateway(bin, cfgPath, url string) (*gateway, error) {
+func startGateway(bin, cfgPath, url string, env []string) (*gateway, error) {
 	g := &gateway{url: url, done: make(chan struct{})}
 	g.cmd = child(exec.Command(bin, "--config", cfgPath, "serve"))
-	g.cmd.Env = append(os.Environ(), "GODEBUG=gctrace=1")
+	g.cmd.Env = append(slices.Clip(env), "GODEBUG=gctrace=1")
 	stderr, err := g.cmd.StderrPipe()
 	if err != nil {
 		return nil, err
