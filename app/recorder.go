@@ -365,7 +365,8 @@ func (r *Recorder) quarantine(rec []byte, id string, cause error) error {
 	if err := r.spool.Quarantine(rec); err != nil {
 		return fmt.Errorf("quarantine generation entry %q (refused: %v): %w", id, cause, err)
 	}
-	r.metrics.RecordsLost(1) // to the database: kept apart in the quarantine
-	r.log.Error("generation entry refused by the database: kept in the spool's quarantine", "generation_id", id, "err", cause)
+	r.metrics.RecordsQuarantined(1)
+	r.log.Error("generation entry refused by the database: kept in the spool's quarantine (switchboard spool requeue puts it back once the cause is fixed)",
+		"generation_id", id, "err", cause)
 	return nil
 }

@@ -240,6 +240,33 @@ func TestRecorderQuarantinesWhatTheDatabaseRefuses(t *testing.T) {
 	}
 }
 
+// TestRecorderQuarantineRequeued: an entry the database refused, requeued once the cause is fixed (spool
+// requeue), is written by the next start and booked once.
+func TestRecorderQuarantineRequeued(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	store := newFakeStore()
+	store.refuse = "gen-7"
+	sp := openSpool(t, dir, 1<<30)
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
+	recordN(r, "gen-", 20)
+	r.Close()
+	sp.Close()
+	store.refuse = "" // the cause is fixed
+	sp = openSpool(t, dir, 1<<30)
+	if n, err := sp.Requeue(); n != 1 || err != nil {
+		t.Fatalf("requeued %d: %v", n, err)
+	}
+	r = run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
+	r.Close()
+	if n, booked := store.count(); n != 20 || booked != 200 {
+		t.Fatalf("after the requeue: %d records, %d booked (want 20, 200)", n, booked)
+	}
+	if st := sp.Stats(); st.Records != 0 || st.Quarantined != 0 {
+		t.Fatalf("spool after the requeue: %+v", st)
+	}
+}
+
 func TestRecorderRefusesCallsWhenTheSpoolIsFull(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()

@@ -26,9 +26,10 @@ type Metrics interface {
 	RateLimited()
 	// CacheLookup is one lookup in a named in-process cache ("keys", "guardrails").
 	CacheLookup(cache string, hit bool)
-	// RecordsWritten and RecordsLost count generation records stored and given up on.
+	// RecordsWritten counts generation records stored, RecordsQuarantined those the database refused (kept in the
+	// spool's quarantine for an operator).
 	RecordsWritten(n int)
-	RecordsLost(n int)
+	RecordsQuarantined(n int)
 	// Holds moves the number of guardrail budget holds reserved and not yet settled.
 	Holds(delta int)
 	// Depth registers a queue whose length is read at each scrape ("recorder", "spool").
@@ -77,7 +78,7 @@ func (NoMetrics) Overhead(string, time.Duration)                 {}
 func (NoMetrics) RateLimited()                                   {}
 func (NoMetrics) CacheLookup(string, bool)                       {}
 func (NoMetrics) RecordsWritten(int)                             {}
-func (NoMetrics) RecordsLost(int)                                {}
+func (NoMetrics) RecordsQuarantined(int)                         {}
 func (NoMetrics) Holds(int)                                      {}
 func (NoMetrics) Depth(string, func() int)                       {}
 

@@ -7,12 +7,14 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
+	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -287,4 +289,23 @@ func describePricing(p catalog.Pricing) string {
 		return "unpriced"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// RequeueQuarantine moves the generation entries the database refused (kept in the quarantine of the spool in
+// generations.spool_dir) back into that spool, for the next serve on it to write; ids already stored are
+// skipped. It refuses a spool directory that does not exist, and one a running gateway holds.
+func RequeueQuarantine(cfg Config, log *slog.Logger) (int, error) {
+	dir := cfg.Generations.SpoolDir
+	if _, err := os.Stat(dir); err != nil {
+		return 0, fmt.Errorf("no spool at %s (generations.spool_dir): run this where the gateway runs, with its configuration: %w", dir, err)
+	}
+	sp, err := spool.Open(spool.Config{Dir: dir, MaxBytes: cfg.Generations.SpoolMaxBytes}, log)
+	if err != nil {
+		return 0, err
+	}
+	n, err := sp.Requeue()
+	if cerr := sp.Close(); err == nil {
+		err = cerr
+	}
+	return n, err
 }

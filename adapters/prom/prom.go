@@ -30,7 +30,7 @@ type Metrics struct {
 	rateLimited   prometheus.Counter
 	cache         *prometheus.CounterVec
 	written       prometheus.Counter
-	lost          prometheus.Counter
+	quarantined   prometheus.Counter
 	holds         prometheus.Gauge
 	queues        *queues
 }
@@ -76,8 +76,8 @@ func New() *Metrics {
 			Help: "Lookups in in-process caches (keys, guardrails), by result (hit, miss)."}, []string{"cache", "result"}),
 		written: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "generation_records_written_total",
 			Help: "Generation records written to the database."}),
-		lost: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "generation_records_lost_total",
-			Help: "Generation records given up on after every retry. Anything but 0 is a bug: alert on it."}),
+		quarantined: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "generation_records_lost_total",
+			Help: "Generation records the database refused, kept in the spool's quarantine (switchboard spool requeue puts them back). Anything but 0 needs an operator: alert on it."}),
 		holds: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "guardrail_holds_outstanding",
 			Help: "Guardrail budget holds reserved by calls in flight and not settled yet."}),
 		queues: &queues{desc: prometheus.NewDesc(namespace+"_queue_depth",
@@ -85,7 +85,7 @@ func New() *Metrics {
 			[]string{"queue"}, nil), length: map[string]func() int{}},
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.responseBytes, m.overhead, m.upstream, m.upstreamTime, m.failovers,
-		m.rateLimited, m.cache, m.written, m.lost, m.holds, m.queues,
+		m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -130,9 +130,9 @@ func (m *Metrics) CacheLookup(cache string, hit bool) {
 	m.cache.WithLabelValues(cache, result).Inc()
 }
 
-func (m *Metrics) RecordsWritten(n int) { m.written.Add(float64(n)) }
-func (m *Metrics) RecordsLost(n int)    { m.lost.Add(float64(n)) }
-func (m *Metrics) Holds(delta int)      { m.holds.Add(float64(delta)) }
+func (m *Metrics) RecordsWritten(n int)     { m.written.Add(float64(n)) }
+func (m *Metrics) RecordsQuarantined(n int) { m.quarantined.Add(float64(n)) }
+func (m *Metrics) Holds(delta int)          { m.holds.Add(float64(delta)) }
 
 func (m *Metrics) Depth(queue string, length func() int) {
 	m.queues.mu.Lock()

@@ -567,6 +567,72 @@ func (s *Spool) Quarantine(payload []byte) error {
 	return nil
 }
 
+// Requeue moves the records kept in the quarantine back into the spool, to be read again after those waiting:
+// for an operator, once the cause of the refusals is fixed, while no gateway uses the spool (Open locks it). The
+// records reach the disk (fsync) before the quarantine file goes, so a crash in between leaves them in both, and
+// the writer skips ids already stored. A torn frame ending the file (a quarantine cut short by a crash, whose
+// record stayed in the spool) is dropped; any other damage leaves everything where it was. It returns how many
+// records it moved.
+func (s *Spool) Requeue() (int, error) {
+	path := filepath.Join(s.cfg.Dir, quarantineFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("spool: requeue: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("spool: requeue: %w", err)
+	}
+	var recs [][]byte
+	for off := int64(0); off < info.Size(); {
+		payloads, next, err := readFrames(f, off, info.Size(), math.MaxInt, math.MaxInt64)
+		recs, off = append(recs, payloads...), next
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			s.log.Warn("quarantine ends in a torn record, dropped (its entry stayed in the spool)", "offset", off,
+				"bytes", info.Size()-off)
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("spool: requeue: %s at offset %d: %w (nothing moved)", path, off, err)
+		}
+	}
+	for _, rec := range recs {
+		if err := s.Append(rec, nil); err != nil {
+			return 0, fmt.Errorf("spool: requeue: %w (the quarantine is kept: a requeue moves its records again, "+
+				"and the writer skips ids already stored)", err)
+		}
+	}
+	s.mu.Lock()
+	err = s.w.Sync()
+	s.mu.Unlock()
+	if err == nil {
+		err = syncDir(s.cfg.Dir)
+	}
+	if err == nil {
+		err = os.Remove(path)
+	}
+	if err == nil {
+		err = syncDir(s.cfg.Dir)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("spool: requeue: %w (the records may be both in the spool and in the quarantine)", err)
+	}
+	return len(recs), nil
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
 func frame(payload []byte) []byte {
 	f := make([]byte, headerLen+len(payload))
 	binary.LittleEndian.PutUint32(f[:4], uint32(len(payload)))

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -353,4 +354,65 @@ func TestRecordsLargerThanARead(t *testing.T) {
 	check(s)
 	s.Close()
 	check(open(t, spool.Config{Dir: dir, MaxBytes: 1 << 30}))
+}
+
+// TestRequeue: quarantined records go back into the spool, after those waiting, and the quarantine goes; a
+// torn record ending the quarantine (a crash while it was written) is dropped; a requeue with no quarantine moves
+// nothing; a corrupt quarantine moves nothing and stays.
+func TestRequeue(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20})
+	appendN(t, s, 0, 2)
+	for _, p := range []string{"bad-1", "bad-2"} {
+		if err := s.Quarantine([]byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	q := filepath.Join(dir, "quarantine.log")
+	f, err := os.OpenFile(q, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write([]byte{200, 0, 0, 0, 1}); err != nil { // a frame cut short
+		t.Fatal(err)
+	}
+	f.Close()
+	s = open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20})
+	if n, err := s.Requeue(); n != 2 || err != nil {
+		t.Fatalf("requeue: %d, %v", n, err)
+	}
+	if _, err := os.Stat(q); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the quarantine is still there: %v", err)
+	}
+	if n, err := s.Requeue(); n != 0 || err != nil {
+		t.Fatalf("requeue again: %d, %v", n, err)
+	}
+	s.Close()
+	s = open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20})
+	if got := readAll(t, s, 10); fmt.Sprint(got) != "[record-0000 record-0001 bad-1 bad-2]" {
+		t.Fatalf("after a requeue and a restart: %v", got)
+	}
+
+	if err := s.Quarantine([]byte("bad-3")); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 0xff
+	if err := os.WriteFile(q, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Requeue(); n != 0 || err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("a corrupt quarantine: %d, %v", n, err)
+	}
+	if st := s.Stats(); st.Records != 0 {
+		t.Fatalf("a corrupt quarantine moved records: %+v", st)
+	}
+	if _, err := os.Stat(q); err != nil {
+		t.Fatalf("a corrupt quarantine must stay: %v", err)
+	}
 }

@@ -87,6 +87,9 @@ func commands() []*command {
 		{name: "workspaces create", args: "--name NAME [--slug SLUG]", summary: "create a workspace; prints its id", define: workspacesCreate},
 		{name: "credits add", args: "USD", nargs: 1, summary: "top up the organization's credits (credits.enabled); prints the balance",
 			define: creditsAdd},
+		{name: "spool requeue", summary: "put the generation entries the database refused (quarantine.log) back in the spool " +
+			"for the next serve; with that gateway stopped",
+			define: func(*flag.FlagSet) func(*cli, []string) error { return spoolRequeue }},
 	}
 }
 
@@ -477,4 +480,16 @@ func creditsAdd(*flag.FlagSet) func(*cli, []string) error {
 			return err
 		})
 	}
+}
+
+func spoolRequeue(c *cli, _ []string) error {
+	return c.withConfig(func(cfg sbwire.Config, log *slog.Logger) error {
+		fmt.Fprintln(c.stderr, "spool:", cfg.Generations.SpoolDir)
+		n, err := sbwire.RequeueQuarantine(cfg, log)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(c.stdout, "%d generation entries moved from the quarantine into the spool; the next serve on it writes them\n", n)
+		return nil
+	})
 }

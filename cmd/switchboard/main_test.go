@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -15,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/test/harness"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
@@ -323,5 +325,45 @@ func TestServeSideListeners(t *testing.T) {
 	stop()
 	if r := <-done; r.code != 0 {
 		t.Fatalf("serve: %+v", r)
+	}
+}
+
+// TestSpoolRequeue: spool requeue moves the quarantine of the configured spool back into it; it refuses a spool
+// directory that does not exist (run from the wrong place) and one a running gateway holds.
+func TestSpoolRequeue(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "spool")
+	env := map[string]string{"SWITCHBOARD_GENERATIONS_SPOOL_DIR": dir, "SWITCHBOARD_LOG_LEVEL": "error"}
+	if r := runCLI(t, env, "spool", "requeue"); r.code != 1 || !strings.Contains(r.stderr, "no spool at "+dir) {
+		t.Fatalf("requeue without a spool: %+v", r)
+	}
+	if _, err := os.Stat(dir); err == nil {
+		t.Fatal("requeue created a spool")
+	}
+	sp, err := spool.Open(spool.Config{Dir: dir, MaxBytes: 1 << 20}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.Quarantine([]byte("refused")); err != nil {
+		t.Fatal(err)
+	}
+	if r := runCLI(t, env, "spool", "requeue"); r.code != 1 || !strings.Contains(r.stderr, "in use by another process") {
+		t.Fatalf("requeue on a spool in use: %+v", r)
+	}
+	sp.Close()
+	if r := runCLI(t, env, "spool", "requeue"); r.code != 0 || !strings.HasPrefix(r.stdout, "1 generation entries moved") ||
+		!strings.Contains(r.stderr, "spool: "+dir) {
+		t.Fatalf("requeue: %+v", r)
+	}
+	if r := runCLI(t, env, "spool", "requeue"); r.code != 0 || !strings.HasPrefix(r.stdout, "0 generation entries moved") {
+		t.Fatalf("requeue again: %+v", r)
+	}
+	sp, err = spool.Open(spool.Config{Dir: dir, MaxBytes: 1 << 20}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	if recs, _, err := sp.Read(10, 1<<20); err != nil || len(recs) != 1 || string(recs[0].Payload) != "refused" {
+		t.Fatalf("the spool after the requeue: %q, %v", recs, err)
 	}
 }
