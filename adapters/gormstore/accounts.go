@@ -17,6 +17,7 @@ import (
 type AccountStore struct {
 	db           *gorm.DB
 	reservations batches[hold]
+	prepared     prepared
 }
 
 var (

@@ -16,6 +16,7 @@ import (
 type CreditStore struct {
 	db           *gorm.DB
 	reservations batches[hold]
+	prepared     prepared
 }
 
 var _ ports.CreditStore = (*CreditStore)(nil)

@@ -255,17 +255,13 @@ func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generat
 		}
 		// Some of these were stored before (a batch written again after a crash): skip them and their charges.
 	}
-	return translate(s.db, s.insertEach(ctx, batch))
+	return s.insertEach(ctx, batch)
 }
 
 // insertEach writes the batch in one transaction a record at a time, skipping the records stored before (a batch
 // written again after a crash) and their charges: SQLite's way, and PostgreSQL's when COPY met such a record.
 // Every statement has one shape whatever the batch, so SQLite parses each once (see prepared).
 func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Entry) error {
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return err
-	}
 	records, err := shapeOf(s.db, reflect.TypeFor[generationRow]())
 	if err != nil {
 		return err
@@ -274,42 +270,35 @@ func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Ent
 	if err != nil {
 		return err
 	}
-	dialect := Dialect(s.db)
-	tx, err := s.prepared.begin(ctx, sqlDB, dialect == Postgres)
-	if err != nil {
-		return err
-	}
-	defer tx.tx.Rollback() //nolint:errcheck // a no-op after Commit
-	fresh := make([]generation.Entry, 0, len(batch))
-	for _, e := range batch {
-		row := toGenerationRow(e.Record)
-		n, err := tx.exec(ctx, records.insert, records.values(ctx, reflect.ValueOf(&row).Elem())...)
-		if err != nil {
-			return fmt.Errorf("insert generation: %w", err)
-		}
-		if n == 0 {
-			continue // stored before
-		}
-		fresh = append(fresh, e)
-		if e.Content != nil {
-			c := toContentRow(e.Record.ID, *e.Content)
-			if _, err := tx.exec(ctx, contents.insert, contents.values(ctx, reflect.ValueOf(&c).Elem())...); err != nil {
-				return fmt.Errorf("insert generation content: %w", err)
+	return transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
+		fresh := make([]generation.Entry, 0, len(batch))
+		for _, e := range batch {
+			row := toGenerationRow(e.Record)
+			n, err := tx.exec(ctx, records.insert, records.values(ctx, reflect.ValueOf(&row).Elem())...)
+			if err != nil {
+				return fmt.Errorf("insert generation: %w", err)
+			}
+			if n == 0 {
+				continue // stored before
+			}
+			fresh = append(fresh, e)
+			if e.Content != nil {
+				c := toContentRow(e.Record.ID, *e.Content)
+				if _, err := tx.exec(ctx, contents.insert, contents.values(ctx, reflect.ValueOf(&c).Elem())...); err != nil {
+					return fmt.Errorf("insert generation content: %w", err)
+				}
 			}
 		}
-	}
-	if len(fresh) == 0 {
-		return nil
-	}
-	for _, st := range charges(fresh, dialect) {
-		if _, err := tx.exec(ctx, st.sql, st.args...); err != nil {
-			return fmt.Errorf("book charges: %w", err)
+		if len(fresh) == 0 {
+			return nil
 		}
-	}
-	if err := tx.commit(ctx); err != nil {
-		return fmt.Errorf("commit generations: %w", err)
-	}
-	return nil
+		for _, st := range charges(fresh, Dialect(s.db)) {
+			if _, err := tx.exec(ctx, st.sql, st.args...); err != nil {
+				return fmt.Errorf("book charges: %w", err)
+			}
+		}
+		return nil
+	})
 }
 
 func generationRows(batch []generation.Entry) ([]generationRow, []contentRow) {

@@ -18,7 +18,10 @@ import (
 )
 
 // GuardrailStore stores guardrails, their assignments and their budgets.
-type GuardrailStore struct{ db *gorm.DB }
+type GuardrailStore struct {
+	db       *gorm.DB
+	prepared prepared
+}
 
 var (
 	_ ports.GuardrailStore  = (*GuardrailStore)(nil)
@@ -370,28 +373,28 @@ func missing(want, found []string) []string {
 func (s *GuardrailStore) Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (bool, error) {
 	window := h.Window.UTC().Format(dayLayout)
 	ok := false
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := tx.Exec(`INSERT INTO guardrail_budgets (guardrail_id, window_start, spent_micros) VALUES (?, ?, 0)
-			ON CONFLICT (guardrail_id, window_start) DO NOTHING`, h.GuardrailID, window).Error; err != nil {
+	err := transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
+		if _, err := tx.exec(ctx, `INSERT INTO guardrail_budgets (guardrail_id, window_start, spent_micros) VALUES (?, ?, 0)
+			ON CONFLICT (guardrail_id, window_start) DO NOTHING`, h.GuardrailID, window); err != nil {
 			return fmt.Errorf("open budget window: %w", err)
 		}
-		if err := lockBudget(tx, "guardrail_budgets", "guardrail_id = ? AND window_start = ?", h.GuardrailID, window); err != nil {
+		if err := lockBudget(ctx, tx, "guardrail_budgets", "guardrail_id = ? AND window_start = ?", h.GuardrailID, window); err != nil {
 			return err
 		}
-		if err := tx.Exec("DELETE FROM guardrail_holds WHERE guardrail_id = ? AND expires_at <= ?", h.GuardrailID, now.UTC()).Error; err != nil {
+		if _, err := tx.exec(ctx, "DELETE FROM guardrail_holds WHERE guardrail_id = ? AND expires_at <= ?", h.GuardrailID, now.UTC()); err != nil {
 			return fmt.Errorf("drop expired holds: %w", err)
 		}
 		var committed int64
-		if err := tx.Raw(`SELECT (SELECT spent_micros FROM guardrail_budgets WHERE guardrail_id = ? AND window_start = ?)
+		if err := tx.queryRow(ctx, `SELECT (SELECT spent_micros FROM guardrail_budgets WHERE guardrail_id = ? AND window_start = ?)
 			+ (SELECT COALESCE(SUM(amount_micros), 0) FROM guardrail_holds WHERE guardrail_id = ? AND window_start = ?)`,
-			h.GuardrailID, window, h.GuardrailID, window).Scan(&committed).Error; err != nil {
+			h.GuardrailID, window, h.GuardrailID, window).Scan(&committed); err != nil {
 			return fmt.Errorf("sum budget and holds: %w", err)
 		}
 		if !domain.Within(limit, domain.Micros(committed), h.Amount) {
 			return nil
 		}
-		if err := tx.Exec("INSERT INTO guardrail_holds (id, guardrail_id, window_start, amount_micros, expires_at) VALUES (?, ?, ?, ?, ?)",
-			h.ID, h.GuardrailID, window, int64(h.Amount), expires.UTC()).Error; err != nil {
+		if _, err := tx.exec(ctx, "INSERT INTO guardrail_holds (id, guardrail_id, window_start, amount_micros, expires_at) VALUES (?, ?, ?, ?, ?)",
+			h.ID, h.GuardrailID, window, int64(h.Amount), expires.UTC()); err != nil {
 			return fmt.Errorf("insert hold: %w", err)
 		}
 		ok = true

@@ -3,10 +3,7 @@ package gormstore
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
-
-	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/domain"
 )
@@ -28,13 +25,13 @@ import (
 // only PostgreSQL's own crash could lose the holds of its last fraction of a second (the calls then in flight could
 // overspend by their estimates). Every spend is still booked durably, with its record. Waiting for the disk inside
 // the lock cost a call 1-3 ms.
-func lockBudget(tx *gorm.DB, table, where string, args ...any) error {
-	if Dialect(tx) != Postgres {
+func lockBudget(ctx context.Context, tx *txStatements, table, where string, args ...any) error {
+	if !tx.postgres {
 		return nil
 	}
 	q := "SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(hashtextextended(?, 0)) FROM " +
 		table + " WHERE " + where + " FOR KEY SHARE"
-	if err := tx.Exec(q, append([]any{fmt.Sprint("switchboard budget ", table, args)}, args...)...).Error; err != nil {
+	if _, err := tx.exec(ctx, q, append([]any{fmt.Sprint("switchboard budget ", table, args)}, args...)...); err != nil {
 		return fmt.Errorf("lock %s: %w", table, err)
 	}
 	return nil
@@ -82,22 +79,31 @@ func settle(batch []*pending[hold], err error) {
 	}
 }
 
-// insertHolds is one INSERT of the holds admitted; key, when set, is their key_hash.
-func insertHolds(tx *gorm.DB, table, key string, holds []hold) error {
-	cols, row := "(id, amount_micros, expires_at)", "(?, ?, ?)"
+// insertHolds inserts the holds admitted; key, when set, is their key_hash. On PostgreSQL one INSERT takes them all
+// (a statement is a round trip); on SQLite one row at a time, a statement of one shape (see prepared).
+func insertHolds(ctx context.Context, tx *txStatements, table, key string, holds []hold) error {
+	cols, width := "(id, amount_micros, expires_at)", 3
 	if key != "" {
-		cols, row = "(id, amount_micros, expires_at, key_hash)", "(?, ?, ?, ?)"
+		cols, width = "(id, amount_micros, expires_at, key_hash)", 4
 	}
-	var args []any
-	for _, h := range holds {
-		args = append(args, h.id, int64(h.amount), h.expires.UTC())
-		if key != "" {
-			args = append(args, key)
+	n := 1
+	if tx.postgres {
+		n = len(holds)
+	}
+	for len(holds) > 0 {
+		rows := holds[:min(n, len(holds))]
+		holds = holds[len(rows):]
+		args := make([]any, 0, width*len(rows))
+		for _, h := range rows {
+			args = append(args, h.id, int64(h.amount), h.expires.UTC())
+			if key != "" {
+				args = append(args, key)
+			}
 		}
-	}
-	q := "INSERT INTO " + table + " " + cols + " VALUES " + strings.Repeat(row+", ", len(holds)-1) + row
-	if err := tx.Exec(q, args...).Error; err != nil {
-		return fmt.Errorf("insert %s: %w", table, err)
+		q := "INSERT INTO " + table + " " + cols + " VALUES " + placeholders(len(rows), width)
+		if _, err := tx.exec(ctx, q, args...); err != nil {
+			return fmt.Errorf("insert %s: %w", table, err)
+		}
 	}
 	return nil
 }
@@ -116,15 +122,15 @@ func (s *AccountStore) ReserveUsage(ctx context.Context, id, hash string, since 
 
 func (s *AccountStore) reserveUsage(ctx context.Context, hash, day string, batch []*pending[hold]) error {
 	now := earliest(batch)
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := lockBudget(tx, "api_keys", "hash = ?", hash); err != nil {
+	return transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
+		if err := lockBudget(ctx, tx, "api_keys", "hash = ?", hash); err != nil {
 			return err
 		}
 		// One statement, so one snapshot: a call booked meanwhile moves from the holds to the usage atomically.
 		var committed int64
-		if err := tx.Raw(`SELECT (SELECT COALESCE(SUM(micros), 0) FROM key_usage WHERE key_hash = ? AND day >= ?)
+		if err := tx.queryRow(ctx, `SELECT (SELECT COALESCE(SUM(micros), 0) FROM key_usage WHERE key_hash = ? AND day >= ?)
 			+ (SELECT COALESCE(SUM(amount_micros), 0) FROM key_holds WHERE key_hash = ? AND expires_at > ?)`,
-			hash, day, hash, now).Scan(&committed).Error; err != nil {
+			hash, day, hash, now).Scan(&committed); err != nil {
 			return fmt.Errorf("sum key usage and holds: %w", err)
 		}
 		holds := admit(batch, func(h hold, taken domain.Micros) bool {
@@ -133,10 +139,10 @@ func (s *AccountStore) reserveUsage(ctx context.Context, hash, day string, batch
 		if len(holds) == 0 {
 			return nil
 		}
-		if err := tx.Exec("DELETE FROM key_holds WHERE key_hash = ? AND expires_at <= ?", hash, now).Error; err != nil {
+		if _, err := tx.exec(ctx, "DELETE FROM key_holds WHERE key_hash = ? AND expires_at <= ?", hash, now); err != nil {
 			return fmt.Errorf("drop expired key holds: %w", err)
 		}
-		return insertHolds(tx, "key_holds", hash, holds)
+		return insertHolds(ctx, tx, "key_holds", hash, holds)
 	})
 }
 
@@ -150,24 +156,24 @@ func (s *CreditStore) ReserveCredits(ctx context.Context, id string, amount doma
 
 func (s *CreditStore) reserveCredits(ctx context.Context, batch []*pending[hold]) error {
 	now := earliest(batch)
-	return s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := lockBudget(tx, "credit_balance", "id = 1"); err != nil {
+	return transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
+		if err := lockBudget(ctx, tx, "credit_balance", "id = 1"); err != nil {
 			return err
 		}
-		var row struct{ TotalMicros, Committed int64 } // one statement, one snapshot, as for keys
-		if err := tx.Raw(`SELECT total_micros, used_micros + (SELECT COALESCE(SUM(amount_micros), 0) FROM credit_holds
-			WHERE expires_at > ?) AS committed FROM credit_balance WHERE id = 1`, now).Scan(&row).Error; err != nil {
+		var total, committed int64 // one statement, one snapshot, as for keys
+		if err := tx.queryRow(ctx, `SELECT total_micros, used_micros + (SELECT COALESCE(SUM(amount_micros), 0) FROM credit_holds
+			WHERE expires_at > ?) AS committed FROM credit_balance WHERE id = 1`, now).Scan(&total, &committed); err != nil {
 			return fmt.Errorf("select credits and holds: %w", err)
 		}
 		holds := admit(batch, func(h hold, taken domain.Micros) bool {
-			return domain.Within(domain.Micros(row.TotalMicros), domain.Micros(row.Committed), taken, h.amount)
+			return domain.Within(domain.Micros(total), domain.Micros(committed), taken, h.amount)
 		})
 		if len(holds) == 0 {
 			return nil
 		}
-		if err := tx.Exec("DELETE FROM credit_holds WHERE expires_at <= ?", now).Error; err != nil {
+		if _, err := tx.exec(ctx, "DELETE FROM credit_holds WHERE expires_at <= ?", now); err != nil {
 			return fmt.Errorf("drop expired credit holds: %w", err)
 		}
-		return insertHolds(tx, "credit_holds", "", holds)
+		return insertHolds(ctx, tx, "credit_holds", "", holds)
 	})
 }

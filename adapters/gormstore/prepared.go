@@ -39,41 +39,73 @@ type txStatements struct {
 	missed   []string // statements this transaction parsed, to prepare once it has ended
 }
 
-// begin starts a transaction on db.
-func (p *prepared) begin(ctx context.Context, db *sql.DB, postgres bool) (*txStatements, error) {
-	tx, err := db.BeginTx(ctx, nil)
+// transaction runs f in a transaction on db, with statements prepared by p, and commits when f returns nil.
+func transaction(ctx context.Context, db *gorm.DB, p *prepared, f func(tx *txStatements) error) error {
+	sqlDB, err := db.DB()
 	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
+		return err
 	}
-	return &txStatements{tx: tx, db: db, postgres: postgres, p: p, inTx: map[string]*sql.Stmt{}}, nil
+	tx, err := sqlDB.BeginTx(ctx, nil)
+	if err != nil {
+		return translate(db, fmt.Errorf("begin: %w", err))
+	}
+	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
+	t := &txStatements{tx: tx, db: sqlDB, postgres: Dialect(db) == Postgres, p: p, inTx: map[string]*sql.Stmt{}}
+	if err := f(t); err != nil {
+		return translate(db, err)
+	}
+	return translate(db, t.commit(ctx))
 }
 
 // exec runs query with args and says how many rows it changed.
 func (t *txStatements) exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := t.run(ctx, query, args)
+	var res sql.Result
+	var err error
+	if st := t.stmt(ctx, query); st != nil {
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		res, err = t.tx.ExecContext(ctx, t.rebound(query), args...)
+	}
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
 }
 
-func (t *txStatements) run(ctx context.Context, query string, args []any) (sql.Result, error) {
+// queryRow runs a query for one row.
+func (t *txStatements) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, t.rebound(query), args...)
+}
+
+func (t *txStatements) rebound(query string) string {
 	if t.postgres {
-		return t.tx.ExecContext(ctx, rebind(query), args...)
+		return rebind(query)
+	}
+	return query
+}
+
+// stmt is query prepared for this transaction, or nil to run it unprepared: on PostgreSQL, and on SQLite the
+// first time (it is prepared on the pool after the commit).
+func (t *txStatements) stmt(ctx context.Context, query string) *sql.Stmt {
+	if t.postgres {
+		return nil
 	}
 	if st, ok := t.inTx[query]; ok {
-		return st.ExecContext(ctx, args...)
+		return st
 	}
 	t.p.mu.Lock()
 	base, ok := t.p.stmts[query]
 	t.p.mu.Unlock()
 	if !ok {
 		t.missed = append(t.missed, query)
-		return t.tx.ExecContext(ctx, query, args...)
+		return nil
 	}
 	st := t.tx.StmtContext(ctx, base)
 	t.inTx[query] = st
-	return st.ExecContext(ctx, args...)
+	return st
 }
 
 // commit commits the transaction, then prepares on the pool what it had to parse (the pool's one SQLite
