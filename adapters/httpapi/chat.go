@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -105,12 +104,16 @@ type toolCallOut struct {
 }
 
 type usageOut struct {
-	PromptTokens            int64           `json:"prompt_tokens"`
-	CompletionTokens        int64           `json:"completion_tokens"`
-	TotalTokens             int64           `json:"total_tokens"`
-	Cost                    json.RawMessage `json:"cost"`
-	PromptTokensDetails     map[string]any  `json:"prompt_tokens_details"`
-	CompletionTokensDetails map[string]any  `json:"completion_tokens_details"`
+	PromptTokens        int64           `json:"prompt_tokens"`
+	CompletionTokens    int64           `json:"completion_tokens"`
+	TotalTokens         int64           `json:"total_tokens"`
+	Cost                json.RawMessage `json:"cost"`
+	PromptTokensDetails struct {
+		CachedTokens int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	CompletionTokensDetails struct {
+		ReasoningTokens int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
 }
 
 func (s *chatSink) chunk(choices []choiceOut) chunkOut {
@@ -119,20 +122,36 @@ func (s *chatSink) chunk(choices []choiceOut) chunkOut {
 }
 
 func (s *chatSink) Chunk(c chat.Chunk) error {
-	// Each token is one event: its head (id, object, created, model, provider) is encoded once per stream.
-	if s.prefix == nil {
-		head, err := json.Marshal(s.chunk(nil))
-		if err != nil {
-			return err
-		}
-		head, _ = bytes.CutSuffix(head, []byte(`"choices":null}`))
-		s.prefix = append([]byte("data: "), head...)
-		s.prefix = append(s.prefix, `"choices":[`...)
-	}
 	// One event a token, like the upstream's, appended by hand: the shape is fixed, and a reflective encoder
 	// (goccy/go-json before) allocated the delta, the choice and the encoded bytes for every token.
-	s.buf = append(appendChoice(append(s.buf[:0], s.prefix...), c), "]}\n\n"...)
+	s.buf = append(appendChoice(append(s.buf[:0], s.eventPrefix()...), c), "]}\n\n"...)
 	return s.Write(s.buf)
+}
+
+// eventPrefix is the start of every chunk event of the stream, up to its choices: its head (id, object,
+// created, model, provider, as encoding/json encodes a chunkOut) is appended once per stream.
+func (s *chatSink) eventPrefix() []byte {
+	if s.prefix == nil {
+		h := s.head
+		b := appendJSONString(append(make([]byte, 0, 192), `data: {"id":`...), h.GenerationID)
+		b = strconv.AppendInt(append(b, `,"object":"chat.completion.chunk","created":`...), h.Created, 10)
+		b = appendJSONString(append(b, `,"model":`...), h.Model)
+		if h.Provider != "" {
+			b = appendJSONString(append(b, `,"provider":`...), h.Provider)
+		}
+		s.prefix = append(b, `,"choices":[`...)
+	}
+	return s.prefix
+}
+
+// usageEvent is the stream's last chunk event: no choices, the usage.
+func (s *chatSink) usageEvent(u *chat.Usage, cost domain.Micros) ([]byte, error) {
+	b, err := json.Marshal(usage(u, cost))
+	if err != nil {
+		return nil, err
+	}
+	s.buf = append(append(append(append(s.buf[:0], s.eventPrefix()...), `],"usage":`...), b...), "}\n\n"...)
+	return s.buf, nil
 }
 
 // appendChoice appends the choice of a chunk event, as encoding/json would encode a choiceOut holding its delta:
@@ -186,18 +205,20 @@ func (s *chatSink) event(v any) error {
 }
 
 func usage(u *chat.Usage, cost domain.Micros) *usageOut {
-	return &usageOut{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
-		TotalTokens: u.PromptTokens + u.CompletionTokens, Cost: json.RawMessage(cost.Decimal()),
-		PromptTokensDetails:     map[string]any{"cached_tokens": u.CachedTokens},
-		CompletionTokensDetails: map[string]any{"reasoning_tokens": u.ReasoningTokens}}
+	out := &usageOut{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens,
+		TotalTokens: u.PromptTokens + u.CompletionTokens, Cost: json.RawMessage(cost.Decimal())}
+	out.PromptTokensDetails.CachedTokens, out.CompletionTokensDetails.ReasoningTokens = u.CachedTokens, u.ReasoningTokens
+	return out
 }
 
 func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 	if s.head.Stream {
 		if s.head.IncludeUsage {
-			out := s.chunk([]choiceOut{})
-			out.Usage = usage(r.Usage, cost)
-			if err := s.event(out); err != nil {
+			ev, err := s.usageEvent(r.Usage, cost)
+			if err != nil {
+				return err
+			}
+			if err := s.Write(ev); err != nil {
 				return err
 			}
 		}

@@ -1,10 +1,12 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // reflectChoice is the choice of a chunk event as a reflective encoder writes it, for appendChoice to match.
@@ -87,4 +89,33 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
 	})
+}
+
+// TestStreamEventHeads holds the head appended once per stream, and the usage event, to encoding/json's encoding
+// of the same chunkOut.
+func TestStreamEventHeads(t *testing.T) {
+	for _, h := range []ports.ChatHead{
+		{GenerationID: "gen-1795455938-afdefd769e434e8c", Model: "bench/chat", Provider: "fake", Created: 1795455938},
+		{GenerationID: "gen-2", Model: `m<"\>&` + "\u2028", Created: -1},
+	} {
+		s := &chatSink{head: h}
+		whole, err := json.Marshal(s.chunk(nil))
+		if err != nil {
+			t.Fatal(err)
+		}
+		head, _ := bytes.CutSuffix(whole, []byte(`"choices":null}`))
+		if got, want := string(s.eventPrefix()), "data: "+string(head)+`"choices":[`; got != want {
+			t.Errorf("prefix:\n got %s\nwant %s", got, want)
+		}
+		u := &chat.Usage{PromptTokens: 6, CompletionTokens: 200, CachedTokens: 2, ReasoningTokens: 3}
+		out := s.chunk([]choiceOut{})
+		out.Usage = usage(u, 406)
+		want, err := json.Marshal(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := s.usageEvent(u, 406); err != nil || string(got) != "data: "+string(want)+"\n\n" {
+			t.Errorf("usage event:\n got %s %v\nwant data: %s", got, err, want)
+		}
+	}
 }
