@@ -97,7 +97,7 @@ func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.
 		return nil, nil, err
 	}
 	if ref.Version != 0 {
-		got, err := s.presets.store.Version(ctx, p.ID, ref.Version)
+		got, err := s.presets.version(ctx, p.ID, ref.Version)
 		if errors.Is(err, preset.ErrVersionNotFound) {
 			return nil, nil, preset.ErrVersionNotFound.WithMsg(ref.Field+": preset "+ref.Slug+" has no such version").With("field", ref.Field)
 		}

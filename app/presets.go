@@ -74,7 +74,16 @@ func (p *Presets) Version(ctx context.Context, s ports.PresetScope, number int) 
 	if err != nil {
 		return preset.Version{}, err
 	}
-	return p.store.Version(ctx, pr.ID, number)
+	return p.version(ctx, pr.ID, number)
+}
+
+// version is the preset's version numbered n: a number no version column can hold (past PostgreSQL's integer)
+// names no version.
+func (p *Presets) version(ctx context.Context, presetID string, n int) (preset.Version, error) {
+	if n < 1 || n > math.MaxInt32 {
+		return preset.Version{}, preset.ErrVersionNotFound
+	}
+	return p.store.Version(ctx, presetID, n)
 }
 
 func (p *Presets) CreateVersion(ctx context.Context, s ports.PresetScope, src preset.Source, body map[string]any) (preset.Preset, preset.Version, error) {
@@ -115,12 +124,7 @@ func (p *Presets) Update(ctx context.Context, s ports.PresetScope, c ports.Prese
 		return preset.Preset{}, nil, err
 	}
 	if c.DesignatedVersion != nil { // versions never change or go away, so resolving outside the update is safe
-		n := *c.DesignatedVersion
-		var err error = preset.ErrVersionNotFound // a number no version column can hold names no version
-		var v preset.Version
-		if n >= 1 && n <= math.MaxInt32 {
-			v, err = p.store.Version(ctx, pr.ID, n)
-		}
+		v, err := p.version(ctx, pr.ID, *c.DesignatedVersion)
 		if errors.Is(err, preset.ErrVersionNotFound) {
 			return preset.Preset{}, nil, domain.Invalid("designated_version", "no such version of this preset")
 		}

@@ -303,6 +303,9 @@ func TestChatPresets(t *testing.T) {
 	}{
 		{hi(map[string]any{"model": "@preset/nope"}), 404},
 		{hi(map[string]any{"model": "@preset/helper@9"}), 404},
+		// past what a version column holds (PostgreSQL's integer): no version, not a 500
+		{hi(map[string]any{"model": "@preset/helper@2147483648"}), 404},
+		{hi(map[string]any{"preset": "helper@9223372036854775807"}), 404},
 		{hi(map[string]any{"model": "@preset/helper", "preset": "other"}), 400},
 	} {
 		harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, tc.body), tc.status)
