@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -130,6 +132,9 @@ type Key struct {
 	CreatedAt         time.Time
 	UpdatedAt         *time.Time
 }
+
+// MaxRequestsPerMinute bounds a key's own rate limit: the most a stored limit can be (PostgreSQL's integer).
+const MaxRequestsPerMinute = math.MaxInt32
 
 // Usage is what a key has spent: in total and in the current day, week and month (UTC).
 type Usage struct {
@@ -295,8 +300,8 @@ func (c KeyChange) Apply(k *Key, now time.Time) error {
 		k.IncludeBYOKInLimit = *c.IncludeBYOKInLimit
 	}
 	if c.RequestsPerMinute != nil {
-		if *c.RequestsPerMinute < 0 {
-			return domain.Invalid("requests_per_minute", "must not be negative")
+		if n := *c.RequestsPerMinute; n < 0 || n > MaxRequestsPerMinute {
+			return domain.Invalid("requests_per_minute", fmt.Sprintf("must be from 0 to %d", MaxRequestsPerMinute))
 		}
 		k.RequestsPerMinute = *c.RequestsPerMinute
 	}

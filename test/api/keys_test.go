@@ -135,6 +135,7 @@ func TestAuthentication(t *testing.T) {
 func TestKeyValidation(t *testing.T) {
 	t.Parallel()
 	g := harness.Start(t)
+	_, hash := g.Key(t, nil)
 	tests := []struct {
 		name   string
 		method string
@@ -159,6 +160,9 @@ func TestKeyValidation(t *testing.T) {
 		{"unknown workspace", "POST", "/keys", `{"name":"a","workspace_id":"nope"}`, 400, "workspace_id"},
 		{"oversized body", "POST", "/keys", `{"name":"` + strings.Repeat("a", 11<<20) + `"}`, 413, "larger than"},
 		{"patch bad type", "PATCH", "/keys/" + strings.Repeat("0", 64), `{"disabled":"yes"}`, 400, "disabled: must be a boolean"},
+		{"patch negative rate limit", "PATCH", "/keys/" + hash, `{"requests_per_minute":-1}`, 400, "requests_per_minute:"},
+		// past what the column holds (PostgreSQL's integer): a 400, not a 500
+		{"patch huge rate limit", "PATCH", "/keys/" + hash, `{"requests_per_minute":2147483648}`, 400, "requests_per_minute:"},
 		{"patch unknown key", "PATCH", "/keys/" + strings.Repeat("0", 64), `{"disabled":true}`, 404, "not found"},
 		{"bad include_disabled", "GET", "/keys?include_disabled=maybe", ``, 400, "include_disabled"},
 		{"bad offset", "GET", "/keys?offset=-1", ``, 400, "offset"},
