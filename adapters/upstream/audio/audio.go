@@ -121,6 +121,10 @@ func appendS16(out []byte, s float64) []byte {
 // ErrNotWAV is returned for a body that does not start with a RIFF/WAVE header.
 var ErrNotWAV = errors.New("not a WAV stream")
 
+// maxFmtChunk bounds a WAV fmt chunk: 16, 18 or 40 bytes in practice (WAVE_FORMAT_EXTENSIBLE), whatever its
+// header claims.
+const maxFmtChunk = 1 << 10
+
 // FromWAV reads a WAV stream and returns its samples as the gateway's PCM. It walks the RIFF chunks rather than
 // assuming a 44-byte header, and reads to the end when the data size is a streaming placeholder (0 or 0xFFFFFFFF).
 func FromWAV(r io.Reader) (io.Reader, error) {
@@ -138,10 +142,14 @@ func FromWAV(r io.Reader) (io.Reader, error) {
 			return nil, fmt.Errorf("WAV: no data chunk: %w", err)
 		}
 		id, size := string(ch[0:4]), binary.LittleEndian.Uint32(ch[4:8])
+		padded := int64(size) + int64(size%2) // chunks are padded to an even size
 		switch id {
 		case "fmt ":
-			body := make([]byte, size+size%2)
-			if _, err := io.ReadFull(r, body); err != nil || size < 16 {
+			if size < 16 || size > maxFmtChunk {
+				return nil, fmt.Errorf("WAV: a fmt chunk of %d bytes", size)
+			}
+			body := make([]byte, padded)
+			if _, err := io.ReadFull(r, body); err != nil {
 				return nil, fmt.Errorf("WAV: short fmt chunk: %v", err)
 			}
 			tag := binary.LittleEndian.Uint16(body[0:2])
@@ -170,7 +178,7 @@ func FromWAV(r io.Reader) (io.Reader, error) {
 			}
 			return ToPCM(data, f), nil
 		default: // LIST, fact, ...: skip, with the pad byte of odd sizes
-			if _, err := io.CopyN(io.Discard, r, int64(size+size%2)); err != nil {
+			if _, err := io.CopyN(io.Discard, r, padded); err != nil {
 				return nil, fmt.Errorf("WAV: short %q chunk: %w", id, err)
 			}
 		}

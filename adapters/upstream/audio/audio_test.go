@@ -156,3 +156,29 @@ func TestFromWAV(t *testing.T) {
 		t.Fatal("an mp3 passed as WAV")
 	}
 }
+
+// TestFromWAVMalformed: a header an upstream got wrong is an error, never a panic nor an allocation of what a
+// chunk claims. A fmt chunk of 0xFFFFFFFF bytes (plus its pad byte, wrapping to 0 in uint32) panicked the call
+// (a 500 without a record); one of 0xFFFFFFF0 allocated 4 GiB before reading it.
+func TestFromWAVMalformed(t *testing.T) {
+	t.Parallel()
+	chunk := func(id string, size uint32, body ...byte) []byte {
+		return append(binary.LittleEndian.AppendUint32([]byte(id), size), body...)
+	}
+	head := []byte("RIFF\xff\xff\xff\xffWAVE")
+	for _, tt := range []struct {
+		name string
+		raw  []byte
+	}{
+		{"fmt size wraps", append(head, chunk("fmt ", 0xFFFFFFFF, make([]byte, 64)...)...)},
+		{"fmt size huge", append(head, chunk("fmt ", 0xFFFFFFF0, make([]byte, 64)...)...)},
+		{"fmt size short", append(head, chunk("fmt ", 15, make([]byte, 64)...)...)},
+		{"other chunk size wraps", append(append(head, chunk("LIST", 0xFFFFFFFF)...), wav(audio.Format{Rate: 24000, Channels: 1}, 2, nil, s16(1))[12:]...)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := audio.FromWAV(bytes.NewReader(tt.raw)); err == nil {
+				t.Fatal("accepted")
+			}
+		})
+	}
+}
