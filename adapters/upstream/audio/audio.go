@@ -125,6 +125,10 @@ var ErrNotWAV = errors.New("not a WAV stream")
 // header claims.
 const maxFmtChunk = 1 << 10
 
+// maxChannels bounds a WAV stream's channels (WAVE_FORMAT_EXTENSIBLE names 18 speaker positions), so that a frame
+// always fits in the converter's buffer: a larger one would never be read whole.
+const maxChannels = 64
+
 // FromWAV reads a WAV stream and returns its samples as the gateway's PCM. It walks the RIFF chunks rather than
 // assuming a 44-byte header, and reads to the end when the data size is a streaming placeholder (0 or 0xFFFFFFFF).
 func FromWAV(r io.Reader) (io.Reader, error) {
@@ -165,7 +169,7 @@ func FromWAV(r io.Reader) (io.Reader, error) {
 			default:
 				return nil, fmt.Errorf("WAV: unsupported encoding (format %d, %d bits)", tag, bits)
 			}
-			if f.Channels < 1 || f.Rate < 1000 {
+			if f.Channels < 1 || f.Channels > maxChannels || f.Rate < 1000 {
 				return nil, fmt.Errorf("WAV: bad fmt chunk (%d channels, %d Hz)", f.Channels, f.Rate)
 			}
 		case "data":

@@ -159,7 +159,8 @@ func TestFromWAV(t *testing.T) {
 
 // TestFromWAVMalformed: a header an upstream got wrong is an error, never a panic nor an allocation of what a
 // chunk claims. A fmt chunk of 0xFFFFFFFF bytes (plus its pad byte, wrapping to 0 in uint32) panicked the call
-// (a 500 without a record); one of 0xFFFFFFF0 allocated 4 GiB before reading it.
+// (a 500 without a record); one of 0xFFFFFFF0 allocated 4 GiB before reading it; 65535 channels made frames
+// larger than the converter's buffer, and reading them spun for ever.
 func TestFromWAVMalformed(t *testing.T) {
 	t.Parallel()
 	chunk := func(id string, size uint32, body ...byte) []byte {
@@ -173,6 +174,8 @@ func TestFromWAVMalformed(t *testing.T) {
 		{"fmt size wraps", append(head, chunk("fmt ", 0xFFFFFFFF, make([]byte, 64)...)...)},
 		{"fmt size huge", append(head, chunk("fmt ", 0xFFFFFFF0, make([]byte, 64)...)...)},
 		{"fmt size short", append(head, chunk("fmt ", 15, make([]byte, 64)...)...)},
+		// a frame past the converter's buffer: reading it spun for ever, on no input, whatever the caller did
+		{"65535 channels", wav(audio.Format{Rate: 24000, Channels: 65535}, 0, nil, make([]byte, 1<<17))},
 		{"other chunk size wraps", append(append(head, chunk("LIST", 0xFFFFFFFF)...), wav(audio.Format{Rate: 24000, Channels: 1}, 2, nil, s16(1))[12:]...)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
