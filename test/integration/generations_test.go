@@ -169,12 +169,24 @@ func TestRecorderStalledDatabase(t *testing.T) {
 }
 
 // BenchmarkRecorder measures what Record costs the request path and how many records per second reach
-// PostgreSQL, batched. Run: make bench, or
+// PostgreSQL, batched, with the spool in the path: one caller, 32 callers, and 32 callers with
+// generations.spool_fsync (group commit: a Record returns once fsync covers its entry). Run: make bench, or
 // go test -run '^$' -bench Recorder ./test/integration/
 func BenchmarkRecorder(b *testing.B) {
+	b.Run("callers=1", func(b *testing.B) { benchmarkRecorder(b, 1, false) })
+	b.Run("callers=32", func(b *testing.B) { benchmarkRecorder(b, 32, false) })
+	b.Run("callers=32,fsync", func(b *testing.B) { benchmarkRecorder(b, 32, true) })
+}
+
+func benchmarkRecorder(b *testing.B, callers int, fsync bool) {
 	db := testdb.Postgres(b)
 	store := gormstore.NewGenerationStore(db)
-	r := run(app.NewRecorder(store, openSpool(b), quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig()))
+	sp, err := spool.Open(spool.Config{Dir: b.TempDir(), MaxBytes: 1 << 30, Sync: fsync}, quiet())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { sp.Close() })
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig()))
 	entries := make([]generation.Entry, b.N)
 	for i := range entries {
 		entries[i] = fullEntry(fmt.Sprintf("gen-1-%d", i), t0)
@@ -183,11 +195,17 @@ func BenchmarkRecorder(b *testing.B) {
 	costs := make([]time.Duration, b.N)
 	b.ResetTimer()
 	start := time.Now()
-	for i := range entries {
-		t := time.Now()
-		r.Record(context.Background(), entries[i])
-		costs[i] = time.Since(t)
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for i := c; i < len(entries); i += callers {
+				t := time.Now()
+				r.Record(context.Background(), entries[i])
+				costs[i] = time.Since(t)
+			}
+		})
 	}
+	wg.Wait()
 	r.Close()
 	elapsed := time.Since(start)
 	b.StopTimer()
