@@ -30,6 +30,8 @@ type Call struct {
 	// failures are the failed attempts; endpoint is the one that answered, if one did.
 	failures []*ports.UpstreamError
 	endpoint *catalog.Endpoint
+	// ended is set once finish has taken the call: it is recorded, or being recorded.
+	ended bool
 }
 
 // newCall starts the record of a call: a new one, or one a modality takes up again to finish it.

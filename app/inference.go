@@ -125,6 +125,18 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	c.texts, c.holds, c.rec.Flags = admitted.Texts, admitted.Holds, admitted.Flags
 	p.metrics.Holds(len(c.holds))
 	defer p.metrics.Holds(-len(c.holds)) // settled by finish, or stored with a pending job
+	defer func() {
+		// A panic while routing or delivering (a bug in a modality or an adapter) still ends the call as every
+		// call ends: recorded, as an internal error that costs nothing, with its holds settled, instead of a call
+		// without a record whose holds stay reserved until they expire. The panic then goes on to the HTTP layer,
+		// with the frames that raised it still on the stack.
+		if v := recover(); v != nil {
+			if !c.ended {
+				_ = p.finish(ctx, c, Delivery{Err: errPanicked})
+			}
+			panic(v)
+		}
+	}()
 	c.input, c.counts = m.Input(c.texts)
 	if err := p.route(ctx, c, m, admitted.Endpoints, spec.Options); err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
@@ -192,6 +204,7 @@ func (p *Inference) overhead(ctx context.Context, mod catalog.Modality, c *Call)
 // failure — and hands it to the recorder with the call's holds: the entry books the key's usage and the credits
 // and settles the holds at the cost of what was delivered. It returns the error the caller gets.
 func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
+	c.ended = true
 	content := &generation.Content{Input: c.input, Output: d.Output}
 	err := d.Err
 	switch {
@@ -228,6 +241,9 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	}
 	return err
 }
+
+// errPanicked is what the record of a call cut short by a panic says.
+var errPanicked = domain.E(domain.KindInternal, "internal_error", "internal server error")
 
 // shutdownCut reports a request cut by the gateway's own shutdown timeout rather than by its caller.
 func shutdownCut(ctx context.Context) bool { return errors.Is(context.Cause(ctx), domain.ErrShutdown) }

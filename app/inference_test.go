@@ -222,6 +222,52 @@ func TestEveryEndpointFails(t *testing.T) {
 	}
 }
 
+// panicking is a speech provider with a bug: asked for audio, it panics, or its audio does when read.
+type panicking struct{ whileReading bool }
+
+func (p panicking) Synthesize(context.Context, ports.SynthesisRequest) (ports.Audio, error) {
+	if !p.whileReading {
+		panic("provider bug")
+	}
+	return ports.Audio{Body: io.NopCloser(panicReader{}), UpstreamID: "up-1", Status: 200}, nil
+}
+
+type panicReader struct{}
+
+func (panicReader) Read([]byte) (int, error) { panic("reader bug") }
+
+// TestPanicLeavesARecord: a panic while routing or delivering goes on to the HTTP layer (whose recovery answers
+// it), but the call is recorded first, as an internal error that costs nothing, with its hold settled.
+func TestPanicLeavesARecord(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		p    panicking
+		want string
+	}{
+		{"while routing", panicking{}, "provider bug"},
+		{"while delivering", panicking{whileReading: true}, "reader bug"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, false, voiceModel("a"))
+			func() {
+				defer func() {
+					if v := recover(); v != tt.want {
+						t.Fatalf("recovered %v, want the provider's panic %q", v, tt.want)
+					}
+				}()
+				_, _, _ = speak(t, p, ports.Providers{"a": tt.p}, caller)
+			}()
+			e := p.records.only(t)
+			if e.Record.Status != 500 || e.Record.TotalCost != 0 || !settles(e, "hold-acme/voice") {
+				t.Fatalf("record status %d cost %v holds %+v; want 500, 0 and its hold settled", e.Record.Status,
+					e.Record.TotalCost, e.Holds)
+			}
+		})
+	}
+}
+
 // TestUnconfiguredProvider: an endpoint whose provider is not configured for the modality is skipped.
 func TestUnconfiguredProvider(t *testing.T) {
 	t.Parallel()
