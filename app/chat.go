@@ -142,8 +142,11 @@ func (s *chatCall) Input(texts []string) (generation.Input, generation.Counts) {
 	return generation.Input{Messages: out}, generation.Counts{}
 }
 
+// Estimate reserves the prompt at a token a byte and the largest completion limit that reaches the upstream,
+// provider.options' included.
 func (s *chatCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
-	return s.req.WithTexts(texts).Estimate(ep.Pricing)
+	opts, _ := catalog.PassThrough(s.req.Options, ep.Provider) // a malformed object fails the call at Open
+	return s.req.WithTexts(texts).Estimate(ep.Pricing, opts)
 }
 
 // Open asks one endpoint for the answer and waits for its first chunk: a failure before the first token may
@@ -244,7 +247,8 @@ func brokeOff(err error) error {
 	return domain.E(kind, "upstream_stream_broke", "the provider's answer broke off: "+ue.Reason).Wrap(err)
 }
 
-// usage is the upstream's count when it gave one, else an estimate of the prompt and of what was delivered.
+// usage is the upstream's count when it gave one, else a fair estimate (four bytes a token, not the reservation's
+// worst case) of the prompt and of what was delivered.
 func (s *chatCall) usage(res *chat.Result, c *Call) chat.Usage {
 	if res.Usage != nil {
 		return *res.Usage

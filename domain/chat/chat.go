@@ -6,8 +6,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/big"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -202,8 +204,9 @@ const (
 	MaxModels = 3
 )
 
-// DefaultMaxTokens is the completion length assumed for a call that sets no max_tokens, when its budget is
-// reserved.
+// DefaultMaxTokens is the completion limit of a call that sets no max_tokens: every adapter sends it upstream
+// (OpenAI's max_completion_tokens, Gemini's maxOutputTokens, Anthropic's max_tokens), and the call's budget is
+// reserved for it.
 const DefaultMaxTokens = 4096
 
 // gatewayFields are the fields the gateway answers to itself (model, models, preset, provider, session_id...)
@@ -595,46 +598,110 @@ func (m Message) Joined() string {
 	return b.String()
 }
 
-// Tokens estimates the tokens of text at four bytes a token, rounded up: a stand-in where the upstream's count
-// is missing (a stream that broke before its usage came).
+// Tokens estimates the tokens of text at four bytes a token, rounded up: a fair stand-in where the upstream's
+// count is missing (a stream that broke before its usage came). Billing only: a budget is reserved with
+// MaxTokensOf, never with this.
 func Tokens(text string) int64 { return (int64(len(text)) + 3) / 4 }
+
+// MaxTokensOf is the most tokens text can be: one a byte, as a byte-level BPE tokenizer may split CJK or emoji.
+// What a call's budget is reserved with.
+func MaxTokensOf(text string) int64 { return int64(len(text)) }
 
 // ImageTokens is what an image part is assumed to cost when a call's budget is reserved.
 const ImageTokens = 1_000
 
-// PromptTokens estimates a request's prompt: its text, 4 tokens a message, and ImageTokens an image.
-func (r Request) PromptTokens() int64 {
+// PromptTokens is a fair estimate of a request's prompt (Tokens: four bytes a token), billed when the upstream
+// gives no usage.
+func (r Request) PromptTokens() int64 { return r.promptTokens(Tokens) }
+
+// MaxPromptTokens is the most a request's prompt can be (MaxTokensOf: a token a byte), reserved before the call.
+func (r Request) MaxPromptTokens() int64 { return r.promptTokens(MaxTokensOf) }
+
+// promptTokens counts a prompt with count for its texts, 4 tokens a message, and ImageTokens an image.
+func (r Request) promptTokens(count func(string) int64) int64 {
 	var n int64
 	for _, m := range r.Messages {
 		n += 4
 		for _, p := range m.Content {
 			switch p.Type {
 			case "text":
-				n += Tokens(p.Text)
+				n += count(p.Text)
 			case "image_url":
 				n += ImageTokens
 			default:
-				n += Tokens(string(p.Raw))
+				n += count(string(p.Raw))
 			}
 		}
 		for _, tc := range m.ToolCalls {
-			n += Tokens(tc.Name) + Tokens(tc.Arguments)
+			n += count(tc.Name) + count(tc.Arguments)
 		}
 	}
 	for _, t := range r.Tools {
-		n += Tokens(t.Name) + Tokens(t.Description) + Tokens(string(t.Parameters))
+		n += count(t.Name) + count(t.Description) + count(string(t.Parameters))
 	}
 	return n
 }
 
-// Estimate is the most a call is expected to cost before it is made: the estimated prompt, and max_tokens of
-// completion (DefaultMaxTokens when the request sets none).
-func (r Request) Estimate(p catalog.Pricing) domain.Micros {
-	completion := int64(DefaultMaxTokens)
+// optionCaps are the completion limits an upstream may read from provider.options: OpenAI's two, Gemini's
+// (at the top or in generationConfig) and Anthropic's max_tokens.
+var optionCaps = []string{"max_tokens", "max_completion_tokens", "maxOutputTokens"}
+
+// MaxCompletionTokens is the most completion a call may produce: the largest of the request's max_tokens (or
+// DefaultMaxTokens, which the adapters send when the request sets none) and of every completion limit in opts,
+// the provider.options passed to its upstream. It never reserves less than what any of them lets the upstream write.
+func (r Request) MaxCompletionTokens(opts map[string]any) int64 {
+	n := int64(DefaultMaxTokens)
 	if r.MaxTokens != nil {
-		completion = *r.MaxTokens
+		n = *r.MaxTokens
 	}
-	return Cost(p, r.PromptTokens(), completion)
+	gc, _ := opts["generationConfig"].(map[string]any)
+	for _, m := range []map[string]any{opts, gc} {
+		for _, k := range optionCaps {
+			n = max(n, optionInt(m[k]))
+		}
+	}
+	return n
+}
+
+// OptionCapped reports whether opts names a positive completion limit under one of keys: an adapter sends
+// DefaultMaxTokens upstream only when neither the request nor its provider.options set one.
+func OptionCapped(opts map[string]any, keys ...string) bool {
+	for _, k := range keys {
+		if optionInt(opts[k]) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// optionInt reads a passthrough number (JSON number, or a numeric string an upstream might accept), saturating;
+// 0 when it is none.
+func optionInt(v any) int64 {
+	var f float64
+	switch v := v.(type) {
+	case float64:
+		f = v
+	case json.Number:
+		f, _ = v.Float64()
+	case string:
+		f, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+	default:
+		return 0
+	}
+	switch {
+	case f != f || f <= 0: // NaN
+		return 0
+	case f >= 1<<62:
+		return 1 << 62
+	}
+	return int64(math.Ceil(f))
+}
+
+// Estimate is the most a call is expected to cost before it is made, the budget reserved for it: the prompt at
+// its most (MaxPromptTokens) and the completion at its most (MaxCompletionTokens; opts is the provider.options
+// passed to the endpoint's upstream).
+func (r Request) Estimate(p catalog.Pricing, opts map[string]any) domain.Micros {
+	return Cost(p, r.MaxPromptTokens(), r.MaxCompletionTokens(opts))
 }
 
 // Cost prices tokens on an endpoint, exact to the micro-dollar: the sum of both prices is rounded once, half

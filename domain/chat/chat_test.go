@@ -211,6 +211,61 @@ func TestMaxTokensBoth(t *testing.T) {
 	}
 }
 
+// TestEstimate: a call's budget is reserved for its prompt at a token a byte (a byte-level tokenizer's worst,
+// CJK or emoji) plus 4 a message, and for the largest completion limit that reaches the upstream: the request's
+// max_tokens, else DefaultMaxTokens (which the adapters send), or a larger one in provider.options. The billing
+// fallback, PromptTokens, stays at four bytes a token. At $1 a million tokens, micro-dollars are tokens.
+func TestEstimate(t *testing.T) {
+	one := micros("1")
+	p := catalog.Pricing{PerMillionPromptTokens: one, PerMillionCompletionTokens: one}
+	for _, tt := range []struct {
+		name, fields, opts string
+		fair, prompt       int64
+		completion         int64
+	}{
+		{"no max_tokens: the default", `"messages":[{"role":"user","content":"hi"}]`, ``, 5, 6, chat.DefaultMaxTokens},
+		{"max_tokens", `"messages":[{"role":"user","content":"hi"}],"max_tokens":10`, ``, 5, 6, 10},
+		{"CJK: a token a byte", `"messages":[{"role":"user","content":"你好你好"}],"max_tokens":10`, ``, 7, 16, 10},
+		{"emoji and two messages", `"messages":[{"role":"system","content":"😀"},{"role":"user","content":"😀😀"}],"max_tokens":1`, ``, 11, 20, 1},
+		{"options max_completion_tokens past max_tokens", `"messages":[{"role":"user","content":"hi"}],"max_tokens":10`,
+			`{"max_completion_tokens":20000}`, 5, 6, 20000},
+		{"options max_tokens without max_tokens", `"messages":[{"role":"user","content":"hi"}]`, `{"max_tokens":20000}`, 5, 6, 20000},
+		{"options max_tokens as a string", `"messages":[{"role":"user","content":"hi"}]`, `{"max_tokens":"30000"}`, 5, 6, 30000},
+		{"options generationConfig.maxOutputTokens", `"messages":[{"role":"user","content":"hi"}]`,
+			`{"generationConfig":{"maxOutputTokens":50000}}`, 5, 6, 50000},
+		{"options maxOutputTokens", `"messages":[{"role":"user","content":"hi"}]`, `{"maxOutputTokens":60000}`, 5, 6, 60000},
+		{"options smaller than the default", `"messages":[{"role":"user","content":"hi"}]`, `{"max_tokens":5}`, 5, 6, chat.DefaultMaxTokens},
+		{"options smaller than max_tokens", `"messages":[{"role":"user","content":"hi"}],"max_tokens":900`, `{"max_tokens":5}`, 5, 6, 900},
+		{"options not numbers", `"messages":[{"role":"user","content":"hi"}]`, `{"max_tokens":"x","maxOutputTokens":null}`, 5, 6, chat.DefaultMaxTokens},
+		{"options huge: saturated", `"messages":[{"role":"user","content":"hi"}]`, `{"max_tokens":1e300}`, 5, 6, 1 << 62},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := chat.Parse(body(t, `{"model":"m",`+tt.fields+`}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var opts map[string]any
+			if tt.opts != "" {
+				if err := json.Unmarshal([]byte(tt.opts), &opts); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := r.PromptTokens(); got != tt.fair {
+				t.Errorf("PromptTokens %d, want %d", got, tt.fair)
+			}
+			if got := r.MaxPromptTokens(); got != tt.prompt {
+				t.Errorf("MaxPromptTokens %d, want %d", got, tt.prompt)
+			}
+			if got := r.MaxCompletionTokens(opts); got != tt.completion {
+				t.Errorf("MaxCompletionTokens %d, want %d", got, tt.completion)
+			}
+			if got, want := r.Estimate(p, opts), chat.Cost(p, tt.prompt, tt.completion); got != want {
+				t.Errorf("Estimate %d, want %d", got, want)
+			}
+		})
+	}
+}
+
 // TestToolCallIndexes: an answer's tool calls are gathered in the order their indexes first appear, whatever the
 // upstream numbered them: from 0 (OpenAI), past 0 or with gaps (a proxy numbering content blocks), negative or
 // huge (an upstream's bug). A negative index panicked the call, a huge one grew the list to it (2^40 entries),

@@ -377,7 +377,7 @@ func TestChatGuardrailBudget(t *testing.T) {
 	if e["metadata"].(map[string]any)["guardrail_id"] != gr {
 		t.Fatalf("model filter: %v", e)
 	}
-	// No max_tokens: 4,096 completion tokens are assumed (36,882), more than the budget.
+	// No max_tokens: 4,096 completion tokens are assumed (36,900), more than the budget.
 	e = harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(nil)), 403)
 	if !strings.Contains(fmt.Sprint(e["message"]), "chat budget") {
 		t.Fatalf("default estimate: %v", e)
@@ -393,8 +393,8 @@ func TestChatGuardrailBudget(t *testing.T) {
 	if flags, _ := rec["guardrail_flags"].([]any); len(flags) != 1 || flags[0] != "secrets" || jsonString(rec["total_cost"]) != "0.000123" {
 		t.Fatalf("record %v", rec)
 	}
-	// 123 spent. A call of max_tokens 50 is estimated at 6 prompt tokens and 50 completion tokens: 468. While one
-	// is held upstream, a second does not fit (123 + 468 + 468 > 1,000).
+	// 123 spent. A call of max_tokens 50 is estimated at 12 prompt tokens (8 bytes, a token a byte, and 4 for the
+	// message) and 50 completion tokens: 486. While one is held upstream, a second does not fit (123 + 486 + 486 > 1,000).
 	release := make(chan struct{})
 	u.second.Script(fakes.Step{Hold: release})
 	held := make(chan harness.Response)
@@ -412,13 +412,65 @@ func TestChatGuardrailBudget(t *testing.T) {
 	if r := <-held; r.Status != 200 {
 		t.Fatalf("held call: %d %s", r.Status, r.Body)
 	}
-	// It settled at its real cost, 456 (579 spent): one of 468 more does not fit, one of max_tokens 10 (108) does.
+	// It settled at its real cost, 456 (579 spent): one of 486 more does not fit, one of max_tokens 10 (126) does.
 	harness.Eventually(t, 5*time.Second, func() bool {
 		return g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 10})).Status == 200
 	})
 	harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 50})), 403)
 	if n := u.second.Calls(); n != 2 {
 		t.Fatalf("refused calls reached the provider: %d calls", n)
+	}
+}
+
+// TestChatKeyLimitHoldsTheCap: a key limit of $0.05 and an upstream that would write 20,000 completion tokens
+// ($0.16 at 8 micro-dollars a token) unless it is sent a smaller limit. A call with no max_tokens is sent
+// max_completion_tokens 4,096, what its budget was reserved for: it costs $0.032772 (2 prompt tokens at 2, as the
+// fake counts them) and the next one does not fit. A limit past the key's, in the request or its provider.options,
+// is refused before the upstream is called. Before: no limit was sent, and the first call spent $0.160004.
+func TestChatKeyLimitHoldsTheCap(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	for _, tc := range []struct {
+		name     string
+		body     map[string]any
+		statuses []int
+		sent     []int
+		usage    string
+	}{
+		{"no max_tokens: the default is sent", hi(nil), []int{200, 402}, []int{4096}, "0.032772"},
+		{"max_tokens past the limit", hi(map[string]any{"max_tokens": 20000}), []int{402}, nil, "0"},
+		{"provider.options max_tokens past the limit", hi(map[string]any{"provider": map[string]any{
+			"options": map[string]any{"first": map[string]any{"max_tokens": 20000}}}}), []int{402}, nil, "0"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, _ := g.Key(t, map[string]any{"limit": 0.05})
+			u.first.Script(fakes.Step{Ramble: 20000}, fakes.Step{Ramble: 20000})
+			var statuses []int
+			for range tc.statuses {
+				r := g.Do(t, "POST", "/chat/completions", key, tc.body)
+				statuses = append(statuses, r.Status)
+				if r.Status == 200 {
+					harness.Eventually(t, 5*time.Second, func() bool { // the call has settled
+						return jsonString(g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["usage"]) != "0"
+					})
+				}
+			}
+			var sent []int
+			for _, r := range u.first.Requests() {
+				var b struct {
+					MaxCompletionTokens int `json:"max_completion_tokens"`
+				}
+				if err := json.Unmarshal(r.Body, &b); err != nil {
+					t.Fatal(err)
+				}
+				sent = append(sent, b.MaxCompletionTokens)
+			}
+			usage := jsonString(g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["usage"])
+			if fmt.Sprint(statuses) != fmt.Sprint(tc.statuses) || fmt.Sprint(sent) != fmt.Sprint(tc.sent) || usage != tc.usage {
+				t.Fatalf("statuses %v, upstream sent max_completion_tokens %v, usage %s; want %v, %v, %s",
+					statuses, sent, usage, tc.statuses, tc.sent, tc.usage)
+			}
+		})
 	}
 }
 

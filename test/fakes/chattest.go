@@ -93,19 +93,36 @@ func (c ChatContract) Run(t *testing.T) {
 			t.Fatalf("upstream got system %q temperature %v", system, temp)
 		}
 	})
-	t.Run("max tokens", func(t *testing.T) {
-		c.Fake.Script()
-		res, err := ReadChat(t, p, ChatRequest(t, "up-model", map[string]any{"messages": hello, "max_tokens": 7}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, n := c.Sent(t, c.Fake.Requests()[0]); n != 7 {
-			t.Fatalf("upstream got max tokens %d", n)
-		}
-		if res.FinishReason != "length" || res.Usage.CompletionTokens != 7 || res.Content.String() != " w0 w1 w2 w3 w4 w5 w6" {
-			t.Fatalf("answer %q finish %q usage %+v", res.Content.String(), res.FinishReason, res.Usage)
-		}
-	})
+	// The completion limit the upstream is sent is the one the call's budget was reserved for: the request's, or
+	// chat.DefaultMaxTokens when it sets none (a fake answers up to FakeWordLimit words, else FakeSentence).
+	for _, tc := range []struct {
+		name   string
+		body   map[string]any
+		sent   int
+		answer string
+		finish string
+		tokens int64
+	}{
+		{"max tokens", map[string]any{"messages": hello, "max_tokens": 7}, 7, " w0 w1 w2 w3 w4 w5 w6", "length", 7},
+		{"no max tokens: the default", map[string]any{"messages": hello}, chat.DefaultMaxTokens, "Hello from the fake upstream.", "stop", int64(len(FakeSentence))},
+		{"null max tokens: the default", map[string]any{"messages": hello, "max_tokens": nil}, chat.DefaultMaxTokens,
+			"Hello from the fake upstream.", "stop", int64(len(FakeSentence))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c.Fake.Script()
+			res, err := ReadChat(t, p, ChatRequest(t, "up-model", tc.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, n := c.Sent(t, c.Fake.Requests()[0]); n != tc.sent {
+				t.Fatalf("upstream got max tokens %d, want %d", n, tc.sent)
+			}
+			if res.FinishReason != tc.finish || res.Content.String() != tc.answer || res.Usage == nil ||
+				res.Usage.CompletionTokens != tc.tokens {
+				t.Fatalf("answer %q finish %q usage %+v", res.Content.String(), res.FinishReason, res.Usage)
+			}
+		})
+	}
 	t.Run("tool call round trip", func(t *testing.T) {
 		c.Fake.Script()
 		msgs := []any{map[string]any{"role": "user", "content": "Weather in Paris?"}}

@@ -35,6 +35,9 @@ type Step struct {
 	Chunk int
 	// Gap paces a stream of events: the pause after each, as a model takes between tokens.
 	Gap time.Duration
+	// Ramble, for the OpenAI chat fake, is a model that would write on for this many tokens: its usage counts
+	// them, or the completion limit the request sent when that is fewer (finish "length").
+	Ramble int
 }
 
 // The waits (for the first byte, and between chunks) of the clients that the shared contracts call. A call to a

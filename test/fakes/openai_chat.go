@@ -155,7 +155,14 @@ func (o *OpenAI) chat(w http.ResponseWriter, r *http.Request, body []byte, step 
 	if len(req.Tools) > 0 {
 		tool = req.Tools[0].Function.Name
 	}
-	reply := replyTo(msgs, max(req.MaxTokens, req.MaxCompletionTokens), tool)
+	limit := max(req.MaxTokens, req.MaxCompletionTokens)
+	reply := replyTo(msgs, limit, tool)
+	if step.Ramble > 0 {
+		reply.CompletionTokens, reply.Finish = int64(step.Ramble), "stop"
+		if limit > 0 && limit < step.Ramble {
+			reply.CompletionTokens, reply.Finish = int64(limit), "length"
+		}
+	}
 	const id = "chatcmpl-fake"
 	usage := map[string]any{"prompt_tokens": reply.PromptTokens, "completion_tokens": reply.CompletionTokens,
 		"total_tokens":          reply.PromptTokens + reply.CompletionTokens,

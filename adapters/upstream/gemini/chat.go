@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -45,7 +46,16 @@ func ChatBody(req ports.ChatRequest) map[string]any {
 	if system != "" {
 		out["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": system}}}
 	}
+	// generationConfig is the options' one (thinkingConfig...) under the translated fields, with
+	// chat.DefaultMaxTokens when neither the request nor the options set maxOutputTokens: the limit the call's
+	// budget was reserved for.
 	gc := map[string]any{}
+	if opts, ok := req.Options["generationConfig"].(map[string]any); ok {
+		maps.Copy(gc, opts)
+	}
+	if !chat.OptionCapped(gc, "maxOutputTokens") {
+		gc["maxOutputTokens"] = int64(chat.DefaultMaxTokens)
+	}
 	if r.Temperature != nil {
 		gc["temperature"] = *r.Temperature
 	}
@@ -78,9 +88,7 @@ func ChatBody(req ports.ChatRequest) map[string]any {
 			}
 		}
 	}
-	if len(gc) > 0 {
-		out["generationConfig"] = gc
-	}
+	out["generationConfig"] = gc
 	if len(r.Tools) > 0 {
 		decls := make([]any, len(r.Tools))
 		for i, t := range r.Tools {

@@ -97,3 +97,35 @@ func TestChatBlocked(t *testing.T) {
 		t.Fatalf("err %v finish %q/%q usage %+v", err, res.FinishReason, res.NativeFinishReason, res.Usage)
 	}
 }
+
+// TestChatBodyLimit: generationConfig is the options' one under the translated fields, with maxOutputTokens
+// chat.DefaultMaxTokens (the limit the call's budget was reserved for) when neither names one.
+func TestChatBodyLimit(t *testing.T) {
+	t.Parallel()
+	hi := []any{map[string]any{"role": "user", "content": "Hi"}}
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		opts map[string]any
+		want string
+	}{
+		{"none: the default", map[string]any{"messages": hi}, nil, `{"maxOutputTokens":4096}`},
+		{"max_tokens", map[string]any{"messages": hi, "max_tokens": 9, "temperature": 0.5}, nil, `{"maxOutputTokens":9,"temperature":0.5}`},
+		{"options kept, with the default", map[string]any{"messages": hi},
+			map[string]any{"generationConfig": map[string]any{"thinkingConfig": map[string]any{"thinkingBudget": 0.0}}},
+			`{"maxOutputTokens":4096,"thinkingConfig":{"thinkingBudget":0}}`},
+		{"options maxOutputTokens", map[string]any{"messages": hi},
+			map[string]any{"generationConfig": map[string]any{"maxOutputTokens": 20000.0}}, `{"maxOutputTokens":20000}`},
+		{"the request's over the options'", map[string]any{"messages": hi, "max_tokens": 9},
+			map[string]any{"generationConfig": map[string]any{"maxOutputTokens": 20000.0, "topK": 3.0}}, `{"maxOutputTokens":9,"topK":3}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := fakes.ChatRequest(t, "up-model", tc.body)
+			req.Options = tc.opts
+			got, _ := json.Marshal(gemini.ChatBody(req)["generationConfig"])
+			if string(got) != tc.want {
+				t.Fatalf("generationConfig %s, want %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -14,7 +14,9 @@ import (
 var _ ports.ChatProvider = (*Client)(nil)
 
 // Chat calls POST /chat/completions, always streaming with the usage chunk asked for. The caller's fields the
-// gateway does not read go as they came; passthrough options go under them.
+// gateway does not read go as they came; passthrough options go under them. A request that sets no completion
+// limit (nor its options) is sent max_completion_tokens chat.DefaultMaxTokens, the limit its budget was reserved
+// for (max_completion_tokens: OpenAI's current name, which its o-series models require).
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
 	body := make(map[string]any, len(req.Request.Extra)+4)
 	for k, v := range req.Options {
@@ -22,6 +24,10 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	}
 	for k, v := range req.Request.Extra {
 		body[k] = v
+	}
+	if req.Request.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens") {
+		delete(body, "max_tokens") // a null one
+		body["max_completion_tokens"] = int64(chat.DefaultMaxTokens)
 	}
 	body["model"] = req.UpstreamModel
 	body["messages"] = Messages(req.Request.Messages)

@@ -21,8 +21,9 @@ func TestChatContract(t *testing.T) {
 					Role    string `json:"role"`
 					Content string `json:"content"`
 				} `json:"messages"`
-				Temperature float64 `json:"temperature"`
-				MaxTokens   int     `json:"max_tokens"`
+				Temperature         float64 `json:"temperature"`
+				MaxTokens           int     `json:"max_tokens"`
+				MaxCompletionTokens int     `json:"max_completion_tokens"`
 			}
 			if err := json.Unmarshal(r.Body, &body); err != nil || r.Path != "/v1/chat/completions" {
 				t.Fatalf("%s: %v: %s", r.Path, err, r.Body)
@@ -31,7 +32,7 @@ func TestChatContract(t *testing.T) {
 			if len(body.Messages) > 0 && body.Messages[0].Role == "system" {
 				system = body.Messages[0].Content
 			}
-			return system, body.Temperature, body.MaxTokens
+			return system, body.Temperature, max(body.MaxTokens, body.MaxCompletionTokens)
 		},
 		Failures: []fakes.Failure{
 			{Name: "rate limited", Step: fakes.Step{Status: 429, Body: fakes.OpenAIRateLimited, Header: map[string]string{"Retry-After": "2"}},
@@ -67,5 +68,48 @@ func TestChatPassesUnknownFields(t *testing.T) {
 		if _, ok := body[k]; ok {
 			t.Fatalf("the gateway's field %q went upstream: %v", k, body)
 		}
+	}
+}
+
+// TestChatCompletionLimit: the completion limit sent is the one the call's budget was reserved for. With none in
+// the request nor its provider.options, max_completion_tokens chat.DefaultMaxTokens (and a null max_tokens goes);
+// one named in either goes as it came, with no default beside it.
+func TestChatCompletionLimit(t *testing.T) {
+	t.Parallel()
+	f := fakes.NewOpenAI(t, "sk-test")
+	p := client(f, "sk-test", fakes.Patient)
+	hi := []any{map[string]any{"role": "user", "content": "Hi"}}
+	for _, tc := range []struct {
+		name string
+		body map[string]any
+		opts map[string]any
+		want string
+	}{
+		{"none: the default", map[string]any{"messages": hi}, nil, `{"max_completion_tokens":4096}`},
+		{"null max_tokens: the default", map[string]any{"messages": hi, "max_tokens": nil}, nil, `{"max_completion_tokens":4096}`},
+		{"max_tokens", map[string]any{"messages": hi, "max_tokens": 9}, nil, `{"max_tokens":9}`},
+		{"max_completion_tokens", map[string]any{"messages": hi, "max_completion_tokens": 9}, nil, `{"max_completion_tokens":9}`},
+		{"options max_tokens", map[string]any{"messages": hi}, map[string]any{"max_tokens": 20000.0}, `{"max_tokens":20000}`},
+		{"options max_completion_tokens", map[string]any{"messages": hi}, map[string]any{"max_completion_tokens": 20000.0},
+			`{"max_completion_tokens":20000}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f.Script()
+			req := fakes.ChatRequest(t, "up-model", tc.body)
+			req.Options = tc.opts
+			if _, err := fakes.ReadChat(t, p, req); err != nil {
+				t.Fatal(err)
+			}
+			var sent struct {
+				MaxTokens           *int `json:"max_tokens,omitempty"`
+				MaxCompletionTokens *int `json:"max_completion_tokens,omitempty"`
+			}
+			if err := json.Unmarshal(f.Requests()[0].Body, &sent); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := json.Marshal(sent); string(got) != tc.want {
+				t.Fatalf("sent %s, want %s", got, tc.want)
+			}
+		})
 	}
 }
