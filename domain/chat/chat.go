@@ -122,10 +122,25 @@ type Result struct {
 	ToolCalls                        []ToolCall
 	FinishReason, NativeFinishReason string
 	Usage                            *Usage
-	// toolAt is where in ToolCalls each index of the upstream's deltas goes: tool calls are kept in the order
-	// their indexes first appear, as the upstream may number them from 1 or with gaps (a proxy numbering content
-	// blocks), or with any int at all.
-	toolAt map[int]int
+	// tools numbers the deltas' indexes as ToolCalls holds them.
+	tools ToolIndexes
+}
+
+// ToolIndexes numbers an upstream's tool-call indexes 0, 1, ... in the order they first appear, as the upstream
+// may number them from 1 or with gaps (a proxy numbering content blocks), or with any int at all.
+type ToolIndexes struct{ at map[int]int }
+
+// Of returns the number of the upstream's index n, and whether n is new.
+func (t *ToolIndexes) Of(n int) (int, bool) {
+	if i, ok := t.at[n]; ok {
+		return i, false
+	}
+	if t.at == nil {
+		t.at = map[int]int{}
+	}
+	i := len(t.at)
+	t.at[n] = i
+	return i, true
 }
 
 // Add gathers one chunk into the answer.
@@ -133,13 +148,8 @@ func (r *Result) Add(c Chunk) {
 	r.Content.WriteString(c.Content)
 	r.Reasoning.WriteString(c.Reasoning)
 	for _, d := range c.ToolCalls {
-		i, ok := r.toolAt[d.Index]
-		if !ok {
-			if r.toolAt == nil {
-				r.toolAt = map[int]int{}
-			}
-			i = len(r.ToolCalls)
-			r.toolAt[d.Index] = i
+		i, isNew := r.tools.Of(d.Index)
+		if isNew {
 			r.ToolCalls = append(r.ToolCalls, ToolCall{})
 		}
 		tc := &r.ToolCalls[i]

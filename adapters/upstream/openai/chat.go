@@ -107,6 +107,9 @@ type ChatStream struct {
 	sse      *upstream.SSE
 	status   int
 	finished bool
+	// tools numbers the upstream's tool-call indexes 0, 1, ... as Result does: a client indexing an array by them
+	// gets no hole nor a negative index.
+	tools chat.ToolIndexes
 }
 
 func NewChatStream(body io.Reader, status int) *ChatStream {
@@ -131,6 +134,9 @@ func (s *ChatStream) Next() (chat.Chunk, error) {
 				Reason: "the provider's stream failed", Raw: generation.TruncateRaw([]byte(upstream.Scrub(string(data))))}
 		}
 		out := ev.Chunk
+		for i := range out.ToolCalls {
+			out.ToolCalls[i].Index, _ = s.tools.Of(out.ToolCalls[i].Index)
+		}
 		if ev.finish != "" {
 			out.FinishReason, out.NativeFinishReason = chat.Finish(ev.finish), ev.finish
 			s.finished = true

@@ -2,9 +2,14 @@ package openai_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/fakes"
@@ -109,6 +114,49 @@ func TestChatCompletionLimit(t *testing.T) {
 			}
 			if got, _ := json.Marshal(sent); string(got) != tc.want {
 				t.Fatalf("sent %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestChatStreamToolCallIndexes: a streamed answer numbers its tool calls 0, 1, ... in the order the upstream's
+// indexes first appear, as the non-streamed answer (chat.Result) gathers them and the Anthropic and Gemini
+// adapters number theirs. Before, an upstream's -1, 3 or 2^40 was streamed as it came: a client indexing an
+// array by it got a hole or a negative index.
+func TestChatStreamToolCallIndexes(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		upstream []int
+		want     []int
+	}{
+		{"dense", []int{0, 1, 0, 1}, []int{0, 1, 0, 1}},
+		{"from 1", []int{1, 1, 2}, []int{0, 0, 1}},
+		{"negative, then a gap", []int{-1, 3, -1}, []int{0, 1, 0}},
+		{"huge", []int{1 << 40, 0, 1 << 40}, []int{0, 1, 0}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var in strings.Builder
+			for _, n := range tt.upstream {
+				fmt.Fprintf(&in, "data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":%d,\"function\":{\"arguments\":\"x\"}}]}}]}\n\n", n)
+			}
+			in.WriteString("data: [DONE]\n\n")
+			s := openai.NewChatStream(strings.NewReader(in.String()), 200)
+			var got []int
+			for {
+				c, err := s.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, d := range c.ToolCalls {
+					got = append(got, d.Index)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Fatalf("streamed indexes %v, want %v", got, tt.want)
 			}
 		})
 	}
