@@ -335,9 +335,11 @@ func (r *Recorder) pause(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// write books batch. When the store refuses it while it is reachable, the batch is halved until the entry it
+// write books batch. When the store refuses it while it is reachable, and not as unavailable (a deadlock, a
+// lock held past its timeout: the same batch succeeds when tried again), the batch is halved until the entry it
 // refuses is found, and that entry is quarantined: its batch mates are written. An error means the store is
-// away, or the quarantine refused the entry: the batch is written again (ids stored already are skipped).
+// away or unavailable, or the quarantine refused the entry: the batch is written again (ids stored already are
+// skipped).
 func (r *Recorder) write(ctx context.Context, batch []generation.Entry, raw [][]byte) error {
 	if len(batch) == 0 {
 		return nil
@@ -347,7 +349,7 @@ func (r *Recorder) write(ctx context.Context, batch []generation.Entry, raw [][]
 		r.metrics.RecordsWritten(len(batch))
 		return nil
 	}
-	if perr := r.store.Ping(ctx); perr != nil {
+	if domain.KindOf(err) == domain.KindUnavailable || r.store.Ping(ctx) != nil {
 		return err
 	}
 	if len(batch) > 1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -28,14 +29,15 @@ import (
 // fakeStore keeps entries by id and books each id's cost once, as the store contract says; down makes it
 // unreachable, and gate (when non-nil) holds inserts until closed.
 type fakeStore struct {
-	mu      sync.Mutex
-	rows    map[string]generation.Entry
-	booked  domain.Micros
-	batches []int
-	down    bool
-	gate    chan struct{}
-	refuse  string        // an id the database refuses while it is up
-	refused chan struct{} // when non-nil, told (without waiting) of each insert refused while down
+	mu       sync.Mutex
+	rows     map[string]generation.Entry
+	booked   domain.Micros
+	batches  []int
+	down     bool
+	gate     chan struct{}
+	refuse   string        // an id the database refuses while it is up
+	failOnce error         // when non-nil, the next insert's error (then cleared) while the database is up
+	refused  chan struct{} // when non-nil, told (without waiting) of each insert refused while down
 }
 
 func newFakeStore() *fakeStore { return &fakeStore{rows: map[string]generation.Entry{}} }
@@ -56,6 +58,10 @@ func (f *fakeStore) InsertGenerations(ctx context.Context, batch []generation.En
 			}
 		}
 		return errDown
+	}
+	if err := f.failOnce; err != nil {
+		f.failOnce = nil
+		return err
 	}
 	for _, e := range batch {
 		if e.Record.ID == f.refuse {
@@ -237,6 +243,47 @@ func TestRecorderQuarantinesWhatTheDatabaseRefuses(t *testing.T) {
 	}
 	if q := sp.Stats().Quarantined; q != 1 {
 		t.Fatalf("%d quarantined", q)
+	}
+}
+
+// TestRecorderRetriesWhatIsUnavailable: an insert the store fails as unavailable while Ping answers (a deadlock
+// or a lock not available, which gormstore classifies so; SQLITE_BUSY past the busy timeout) is not a refusal of
+// the entry: nothing is quarantined, and the batch is tried again (by this run, or when the stop came first, by
+// the next start) and stored once.
+func TestRecorderRetriesWhatIsUnavailable(t *testing.T) {
+	t.Parallel()
+	unavailable := domain.E(domain.KindUnavailable, "service_unavailable", "a backend cannot be reached")
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"deadlock", fmt.Errorf("book charges: %w", unavailable.Wrap(errors.New("ERROR: deadlock detected (SQLSTATE 40P01)")))},
+		{"lock not available", unavailable.Wrap(errors.New("ERROR: canceling statement due to lock timeout (SQLSTATE 55P03)"))},
+		{"sqlite busy", unavailable.Wrap(errors.New("database is locked (5) (SQLITE_BUSY)"))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			store := newFakeStore()
+			store.failOnce = tt.err
+			sp := openSpool(t, dir, 1<<30)
+			r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
+			r.Record(context.Background(), entry("gen-1"))
+			r.Close()
+			sp.Close()
+			if q := sp.Stats().Quarantined; q != 0 {
+				t.Errorf("%d entries quarantined", q)
+			}
+			again := openSpool(t, dir, 1<<30)
+			run(app.NewRecorder(store, again, quiet(), ports.NoMetrics{}, cfg())).Close()
+			if st := again.Stats(); st.Quarantined != 0 || st.Records != 0 {
+				t.Errorf("after restart: %+v", st)
+			}
+			if n, booked := store.count(); n != 1 || booked != 10 {
+				t.Errorf("%d entries stored, %d booked: want 1 and 10", n, booked)
+			}
+		})
 	}
 }
 

@@ -50,8 +50,9 @@ func (d classifying) RollbackTo(tx *gorm.DB, name string) error {
 	return d.Dialector.(gorm.SavePointerDialectorInterface).RollbackTo(tx, name)
 }
 
-// classify turns a failure to reach the database, or a connection it dropped, into ErrUnavailable; any other
-// error is returned as it is.
+// classify turns a failure to reach the database, a connection it dropped, or a transaction it aborted that
+// succeeds when tried again (a deadlock, a serialization failure, a lock not available) into ErrUnavailable; any
+// other error is returned as it is.
 func classify(err error) error {
 	if err == nil || errors.Is(err, ErrUnavailable) || !unreachable(err) {
 		return err
@@ -74,10 +75,12 @@ func unreachable(err error) bool {
 
 // unavailableState reports the SQLSTATEs that mean "this server cannot serve you now": class 08 (connection
 // exception), 57P01 admin_shutdown (the backend was terminated), 57P02 crash_shutdown, 57P03
-// cannot_connect_now (starting up or shutting down) and 53300 too_many_connections.
+// cannot_connect_now (starting up or shutting down) and 53300 too_many_connections; and the transient ones, where
+// the same statement succeeds when tried again: 40P01 deadlock_detected, 40001 serialization_failure and 55P03
+// lock_not_available.
 func unavailableState(code string) bool {
 	switch code {
-	case "57P01", "57P02", "57P03", "53300":
+	case "57P01", "57P02", "57P03", "53300", "40P01", "40001", "55P03":
 		return true
 	}
 	return strings.HasPrefix(code, "08")
