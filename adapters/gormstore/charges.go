@@ -94,11 +94,17 @@ func charges(entries []generation.Entry, dialect string) []statement {
 	}
 	if len(usage) > 0 {
 		keys := sortedKeys(usage, func(a, b usageKey) int { return cmp.Or(strings.Compare(a.hash, b.hash), strings.Compare(a.day, b.day)) })
-		args := make([]any, 0, 3*len(keys))
-		for _, k := range keys {
-			args = append(args, k.hash, k.day, usage[k])
+		rows := make([][]any, len(keys))
+		for i, k := range keys {
+			rows[i] = []any{k.hash, k.day, usage[k]}
 		}
-		out = append(out, statement{`INSERT INTO key_usage (key_hash, day, micros) VALUES ` + placeholders(len(keys), 3) + `
+		// On SQLite the rows are given as one JSON array of [key_hash, day, micros], so that the statement keeps
+		// one shape whatever the number of keys (see prepared); its WHERE lets SQLite parse the ON CONFLICT.
+		values, args := "SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]'), json_extract(value, '$[2]') FROM json_each(?) WHERE true", []any{mustJSON(rows)}
+		if dialect != SQLite {
+			values, args = "VALUES "+placeholders(len(rows), 3), slices.Concat(rows...)
+		}
+		out = append(out, statement{`INSERT INTO key_usage (key_hash, day, micros) ` + values + `
 			ON CONFLICT (key_hash, day) DO UPDATE SET micros = key_usage.micros + excluded.micros`, args})
 	}
 	if credits != 0 {
