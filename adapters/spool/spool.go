@@ -34,6 +34,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -102,6 +103,8 @@ type Spool struct {
 	records     int64 // records appended and not yet released
 	quarantined int64
 	notify      chan struct{}
+
+	qmu sync.Mutex // one Quarantine or Requeue at a time: each cuts what its failed write left
 
 	// the records appended since memStart, in order, kept in memory (up to MemoryBytes) so that the reader
 	// takes them from here rather than from the files: no read(2), and the values appended with them
@@ -332,9 +335,7 @@ func (s *Spool) Append(payload []byte, value any) error {
 			return err
 		}
 	}
-	if _, err := s.w.Write(frame); err != nil {
-		// a short write leaves a torn frame: cut it so the segment stays readable
-		_ = s.w.Truncate(s.wpos.Off)
+	if err := writeFrame(s.w, s.wpos.Off, frame); err != nil {
 		s.mu.Unlock()
 		return fmt.Errorf("spool: append: %w", err)
 	}
@@ -550,12 +551,18 @@ const quarantineFile = "quarantine.log"
 
 // Quarantine appends payload to the quarantine file (synced: it is rare and must not be lost).
 func (s *Spool) Quarantine(payload []byte) error {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
 	f, err := os.OpenFile(filepath.Join(s.cfg.Dir, quarantineFile), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
 	if err != nil {
 		return fmt.Errorf("spool: quarantine: %w", err)
 	}
 	defer f.Close()
-	if _, err := f.Write(frame(payload)); err != nil {
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("spool: quarantine: %w", err)
+	}
+	if err := writeFrame(f, info.Size(), frame(payload)); err != nil {
 		return fmt.Errorf("spool: quarantine: %w", err)
 	}
 	if err := f.Sync(); err != nil {
@@ -570,10 +577,12 @@ func (s *Spool) Quarantine(payload []byte) error {
 // Requeue moves the records kept in the quarantine back into the spool, to be read again after those waiting:
 // for an operator, once the cause of the refusals is fixed, while no gateway uses the spool (Open locks it). The
 // records reach the disk (fsync) before the quarantine file goes, so a crash in between leaves them in both, and
-// the writer skips ids already stored. A torn frame ending the file (a quarantine cut short by a crash, whose
-// record stayed in the spool) is dropped; any other damage leaves everything where it was. It returns how many
-// records it moved.
+// the writer skips ids already stored. It never deletes what it did not move: when a frame cannot be read (torn
+// by a crash, or corrupt), the records before it are moved and the file is kept as quarantine.log.damaged-<unix
+// nanoseconds>, which the error names with the offset where reading stopped. It returns how many records it moved.
 func (s *Spool) Requeue() (int, error) {
+	s.qmu.Lock()
+	defer s.qmu.Unlock()
 	path := filepath.Join(s.cfg.Dir, quarantineFile)
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -588,16 +597,14 @@ func (s *Spool) Requeue() (int, error) {
 		return 0, fmt.Errorf("spool: requeue: %w", err)
 	}
 	var recs [][]byte
+	var damage error // why reading stopped short of the end
 	for off := int64(0); off < info.Size(); {
 		payloads, next, err := readFrames(f, off, info.Size(), math.MaxInt, math.MaxInt64)
 		recs, off = append(recs, payloads...), next
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			s.log.Warn("quarantine ends in a torn record, dropped (its entry stayed in the spool)", "offset", off,
-				"bytes", info.Size()-off)
-			break
-		}
 		if err != nil {
-			return 0, fmt.Errorf("spool: requeue: %s at offset %d: %w (nothing moved)", path, off, err)
+			damage = fmt.Errorf("%s cannot be read from offset %d on (%d of its %d bytes): %w", path, off,
+				info.Size()-off, info.Size(), err)
+			break
 		}
 	}
 	for _, rec := range recs {
@@ -612,6 +619,12 @@ func (s *Spool) Requeue() (int, error) {
 	if err == nil {
 		err = syncDir(s.cfg.Dir)
 	}
+	kept := ""
+	if err == nil && damage != nil {
+		// a link, not a rename: it never replaces a file of the same name
+		kept = fmt.Sprintf("%s.damaged-%d", path, time.Now().UnixNano())
+		err = os.Link(path, kept)
+	}
 	if err == nil {
 		err = os.Remove(path)
 	}
@@ -620,6 +633,12 @@ func (s *Spool) Requeue() (int, error) {
 	}
 	if err != nil {
 		return 0, fmt.Errorf("spool: requeue: %w (the records may be both in the spool and in the quarantine)", err)
+	}
+	if damage != nil {
+		s.log.Error("quarantine damaged: the records before the damage were moved, the file is kept whole",
+			"moved", len(recs), "kept_as", kept, "err", damage)
+		return len(recs), fmt.Errorf("spool: requeue: %d records moved; %w: the file is kept whole as %s "+
+			"(the frames after the damage are not moved)", len(recs), damage, kept)
 	}
 	return len(recs), nil
 }
@@ -631,6 +650,16 @@ func syncDir(dir string) error {
 	}
 	defer d.Close()
 	return d.Sync()
+}
+
+// writeFrame appends frame to f, which ends at size; a failed write (a short one leaves a torn frame) is cut
+// back to size so that the file stays readable and what is appended later follows whole frames.
+func writeFrame(f *os.File, size int64, frame []byte) error {
+	_, err := f.Write(frame)
+	if err != nil {
+		_ = f.Truncate(size)
+	}
+	return err
 }
 
 func frame(payload []byte) []byte {

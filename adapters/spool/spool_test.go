@@ -7,7 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -356,9 +358,28 @@ func TestRecordsLargerThanARead(t *testing.T) {
 	check(open(t, spool.Config{Dir: dir, MaxBytes: 1 << 30}))
 }
 
+// damaged returns the quarantine files Requeue kept because it could not read them whole, and their bytes.
+func damaged(t *testing.T, dir string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "quarantine.log.damaged-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, p := range m {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
+
 // TestRequeue: quarantined records go back into the spool, after those waiting, and the quarantine goes; a
-// torn record ending the quarantine (a crash while it was written) is dropped; a requeue with no quarantine moves
-// nothing; a corrupt quarantine moves nothing and stays.
+// torn record ending the quarantine (a crash while it was written) is not read: the records before it move and
+// the file is kept whole as quarantine.log.damaged-*, which the error names; a requeue with no quarantine moves
+// nothing; a corrupt quarantine moves nothing and is kept whole the same way.
 func TestRequeue(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -380,11 +401,14 @@ func TestRequeue(t *testing.T) {
 	}
 	f.Close()
 	s = open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20})
-	if n, err := s.Requeue(); n != 2 || err != nil {
+	if n, err := s.Requeue(); n != 2 || err == nil || !strings.Contains(err.Error(), "quarantine.log.damaged-") {
 		t.Fatalf("requeue: %d, %v", n, err)
 	}
 	if _, err := os.Stat(q); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the quarantine is still there: %v", err)
+	}
+	if d := damaged(t, dir); len(d) != 1 || !strings.HasSuffix(d[0], "\xc8\x00\x00\x00\x01") {
+		t.Fatalf("the torn quarantine is not kept whole: %q", d)
 	}
 	if n, err := s.Requeue(); n != 0 || err != nil {
 		t.Fatalf("requeue again: %d, %v", n, err)
@@ -412,7 +436,83 @@ func TestRequeue(t *testing.T) {
 	if st := s.Stats(); st.Records != 0 {
 		t.Fatalf("a corrupt quarantine moved records: %+v", st)
 	}
-	if _, err := os.Stat(q); err != nil {
-		t.Fatalf("a corrupt quarantine must stay: %v", err)
+	if d := damaged(t, dir); len(d) != 2 || !slices.Contains(d, string(b)) {
+		t.Fatalf("a corrupt quarantine must be kept whole: %q", d)
+	}
+}
+
+// TestRequeueAfterATornQuarantine: a crash in the middle of Quarantine leaves a torn frame, and the quarantines
+// after the restart are appended after it, where Requeue cannot find them (the torn frame's length runs over
+// them). Requeue moves what comes before and keeps the file whole, naming it: nothing quarantined is lost.
+func TestRequeueAfterATornQuarantine(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	s := open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20})
+	if err := s.Quarantine([]byte("bad-1")); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	q := filepath.Join(dir, "quarantine.log")
+	f, err := os.OpenFile(q, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// the crash: a frame of 4000 bytes whose header and first bytes reached the file
+	torn := append([]byte{0xa0, 0x0f, 0, 0, 1, 2, 3, 4}, bytes.Repeat([]byte("x"), 100)...)
+	if _, err := f.Write(torn); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	s = open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20}) // the restart
+	if err := s.Quarantine([]byte("bad-2")); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.Requeue()
+	if n != 1 || err == nil || !strings.Contains(err.Error(), "quarantine.log.damaged-") {
+		t.Fatalf("requeue: %d, %v", n, err)
+	}
+	if got := readAll(t, s, 10); fmt.Sprint(got) != "[bad-1]" {
+		t.Fatalf("requeued: %v", got)
+	}
+	if d := damaged(t, dir); len(d) != 1 || !strings.HasSuffix(d[0], "bad-2") {
+		t.Fatalf("\"bad-2\", quarantined after the torn frame, is lost: kept %q", d)
+	}
+}
+
+// TestQuarantineCutsAFailedWrite: a quarantine whose write fails part way (here at the file size limit,
+// RLIMIT_FSIZE: some bytes written, then EFBIG) is cut back, so the quarantines after it follow whole frames and
+// Requeue moves them all. Not parallel: the limit is the process's.
+func TestQuarantineCutsAFailedWrite(t *testing.T) {
+	dir := t.TempDir()
+	s := open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20})
+	if err := s.Quarantine([]byte("bad-1")); err != nil {
+		t.Fatal(err)
+	}
+	var limit syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	signal.Ignore(syscall.SIGXFSZ) // or the process is killed: the write then fails with EFBIG
+	defer signal.Reset(syscall.SIGXFSZ)
+	low := limit
+	low.Cur = 4096
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &low); err != nil {
+		t.Fatal(err)
+	}
+	err := s.Quarantine(bytes.Repeat([]byte("x"), 8192))
+	if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &limit); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(err, syscall.EFBIG) {
+		t.Fatalf("a quarantine over the file size limit: %v", err)
+	}
+	if err := s.Quarantine([]byte("bad-2")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := s.Requeue(); n != 2 || err != nil {
+		t.Fatalf("requeue: %d, %v", n, err)
+	}
+	if got := readAll(t, s, 10); fmt.Sprint(got) != "[bad-1 bad-2]" {
+		t.Fatalf("requeued: %v", got)
 	}
 }
