@@ -24,8 +24,11 @@ type event struct {
 // decodeEvent reads one event in a single pass over its bytes, keeping only what event holds: one event a token,
 // so a reflective decoder (goccy/go-json before) was most of the gateway's CPU and allocations per token
 // (pprof), copying the event and allocating the chunk, its choices and their deltas every time. It accepts what
-// encoding/json would decode into those fields: keys matched without regard to case, nulls as absent, unknown
-// members skipped (and checked to be JSON); a value of the wrong type is an error.
+// encoding/json would decode into those fields, and reads it as encoding/json does: keys matched without regard
+// to case, unknown members skipped (and checked to be JSON), a value of the wrong type an error (an error
+// object's message that is not a string among them); a null leaves a string or a number as it was and clears a
+// list or an object that encoding/json holds by pointer, and a key given twice reads into what the first one
+// set (a list's items into its items).
 func decodeEvent(data []byte) (ev event, err error) {
 	s := scanner{b: data}
 	if s.null() && s.ws() == len(s.b) {
@@ -36,25 +39,39 @@ func decodeEvent(data []byte) (ev event, err error) {
 	err = s.object(func(key []byte) error {
 		switch {
 		case bytes.EqualFold(key, []byte("choices")):
-			return s.array(func(i int) error {
+			n := 0
+			err := s.array(func(i int) error {
+				n = i + 1
 				if i == 0 {
 					return s.choice(&ev)
 				}
 				var rest event
 				return s.choice(&rest)
 			})
+			if n == 0 { // null or []: no choices
+				ev = event{failed: ev.failed}
+			}
+			return err
 		case bytes.EqualFold(key, []byte("usage")):
 			if s.null() {
+				usage, hasUsage = chat.Usage{}, false
 				return nil
 			}
 			hasUsage = true
 			return s.usage(&usage)
 		case bytes.EqualFold(key, []byte("error")):
 			if s.null() {
+				ev.failed = false
 				return nil
 			}
 			ev.failed = true
-			return s.object(func([]byte) error { return s.skip(0) })
+			return s.object(func(key []byte) error {
+				if bytes.EqualFold(key, []byte("message")) {
+					var message string
+					return s.str(&message)
+				}
+				return s.skip(0)
+			})
 		}
 		return s.skip(0)
 	})
@@ -73,13 +90,12 @@ func (s *scanner) choice(ev *event) error {
 		return nil
 	}
 	return s.object(func(key []byte) error {
-		var err error
 		switch {
 		case bytes.EqualFold(key, []byte("delta")):
 			return s.delta(ev)
 		case bytes.EqualFold(key, []byte("finish_reason")):
-			ev.finish, err = s.str()
-			return err
+			ev.finish = "" // held by pointer: null clears it
+			return s.str(&ev.finish)
 		}
 		return s.skip(0)
 	})
@@ -91,29 +107,33 @@ func (s *scanner) delta(ev *event) error {
 		return nil
 	}
 	return s.object(func(key []byte) error {
-		var err error
 		switch {
 		case bytes.EqualFold(key, []byte("content")):
-			ev.Content, err = s.str()
+			return s.str(&ev.Content)
 		case bytes.EqualFold(key, []byte("reasoning")):
-			ev.reasoning, err = s.str()
+			return s.str(&ev.reasoning)
 		case bytes.EqualFold(key, []byte("reasoning_content")):
-			ev.reasoningContent, err = s.str()
+			return s.str(&ev.reasoningContent)
 		case bytes.EqualFold(key, []byte("tool_calls")):
-			if s.null() {
-				return nil
-			}
-			ev.ToolCalls = ev.ToolCalls[:0]
-			return s.array(func(int) error {
-				var tc chat.ToolCallDelta
-				err := s.toolCall(&tc)
-				ev.ToolCalls = append(ev.ToolCalls, tc)
-				return err
+			// As encoding/json fills a slice: each item read into the one already there (what an earlier
+			// tool_calls left within the slice's capacity), the rest cut.
+			n := 0
+			err := s.array(func(i int) error {
+				n = i + 1
+				if i < cap(ev.ToolCalls) {
+					ev.ToolCalls = ev.ToolCalls[:i+1]
+				} else {
+					ev.ToolCalls = append(ev.ToolCalls, chat.ToolCallDelta{})
+				}
+				return s.toolCall(&ev.ToolCalls[i])
 			})
-		default:
-			err = s.skip(0)
+			ev.ToolCalls = ev.ToolCalls[:n]
+			if n == 0 {
+				ev.ToolCalls = nil
+			}
+			return err
 		}
-		return err
+		return s.skip(0)
 	})
 }
 
@@ -122,67 +142,58 @@ func (s *scanner) toolCall(tc *chat.ToolCallDelta) error {
 		return nil
 	}
 	return s.object(func(key []byte) error {
-		var err error
 		switch {
 		case bytes.EqualFold(key, []byte("index")):
-			var n int64
-			n, err = s.int()
+			n := int64(tc.Index)
+			err := s.int(&n)
 			tc.Index = int(n)
+			return err
 		case bytes.EqualFold(key, []byte("id")):
-			tc.ID, err = s.str()
+			return s.str(&tc.ID)
 		case bytes.EqualFold(key, []byte("function")):
 			if s.null() {
 				return nil
 			}
 			return s.object(func(key []byte) error {
-				var err error
 				switch {
 				case bytes.EqualFold(key, []byte("name")):
-					tc.Name, err = s.str()
+					return s.str(&tc.Name)
 				case bytes.EqualFold(key, []byte("arguments")):
-					tc.Arguments, err = s.str()
-				default:
-					err = s.skip(0)
+					return s.str(&tc.Arguments)
 				}
-				return err
+				return s.skip(0)
 			})
-		default:
-			err = s.skip(0)
 		}
-		return err
+		return s.skip(0)
 	})
 }
 
 func (s *scanner) usage(u *chat.Usage) error {
-	// count reads a details object's one count.
+	// count reads a details object's one count; the object is held by pointer: null clears it.
 	count := func(name string, n *int64) error {
 		if s.null() {
+			*n = 0
 			return nil
 		}
 		return s.object(func(key []byte) error {
 			if !bytes.EqualFold(key, []byte(name)) {
 				return s.skip(0)
 			}
-			var err error
-			*n, err = s.int()
-			return err
+			return s.int(n)
 		})
 	}
 	return s.object(func(key []byte) error {
-		var err error
 		switch {
 		case bytes.EqualFold(key, []byte("prompt_tokens")):
-			u.PromptTokens, err = s.int()
+			return s.int(&u.PromptTokens)
 		case bytes.EqualFold(key, []byte("completion_tokens")):
-			u.CompletionTokens, err = s.int()
+			return s.int(&u.CompletionTokens)
 		case bytes.EqualFold(key, []byte("prompt_tokens_details")):
-			err = count("cached_tokens", &u.CachedTokens)
+			return count("cached_tokens", &u.CachedTokens)
 		case bytes.EqualFold(key, []byte("completion_tokens_details")):
-			err = count("reasoning_tokens", &u.ReasoningTokens)
-		default:
-			err = s.skip(0)
+			return count("reasoning_tokens", &u.ReasoningTokens)
 		}
-		return err
+		return s.skip(0)
 	})
 }
 
@@ -340,38 +351,44 @@ func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
 	return nil, false, errSyntax
 }
 
-// str reads a string, "" for null.
-func (s *scanner) str() (string, error) {
+// str reads a string into dst, leaving it for null.
+func (s *scanner) str(dst *string) error {
 	if s.null() {
-		return "", nil
+		return nil
 	}
 	if s.peek() != '"' {
 		if err := s.skip(0); err != nil {
-			return "", err
+			return err
 		}
-		return "", errType
+		return errType
 	}
 	raw, escaped, err := s.rawString()
 	if err != nil || !escaped && utf8.Valid(raw) {
-		return string(raw), err
+		if err == nil {
+			*dst = string(raw)
+		}
+		return err
 	}
-	return string(unescape(raw)), nil
+	*dst = string(unescape(raw))
+	return nil
 }
 
-// int reads an integer, 0 for null; a number with a fraction or an exponent, or past int64, is the wrong type.
-func (s *scanner) int() (int64, error) {
+// int reads an integer into dst, leaving it for null; a number with a fraction or an exponent, or past int64, is
+// the wrong type.
+func (s *scanner) int(dst *int64) error {
 	if s.null() {
-		return 0, nil
+		return nil
 	}
 	start := s.ws()
 	if err := s.skip(0); err != nil {
-		return 0, err
+		return err
 	}
 	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
 	if err != nil {
-		return 0, errType
+		return errType
 	}
-	return n, nil
+	*dst = n
+	return nil
 }
 
 // skip consumes one value of any kind, checking that it is JSON.

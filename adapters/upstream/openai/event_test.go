@@ -90,6 +90,20 @@ var eventSeeds = []string{
 	`{"a":-}`, `{"a":"\u12"}`, `{"a":tru}`, `{"a":1}x`, `{"a":1,}`, `{,}`, `{"a" 1}`, "{\"a\":\"\x01\"}", "{\"choices\":[{\"delta\":{\"content\":\"\xff\"}}]}",
 	`{"choices":[{"delta":null,"finish_reason":null},{"delta":{"content":"second"}}]}`, `{"choices":[null]}`,
 	`{"choices":[{"delta":{"tool_calls":[null,{"index":null,"function":null}]}}]}`, `{"usage":{"prompt_tokens_details":null}}`,
+	// an error object's message that is not a string: the wrong type
+	`{"error":{"message":5}}`, `{"error":{"code":1,"message":{"text":"x"}}}`, `{"error":{"message":null,"code":[1]}}`,
+	// a key given twice: null clears a list or a pointer and leaves a string or a number, a list's items read into
+	// the items already there
+	`{"choices":[{"delta":{"content":"x"}}],"choices":null}`, `{"choices":[{"delta":{"content":"x"}}],"choices":[]}`,
+	`{"choices":[{"delta":{"content":"x"}}],"choices":[{"delta":{"reasoning":"r","content":null}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"id":"a"}],"tool_calls":[{"index":1}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"id":"a"}],"tool_calls":null}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"id":"a"},{"id":"b"}],"tool_calls":[{"index":2}],"tool_calls":[null,{"index":null}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"id":"a"}],"tool_calls":[]}}]}`,
+	`{"choices":[{"finish_reason":"stop","finish_reason":null}]}`, `{"error":{},"error":null}`,
+	`{"usage":{"prompt_tokens":1},"usage":null}`, `{"usage":{"prompt_tokens":1},"usage":{"completion_tokens":2,"prompt_tokens":null}}`,
+	`{"usage":{"prompt_tokens_details":{"cached_tokens":2},"prompt_tokens_details":null}}`,
+	`{"usage":{"completion_tokens_details":{"reasoning_tokens":2},"completion_tokens_details":{}}}`,
 }
 
 func TestDecodeEvent(t *testing.T) {
