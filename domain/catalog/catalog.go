@@ -4,6 +4,7 @@ package catalog
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/domain"
 )
@@ -67,13 +68,30 @@ func New(models []Model) (*Catalog, error) {
 	return c, nil
 }
 
-// Model returns the model with id, or ErrUnknownModel (naming the model).
+// Model returns the model with id, or ErrUnknownModel (naming the model: its first maxEchoed bytes, so that a
+// megabyte of model name does not come back as a megabyte of error).
 func (c *Catalog) Model(id string) (Model, error) {
 	m, ok := c.byID[id]
 	if !ok {
-		return Model{}, ErrUnknownModel.WithMsg(fmt.Sprintf("model %q not found", id)).With("model", id)
+		named := echoed(id)
+		return Model{}, ErrUnknownModel.WithMsg(fmt.Sprintf("model %q not found", named)).With("model", named)
 	}
 	return m, nil
+}
+
+// maxEchoed is how much of an unknown model's name its error repeats.
+const maxEchoed = 256
+
+// echoed is id cut to at most maxEchoed bytes at a character's start, with "…" when it was cut.
+func echoed(id string) string {
+	if len(id) <= maxEchoed {
+		return id
+	}
+	cut := maxEchoed
+	for cut > 0 && !utf8.RuneStart(id[cut]) {
+		cut--
+	}
+	return id[:cut] + "…"
 }
 
 // Serves refuses, with a 400 naming the model field, a model of another modality than mod.
