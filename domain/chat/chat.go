@@ -331,7 +331,7 @@ func Parse(b Body) (Request, error) {
 	var prov struct {
 		Options map[string]any `json:"options"`
 	}
-	if err := field(b, "provider", &prov); err != nil {
+	if err := numbersField(b, "provider", &prov); err != nil {
 		return r, err
 	}
 	r.Options = prov.Options
@@ -521,11 +521,27 @@ func checkChoice(name string, raw json.RawMessage) error {
 
 // field decodes b[name] into dst when present and not null, naming the field when its type is wrong.
 func field(b Body, name string, dst any) error {
+	return decodeField(b, name, dst, json.Unmarshal)
+}
+
+// numbersField is field for a value holding free-form objects (provider.options): their numbers decode as
+// json.Number, kept exactly as written and checked by catalog.CheckOptions (a 400 naming the number's own
+// field), as the HTTP layer decodes speech and video bodies; a float64 would round a long integer and refuse
+// 1e999 as if the whole object were malformed.
+func numbersField(b Body, name string, dst any) error {
+	return decodeField(b, name, dst, func(raw []byte, dst any) error {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		return dec.Decode(dst)
+	})
+}
+
+func decodeField(b Body, name string, dst any, decode func([]byte, any) error) error {
 	raw, ok := b[name]
 	if !ok || isNull(raw) {
 		return nil
 	}
-	if err := json.Unmarshal(raw, dst); err != nil {
+	if err := decode(raw, dst); err != nil {
 		return domain.Invalid(name, "must be "+typeName(dst))
 	}
 	return nil

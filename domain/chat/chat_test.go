@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 	"testing"
 
@@ -193,6 +194,37 @@ func TestUsageFromUpstream(t *testing.T) {
 
 // TestMaxTokensBoth: a request with both max_tokens and max_completion_tokens is estimated at the larger, in
 // either order: both are passed on to an OpenAI-compatible upstream, which may obey either.
+// TestProviderOptionsNumbers: numbers in provider.options are kept as written (a long integer is not rounded to a
+// float64) and checked as the other modalities' are: past what a store holds is a 400 naming the number itself.
+func TestProviderOptionsNumbers(t *testing.T) {
+	for _, tt := range []struct {
+		number string
+		field  string // of the 400; "" when accepted
+	}{
+		{`12345678901234567890`, ""},
+		{`0.1`, ""},
+		{`-1e300`, ""},
+		{`1e999`, "provider.options.openai.seed"},
+		{`-1e-999999`, "provider.options.openai.seed"},
+	} {
+		r, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"provider":{"options":{"openai":{"seed":`+tt.number+`}}}}`))
+		if tt.field != "" {
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != tt.field {
+				t.Errorf("%s: err %v, want a 400 naming %s", tt.number, err, tt.field)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tt.number, err)
+			continue
+		}
+		if got := r.Options["openai"].(map[string]any)["seed"]; got != json.Number(tt.number) {
+			t.Errorf("%s: kept as %#v", tt.number, got)
+		}
+	}
+}
+
 func TestMaxTokensBoth(t *testing.T) {
 	for _, tt := range []struct {
 		fields string
