@@ -26,6 +26,19 @@ func CheckLength(field, s string, max int) error {
 	return nil
 }
 
+// MaxCallerID bounds the ids a caller attaches to an inference call, session_id and user, which every
+// generation record of the call keeps.
+const MaxCallerID = 256
+
+// CheckCallerIDs is the one rule for a call's session_id and user: more than MaxCallerID characters is a 400
+// naming the field.
+func CheckCallerIDs(sessionID, user string) error {
+	if err := CheckLength("session_id", sessionID, MaxCallerID); err != nil {
+		return err
+	}
+	return CheckLength("user", user, MaxCallerID)
+}
+
 // MaxNumberLength and MaxExponent keep a free-form number (decoded as json.Number and kept as written) within
 // what every store can hold: PostgreSQL's jsonb refuses numbers past its numeric range, such as 1e-999999.
 const (

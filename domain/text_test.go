@@ -1,6 +1,9 @@
 package domain
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestText(t *testing.T) {
 	cases := []struct {
@@ -27,6 +30,31 @@ func TestText(t *testing.T) {
 		}
 		if err != nil && (KindOf(err) != KindInvalid || err.(*Error).Meta["field"] != "input") {
 			t.Errorf("CheckText(%q) = %#v, want a 400 naming input", c.in, err)
+		}
+	}
+}
+
+// TestCheckCallerIDs: a call's session_id and user are bounded in characters (not bytes), each error naming its
+// field; speech, chat and video share the rule.
+func TestCheckCallerIDs(t *testing.T) {
+	for _, tt := range []struct {
+		session, user, field string
+	}{
+		{"", "", ""},
+		{strings.Repeat("s", 256), strings.Repeat("é", 256), ""},
+		{strings.Repeat("s", 257), "", "session_id"},
+		{"", strings.Repeat("é", 257), "user"},
+		{strings.Repeat("s", 257), strings.Repeat("u", 257), "session_id"},
+	} {
+		err := CheckCallerIDs(tt.session, tt.user)
+		var got string
+		if de, ok := err.(*Error); ok && de.Kind == KindInvalid {
+			got, _ = de.Meta["field"].(string)
+		} else if err != nil {
+			t.Fatalf("%v is not a 400", err)
+		}
+		if got != tt.field {
+			t.Errorf("session %d, user %d characters: refused %q, want %q", len(tt.session), len(tt.user), got, tt.field)
 		}
 	}
 }

@@ -325,8 +325,8 @@ func Parse(b Body) (Request, error) {
 	if err := field(b, "session_id", &r.SessionID); err != nil {
 		return r, err
 	}
-	if len(r.SessionID) > 256 {
-		return r, domain.Invalid("session_id", "must be at most 256 characters")
+	if err := domain.CheckCallerIDs(r.SessionID, r.User); err != nil {
+		return r, err
 	}
 	var prov struct {
 		Options map[string]any `json:"options"`

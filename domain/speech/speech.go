@@ -62,8 +62,9 @@ func (r *Request) Validate() error {
 		return domain.Invalid("input", fmt.Sprintf("must be at most %d characters", MaxInput))
 	case r.Voice == "":
 		return domain.Invalid("voice", "is required")
-	case len(r.SessionID) > 256:
-		return domain.Invalid("session_id", "must be at most 256 characters")
+	}
+	if err := domain.CheckCallerIDs(r.SessionID, r.User); err != nil {
+		return err
 	}
 	switch r.Format {
 	case "":

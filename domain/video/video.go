@@ -84,8 +84,9 @@ func (r *Request) Validate() error {
 		return domain.Invalid("aspect_ratio", "must be one of "+strings.Join(aspectRatios, ", "))
 	case r.Size != "" && !sizePattern.MatchString(r.Size):
 		return domain.Invalid("size", `must be "WIDTHxHEIGHT", like 1280x720`)
-	case len(r.SessionID) > 256:
-		return domain.Invalid("session_id", "must be at most 256 characters")
+	}
+	if err := domain.CheckCallerIDs(r.SessionID, r.User); err != nil {
+		return err
 	}
 	for i, f := range r.FrameImages {
 		field := fmt.Sprintf("frame_images[%d]", i)

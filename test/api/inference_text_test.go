@@ -25,6 +25,8 @@ func TestInferenceTextADatabaseCannotStore(t *testing.T) {
 			{"voice", map[string]any{"voice": "al\u0000loy"}},
 			{"user", map[string]any{"user": "u\u0000"}},
 			{"session_id", map[string]any{"session_id": "\u0000"}},
+			{"user", map[string]any{"user": strings.Repeat("u", 257)}},
+			{"session_id", map[string]any{"session_id": strings.Repeat("é", 257)}},
 			{"model", map[string]any{"model": "tts\u0000"}},
 			{"provider.options.openai.instructions", map[string]any{"provider": map[string]any{"options": map[string]any{
 				"openai": map[string]any{"instructions": "x\u0000"}}}}},
