@@ -12,23 +12,34 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// MaxEvent bounds one server-sent event: a provider that sends a longer one has broken its stream.
+// MaxEvent bounds one server-sent event of text (chat): a provider that sends a longer one has broken its stream.
 const MaxEvent = 4 << 20
+
+// MaxAudioEvent bounds one event that carries audio (Gemini's speech sends base64 PCM in its events, as much as
+// a whole clip in one: about 42 MB for the longest its models make).
+const MaxAudioEvent = 128 << 20
 
 // SSE reads server-sent events (text/event-stream) from an upstream: `data:` lines, joined with newlines when an
 // event has several, ended by a blank line; `event:` names; comments and other fields skipped. LF and CRLF end
 // lines.
 type SSE struct {
 	r    *bufio.Reader
+	max  int
 	data bytes.Buffer
 	long []byte
 }
 
-// NewSSE reads events from body through a buffer of 4 KiB, the size of the caller's write buffer: the upstream
-// connection below already reads 16 KiB at a time, so a larger one here would only hold more per stream.
-func NewSSE(body io.Reader) *SSE { return &SSE{r: bufio.NewReaderSize(body, 4<<10)} }
+// NewSSE reads events of at most MaxEvent bytes from body through a buffer of 4 KiB, the size of the caller's
+// write buffer: the upstream connection below already reads 16 KiB at a time, so a larger one here would only
+// hold more per stream.
+func NewSSE(body io.Reader) *SSE { return NewSSESized(body, MaxEvent) }
 
-// ErrEventTooLarge is a stream whose event passed MaxEvent.
+// NewSSESized is NewSSE for events of at most max bytes.
+func NewSSESized(body io.Reader, max int) *SSE {
+	return &SSE{r: bufio.NewReaderSize(body, 4<<10), max: max}
+}
+
+// ErrEventTooLarge is a stream whose event passed its bound.
 var ErrEventTooLarge = errors.New("a server-sent event is larger than the gateway accepts")
 
 // Next returns the next event's name and data (valid until the next call); io.EOF when the stream ended
@@ -62,7 +73,7 @@ func (s *SSE) Next() (event string, data []byte, err error) {
 			}
 			s.data.Write(value)
 			fields, hasData = true, true
-			if s.data.Len() > MaxEvent {
+			if s.data.Len() > s.max {
 				return "", nil, ErrEventTooLarge
 			}
 		case "event":
@@ -77,7 +88,7 @@ func (s *SSE) line() ([]byte, error) {
 	if err == bufio.ErrBufferFull { // a long line: gather it
 		s.long = append(s.long[:0], line...)
 		for err == bufio.ErrBufferFull {
-			if len(s.long) > MaxEvent {
+			if len(s.long) > s.max {
 				return nil, ErrEventTooLarge
 			}
 			line, err = s.r.ReadSlice('\n')

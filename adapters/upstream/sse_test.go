@@ -29,3 +29,22 @@ func TestSSE(t *testing.T) {
 		t.Fatalf("huge event: %v", err)
 	}
 }
+
+// TestSSESized: a stream's own bound holds for one long line and for an event of many lines alike.
+func TestSSESized(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name, in string
+		err      error
+	}{
+		{"at the bound", "data: " + strings.Repeat("x", 10_000) + "\n\n", nil},
+		{"one line past it", "data: " + strings.Repeat("x", 10_001) + "\n\n", upstream.ErrEventTooLarge},
+		{"many lines past it", strings.Repeat("data: "+strings.Repeat("x", 99)+"\n", 102) + "\n", upstream.ErrEventTooLarge},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, err := upstream.NewSSESized(strings.NewReader(tt.in), 10_000).Next(); err != tt.err {
+				t.Fatalf("err %v, want %v", err, tt.err)
+			}
+		})
+	}
+}

@@ -3,8 +3,6 @@
 package gemini
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -81,7 +79,7 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 	if err != nil {
 		return ports.Audio{}, err
 	}
-	events := &sseAudio{body: resp.Body, r: bufio.NewReaderSize(resp.Body, 64<<10)}
+	events := &sseAudio{sse: upstream.NewSSESized(resp.Body, upstream.MaxAudioEvent), status: resp.StatusCode}
 	mime, err := events.prime()
 	if err != nil {
 		resp.Body.Close()
@@ -120,8 +118,8 @@ type readCloser struct {
 
 // sseAudio reads server-sent events and yields the audio of each, decoded.
 type sseAudio struct {
-	body    io.Closer
-	r       *bufio.Reader
+	sse     *upstream.SSE
+	status  int
 	pending []byte
 	done    bool
 }
@@ -171,40 +169,19 @@ func (s *sseAudio) prime() (string, error) {
 
 // event reads one event, appends its audio to pending and returns the audio's media type and any finish reason.
 func (s *sseAudio) event() (mime, finish string, err error) {
-	var data bytes.Buffer
-	for {
-		line, err := s.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) { // a long line: gather it whole
-			rest, err2 := s.r.ReadBytes('\n')
-			line, err = append(append([]byte(nil), line...), rest...), err2
-		}
-		if len(line) == 0 && err != nil {
-			if err == io.EOF {
-				s.done = true
-				return "", "", nil
-			}
-			return "", "", err
-		}
-		trimmed := bytes.TrimRight(line, "\r\n")
-		if len(trimmed) == 0 {
-			if data.Len() > 0 {
-				break
-			}
-			continue
-		}
-		if v, ok := bytes.CutPrefix(trimmed, []byte("data:")); ok {
-			data.Write(bytes.TrimPrefix(v, []byte(" ")))
-		}
-		if err == io.EOF {
-			s.done = true
-			break
-		}
+	_, data, err := s.sse.Next()
+	if err == io.EOF {
+		s.done = true
+		return "", "", nil
 	}
-	if data.Len() == 0 {
+	if err != nil {
+		return "", "", upstream.Broke(err, s.status)
+	}
+	if len(data) == 0 {
 		return "", "", nil
 	}
 	var c chunk
-	if err := json.Unmarshal(data.Bytes(), &c); err != nil {
+	if err := json.Unmarshal(data, &c); err != nil {
 		return "", "", &ports.UpstreamError{Status: http.StatusOK, Kind: domain.KindUpstream, Reason: "the provider sent a malformed event", Err: err}
 	}
 	if c.Error != nil {
