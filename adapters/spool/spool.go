@@ -220,20 +220,31 @@ func (s *Spool) scan(seg uint64) (int64, int64, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("spool: %w", err)
 	}
-	var off, n int64
-	for off < info.Size() {
-		payloads, next, err := readFrames(f, off, info.Size(), math.MaxInt, math.MaxInt64)
-		off, n = next, n+int64(len(payloads))
-		if err != nil {
-			s.log.Error("spool segment cut at a torn or corrupt record", "segment", s.path(seg), "offset", off,
-				"bytes_cut", info.Size()-off, "err", err)
-			if err := f.Truncate(off); err != nil {
-				return 0, 0, fmt.Errorf("spool: cut %s: %w", s.path(seg), err)
-			}
-			break
+	var n int64
+	off, err := eachFrame(f, info.Size(), func([]byte) { n++ })
+	if err != nil {
+		s.log.Error("spool segment cut at a torn or corrupt record", "segment", s.path(seg), "offset", off,
+			"bytes_cut", info.Size()-off, "err", err)
+		if err := f.Truncate(off); err != nil {
+			return 0, 0, fmt.Errorf("spool: cut %s: %w", s.path(seg), err)
 		}
 	}
 	return off, n, nil
+}
+
+// eachFrame hands f each payload of a file of size bytes, in order, and returns where the frames end: size, or
+// with an error, where the first torn or corrupt frame starts.
+func eachFrame(r io.ReaderAt, size int64, f func(payload []byte)) (int64, error) {
+	for off := int64(0); off < size; {
+		payloads, next, err := readFrames(r, off, size, math.MaxInt, math.MaxInt64)
+		for _, p := range payloads {
+			f(p)
+		}
+		if off = next; err != nil {
+			return off, err
+		}
+	}
+	return size, nil
 }
 
 // chunk is what one read(2) of a segment takes at most, for the frames that fit in it.
@@ -598,14 +609,9 @@ func (s *Spool) Requeue() (int, error) {
 	}
 	var recs [][]byte
 	var damage error // why reading stopped short of the end
-	for off := int64(0); off < info.Size(); {
-		payloads, next, err := readFrames(f, off, info.Size(), math.MaxInt, math.MaxInt64)
-		recs, off = append(recs, payloads...), next
-		if err != nil {
-			damage = fmt.Errorf("%s cannot be read from offset %d on (%d of its %d bytes): %w", path, off,
-				info.Size()-off, info.Size(), err)
-			break
-		}
+	if off, err := eachFrame(f, info.Size(), func(p []byte) { recs = append(recs, p) }); err != nil {
+		damage = fmt.Errorf("%s cannot be read from offset %d on (%d of its %d bytes): %w", path, off,
+			info.Size()-off, info.Size(), err)
 	}
 	for _, rec := range recs {
 		if err := s.Append(rec, nil); err != nil {
