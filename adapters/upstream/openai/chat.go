@@ -105,6 +105,7 @@ func Messages(msgs []chat.Message) []any {
 // upstreams that speak the same stream (OpenRouter among them) read it too.
 type ChatStream struct {
 	sse      *upstream.SSE
+	events   decoder
 	status   int
 	finished bool
 	// tools numbers the upstream's tool-call indexes 0, 1, ... as Result does: a client indexing an array by them
@@ -125,7 +126,7 @@ func (s *ChatStream) Next() (chat.Chunk, error) {
 		if string(data) == "[DONE]" {
 			return chat.Chunk{}, io.EOF
 		}
-		ev, err := decodeEvent(data)
+		ev, err := s.events.decode(data)
 		if err != nil {
 			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}

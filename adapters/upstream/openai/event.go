@@ -2,7 +2,9 @@ package openai
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
+	"math/bits"
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -21,24 +23,31 @@ type event struct {
 	reasoning, reasoningContent string
 }
 
-// decodeEvent reads one event in a single pass over its bytes, keeping only what event holds: one event a token,
-// so a reflective decoder (goccy/go-json before) was most of the gateway's CPU and allocations per token
-// (pprof), copying the event and allocating the chunk, its choices and their deltas every time. It accepts what
-// encoding/json would decode into those fields, and reads it as encoding/json does: keys matched without regard
-// to case, unknown members skipped (and checked to be JSON), a value of the wrong type an error (an error
-// object's message that is not a string among them); a null leaves a string or a number as it was and clears a
-// list or an object that encoding/json holds by pointer, and a key given twice reads into what the first one
-// set (a list's items into its items).
-func decodeEvent(data []byte) (ev event, err error) {
+// decoder reads the events of one stream, each in a single pass over its bytes, keeping only what event holds:
+// one event a token, so a reflective decoder (goccy/go-json before) was most of the gateway's CPU and
+// allocations per token (pprof), copying the event and allocating the chunk, its choices and their deltas every
+// time. It accepts what encoding/json would decode into those fields, and reads it as encoding/json does: keys
+// matched without regard to case, unknown members skipped (and checked to be JSON), a value of the wrong type an
+// error (an error object's message that is not a string among them); a null leaves a string or a number as it
+// was and clears a list or an object that encoding/json holds by pointer, and a key given twice reads into what
+// the first one set (a list's items into its items).
+//
+// An upstream begins every event of a stream with the same members, which the gateway does not read (OpenAI's
+// id, object, created and model: half of what an event of one token holds). head is the run of such members
+// that began the last event read whole, up to and with the comma before its first member read: an event that
+// begins with the same bytes is read from there, as reading them again would leave it where it is then.
+type decoder struct{ head []byte }
+
+func (d *decoder) decode(data []byte) (ev event, err error) {
 	s := scanner{b: data}
 	if s.null() && s.ws() == len(s.b) {
 		return ev, nil // as encoding/json decodes null into a struct: nothing
 	}
-	var usage chat.Usage
-	hasUsage := false
-	err = s.object(func(key []byte) error {
+	var usage *chat.Usage // allocated once an event has one: most have none
+	// read reads the member of key when the gateway reads it, and reports whether it did.
+	read := func(key []byte) (bool, error) {
 		switch {
-		case bytes.EqualFold(key, []byte("choices")):
+		case is(key, "choices"):
 			n := 0
 			err := s.array(func(i int) error {
 				n = i + 1
@@ -51,36 +60,61 @@ func decodeEvent(data []byte) (ev event, err error) {
 			if n == 0 { // null or []: no choices
 				ev = event{failed: ev.failed}
 			}
-			return err
-		case bytes.EqualFold(key, []byte("usage")):
+			return true, err
+		case is(key, "usage"):
 			if s.null() {
-				usage, hasUsage = chat.Usage{}, false
-				return nil
+				usage = nil
+				return true, nil
 			}
-			hasUsage = true
-			return s.usage(&usage)
-		case bytes.EqualFold(key, []byte("error")):
+			if usage == nil {
+				usage = new(chat.Usage)
+			}
+			return true, s.usage(usage)
+		case is(key, "error"):
 			if s.null() {
 				ev.failed = false
-				return nil
+				return true, nil
 			}
 			ev.failed = true
-			return s.object(func(key []byte) error {
-				if bytes.EqualFold(key, []byte("message")) {
+			return true, s.object(func(key []byte) error {
+				if is(key, "message") {
 					var message string
 					return s.str(&message)
 				}
 				return s.skip(0)
 			})
 		}
-		return s.skip(0)
-	})
+		return false, nil
+	}
+	// skipped is where the members skipped from the event's start end, until a member is read (-1 then).
+	skipped := 0
+	member := func(key []byte) error {
+		ok, err := read(key)
+		switch {
+		case !ok:
+			err = s.skip(0)
+			if skipped >= 0 {
+				skipped = s.i
+			}
+		case skipped > 0: // the first member read: the head ends with the comma before it
+			d.head = append(d.head, s.b[:skipped+bytes.IndexByte(s.b[skipped:], ',')+1]...)
+			fallthrough
+		default:
+			skipped = -1
+		}
+		return err
+	}
+	if len(d.head) > 0 && bytes.HasPrefix(data, d.head) {
+		s.i, skipped = len(d.head), -1
+		err = s.members(member)
+	} else {
+		d.head = d.head[:0]
+		err = s.object(member)
+	}
 	if err == nil && s.ws() < len(s.b) {
 		err = errSyntax
 	}
-	if hasUsage {
-		ev.Usage = &usage
-	}
+	ev.Usage = usage
 	ev.Reasoning = ev.reasoning + ev.reasoningContent
 	return ev, err
 }
@@ -91,9 +125,9 @@ func (s *scanner) choice(ev *event) error {
 	}
 	return s.object(func(key []byte) error {
 		switch {
-		case bytes.EqualFold(key, []byte("delta")):
+		case is(key, "delta"):
 			return s.delta(ev)
-		case bytes.EqualFold(key, []byte("finish_reason")):
+		case is(key, "finish_reason"):
 			ev.finish = "" // held by pointer: null clears it
 			return s.str(&ev.finish)
 		}
@@ -108,13 +142,13 @@ func (s *scanner) delta(ev *event) error {
 	}
 	return s.object(func(key []byte) error {
 		switch {
-		case bytes.EqualFold(key, []byte("content")):
+		case is(key, "content"):
 			return s.str(&ev.Content)
-		case bytes.EqualFold(key, []byte("reasoning")):
+		case is(key, "reasoning"):
 			return s.str(&ev.reasoning)
-		case bytes.EqualFold(key, []byte("reasoning_content")):
+		case is(key, "reasoning_content"):
 			return s.str(&ev.reasoningContent)
-		case bytes.EqualFold(key, []byte("tool_calls")):
+		case is(key, "tool_calls"):
 			// As encoding/json fills a slice: each item read into the one already there (what an earlier
 			// tool_calls left within the slice's capacity), the rest cut.
 			n := 0
@@ -143,22 +177,22 @@ func (s *scanner) toolCall(tc *chat.ToolCallDelta) error {
 	}
 	return s.object(func(key []byte) error {
 		switch {
-		case bytes.EqualFold(key, []byte("index")):
+		case is(key, "index"):
 			n := int64(tc.Index)
 			err := s.int(&n)
 			tc.Index = int(n)
 			return err
-		case bytes.EqualFold(key, []byte("id")):
+		case is(key, "id"):
 			return s.str(&tc.ID)
-		case bytes.EqualFold(key, []byte("function")):
+		case is(key, "function"):
 			if s.null() {
 				return nil
 			}
 			return s.object(func(key []byte) error {
 				switch {
-				case bytes.EqualFold(key, []byte("name")):
+				case is(key, "name"):
 					return s.str(&tc.Name)
-				case bytes.EqualFold(key, []byte("arguments")):
+				case is(key, "arguments"):
 					return s.str(&tc.Arguments)
 				}
 				return s.skip(0)
@@ -176,7 +210,7 @@ func (s *scanner) usage(u *chat.Usage) error {
 			return nil
 		}
 		return s.object(func(key []byte) error {
-			if !bytes.EqualFold(key, []byte(name)) {
+			if !is(key, name) {
 				return s.skip(0)
 			}
 			return s.int(n)
@@ -184,13 +218,13 @@ func (s *scanner) usage(u *chat.Usage) error {
 	}
 	return s.object(func(key []byte) error {
 		switch {
-		case bytes.EqualFold(key, []byte("prompt_tokens")):
+		case is(key, "prompt_tokens"):
 			return s.int(&u.PromptTokens)
-		case bytes.EqualFold(key, []byte("completion_tokens")):
+		case is(key, "completion_tokens"):
 			return s.int(&u.CompletionTokens)
-		case bytes.EqualFold(key, []byte("prompt_tokens_details")):
+		case is(key, "prompt_tokens_details"):
 			return count("cached_tokens", &u.CachedTokens)
-		case bytes.EqualFold(key, []byte("completion_tokens_details")):
+		case is(key, "completion_tokens_details"):
 			return count("reasoning_tokens", &u.ReasoningTokens)
 		}
 		return s.skip(0)
@@ -211,17 +245,35 @@ var (
 // maxDepth bounds the nesting of skipped values, as encoding/json's own limit does.
 const maxDepth = 10000
 
-// ws skips white space and returns the position of what follows.
-func (s *scanner) ws() int {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return s.i
+// is reports whether an object's key is name (lower-case ASCII) as encoding/json matches them: without regard to
+// case, Unicode's folding included. A key of name's length matches only by ASCII's case (a character that folds
+// to an ASCII letter, as U+017F and U+212A do, is longer than it); a shorter one never does.
+func is(key []byte, name string) bool {
+	if len(key) != len(name) {
+		return len(key) > len(name) && bytes.EqualFold(key, []byte(name))
+	}
+	for i, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
 		}
 	}
-	return s.i
+	return true
+}
+
+// ws skips white space and returns the position of what follows.
+func (s *scanner) ws() int {
+	i := s.i
+	for i < len(s.b) {
+		if c := s.b[i]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			break
+		}
+		i++
+	}
+	s.i = i
+	return i
 }
 
 func (s *scanner) peek() byte {
@@ -254,6 +306,11 @@ func (s *scanner) object(member func(key []byte) error) error {
 		s.i++
 		return nil
 	}
+	return s.members(member)
+}
+
+// members reads an object's members from a key on: object past its opening brace, less an empty object's end.
+func (s *scanner) members(member func(key []byte) error) error {
 	for {
 		if s.peek() != '"' {
 			return errSyntax
@@ -318,12 +375,15 @@ func (s *scanner) array(elem func(i int) error) error {
 func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
 	s.i++
 	start := s.i
-	for s.i < len(s.b) {
-		switch c := s.b[s.i]; {
-		case c == '"':
+	for {
+		if s.plain(); s.i == len(s.b) {
+			return nil, false, errSyntax
+		}
+		switch s.b[s.i] {
+		case '"':
 			s.i++
 			return s.b[start : s.i-1], escaped, nil
-		case c == '\\':
+		case '\\':
 			escaped = true
 			if s.i+1 >= len(s.b) {
 				return nil, false, errSyntax
@@ -342,14 +402,41 @@ func (s *scanner) rawString() (raw []byte, escaped bool, err error) {
 			default:
 				return nil, false, errSyntax
 			}
-		case c < 0x20:
+		default: // a control character
 			return nil, false, errSyntax
-		default:
-			s.i++
 		}
 	}
-	return nil, false, errSyntax
 }
+
+// plain moves past the bytes of a string that need no look (all but a quote, a backslash and a control
+// character), eight at a time while it can.
+func (s *scanner) plain() {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	b, i := s.b, s.i
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		// the high bit of each byte below 0x20, and of each zero byte in q or bs (a quote or a backslash): exact
+		// up to the first one, as a subtraction's borrow only runs upwards from such a byte
+		if m := ((x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+			s.i = i + bits.TrailingZeros64(m)/8
+			return
+		}
+	}
+	for i < len(b) && !special[b[i]] {
+		i++
+	}
+	s.i = i
+}
+
+// special marks the bytes plain stops at.
+var special = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
 
 // str reads a string into dst, leaving it for null.
 func (s *scanner) str(dst *string) error {

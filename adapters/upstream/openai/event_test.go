@@ -9,7 +9,7 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/chat"
 )
 
-// chunk is one event of OpenAI's stream as encoding/json reads it: what decodeEvent must agree with.
+// chunk is one event of OpenAI's stream as encoding/json reads it: what decoder must agree with.
 type chunk struct {
 	Choices []struct {
 		Delta struct {
@@ -43,7 +43,7 @@ type chunk struct {
 	} `json:"error"`
 }
 
-// reference decodes an event with encoding/json into chunk, and returns it as decodeEvent would.
+// reference decodes an event with encoding/json into chunk, and returns it as decoder would.
 func reference(data []byte) (event, error) {
 	var ch chunk
 	if err := json.Unmarshal(data, &ch); err != nil {
@@ -111,13 +111,30 @@ func TestDecodeEvent(t *testing.T) {
 		checkEvent(t, []byte(s))
 	}
 	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
-	if _, err := decodeEvent([]byte(`{"a":` + deep + `}`)); err == nil {
+	if _, err := new(decoder).decode([]byte(`{"a":` + deep + `}`)); err == nil {
 		t.Error("an event nested 20000 deep was taken")
 	}
 }
 
-// FuzzDecodeEvent holds decodeEvent to encoding/json: the same event from what it accepts, an error for what it
-// refuses.
+// TestDecoderHead: an event read after another, whose head it may begin with, reads as it would alone.
+func TestDecoderHead(t *testing.T) {
+	head := `{"id":"c","object":"chat.completion.chunk","created":1,"model":"m",`
+	events := append([]string{
+		head + `"choices":[{"delta":{"content":"a"}}]}`, head + `"choices":[],"usage":{"prompt_tokens":6}}`,
+		head + `"usage":null}`, head + `"x":1,"choices":[{"delta":{"content":"b"}}]}`, head + `}`, head + `"x"}`,
+		head + `"error":{"message":"m"}}`, head + `"choices":[{"delta":{"content":"c"}}],"id":5}`, head[:len(head)-1] + `}`,
+		` ` + head + `"choices":null}`, `{"id" : "c" , "choices":[{"delta":{"content":"d"}}]}`, `{"id" : "c" , }`,
+		`{"id" : "c" , "Choices":[]}`,
+	}, eventSeeds...)
+	for _, prev := range events {
+		for _, ev := range events {
+			checkAfter(t, []byte(prev), []byte(ev))
+		}
+	}
+}
+
+// FuzzDecodeEvent holds decoder to encoding/json: the same event from what it accepts, an error for what it
+// refuses, read alone and read again after itself (from its head, when it has one).
 func FuzzDecodeEvent(f *testing.F) {
 	for _, s := range eventSeeds {
 		f.Add([]byte(s))
@@ -125,14 +142,34 @@ func FuzzDecodeEvent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) { checkEvent(t, data) })
 }
 
+// FuzzDecoderHead holds decoder to encoding/json for an event read after another.
+func FuzzDecoderHead(f *testing.F) {
+	for i, s := range eventSeeds {
+		f.Add([]byte(eventSeeds[(i+1)%len(eventSeeds)]), []byte(s))
+		f.Add([]byte(s), []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, prev, data []byte) { checkAfter(t, prev, data) })
+}
+
 func checkEvent(t *testing.T, data []byte) {
 	t.Helper()
-	got, err := decodeEvent(data)
+	checkAfter(t, nil, data)
+	checkAfter(t, data, data)
+}
+
+// checkAfter decodes data with a decoder that read prev (when there is one) before.
+func checkAfter(t *testing.T, prev, data []byte) {
+	t.Helper()
+	var d decoder
+	if prev != nil {
+		_, _ = d.decode(prev)
+	}
+	got, err := d.decode(data)
 	want, werr := reference(data)
 	switch {
 	case (err == nil) != (werr == nil):
-		t.Fatalf("%q: error %v, encoding/json's %v", data, err, werr)
+		t.Fatalf("%q after %q: error %v, encoding/json's %v", data, prev, err, werr)
 	case err == nil && !reflect.DeepEqual(got, want):
-		t.Fatalf("%q:\n got %+v\nwant %+v", data, got, want)
+		t.Fatalf("%q after %q:\n got %+v\nwant %+v", data, prev, got, want)
 	}
 }
