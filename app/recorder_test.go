@@ -314,6 +314,56 @@ func TestRecorderQuarantineRequeued(t *testing.T) {
 	}
 }
 
+// quarantines counts the entries the recorder quarantined.
+type quarantines struct {
+	ports.NoMetrics
+	n atomic.Int64
+}
+
+func (m *quarantines) RecordsQuarantined(n int) { m.n.Add(int64(n)) }
+
+// TestRecorderQuarantinesOnceAcrossRestarts: an entry the database refused is quarantined once, though a kill -9
+// came before the spool's release cursor passed it (here the cursor is never written before the kill: the clock
+// stands still): the next start replays the spool but not that entry, so switchboard_generation_records_lost_total
+// does not count it again and quarantine.log holds it once.
+func TestRecorderQuarantinesOnceAcrossRestarts(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	store.refuse = "gen-7"
+	cfgAt := func(dir string) spool.Config {
+		return spool.Config{Dir: dir, MaxBytes: 1 << 30, Now: func() time.Time { return day }}
+	}
+	dir := t.TempDir()
+	sp, err := spool.Open(cfgAt(dir), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	var first, again quarantines
+	r := run(app.NewRecorder(store, sp, quiet(), &first, cfg()))
+	recordN(r, "gen-", 20)
+	r.Close()
+	after := t.TempDir() // no Close: what kill -9 leaves behind
+	for _, f := range mustGlob(t, filepath.Join(dir, "*")) {
+		copyFile(t, f, filepath.Join(after, filepath.Base(f)))
+	}
+	sp2, err := spool.Open(cfgAt(after), quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp2.Close()
+	run(app.NewRecorder(store, sp2, quiet(), &again, cfg())).Close()
+	if first.n.Load() != 1 || again.n.Load() != 0 {
+		t.Fatalf("quarantined %d, then %d after the restart: want 1, 0", first.n.Load(), again.n.Load())
+	}
+	if n, booked := store.count(); n != 19 || booked != 190 {
+		t.Fatalf("%d records, %d booked", n, booked)
+	}
+	if n, err := sp2.Requeue(); n != 1 || err != nil {
+		t.Fatalf("the quarantine holds %d entries (%v), want 1", n, err)
+	}
+}
+
 func TestRecorderRefusesCallsWhenTheSpoolIsFull(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()

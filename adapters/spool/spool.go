@@ -13,12 +13,16 @@
 // then refuses new calls (before doing any work) rather than serve calls it cannot record. Append itself never
 // refuses for size, so a call already admitted always gets its record in.
 //
-// On Open every record on disk is read again: records drained before a crash but not yet released are handed to
-// the writer a second time, so whatever consumes them must be idempotent.
+// Released records are behind the release cursor, a small file the spool rewrites as releases advance (at most
+// every second, and on Close); Open reads the records from the cursor on. What a crash leaves past the cursor is
+// read again: records drained but not yet released, and those released since the cursor was last written, so
+// whatever consumes them must be idempotent. A record read again whose bytes the quarantine holds is passed
+// over (see Open).
 package spool
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -50,6 +54,8 @@ type Config struct {
 	Sync bool
 	// MemoryBytes bounds the records kept in memory for the reader (16 MiB when 0).
 	MemoryBytes int64
+	// Now is the clock that spaces the writes of the release cursor (time.Now when nil).
+	Now func() time.Time
 }
 
 const (
@@ -57,6 +63,16 @@ const (
 	// MaxRecord bounds one record; longer payloads are refused by Append.
 	MaxRecord = 64 << 20
 	suffix    = ".wal"
+	// cursorFile is the release cursor: segment (uint64) and offset (int64), little endian, and their CRC-32C.
+	// It is written to cursorFile+".tmp" (synced with Sync) and renamed over the cursor, so a crash leaves the
+	// old cursor or the new one, never a torn one; a cursor that is torn anyway (a machine crash without Sync)
+	// fails its checksum and is ignored.
+	cursorFile = "cursor"
+	cursorLen  = 20
+	// cursorEvery spaces the writes of the cursor: a release rewrites it when the last write is older, so it
+	// costs a few system calls a second rather than some per batch; a crash then replays at most the records
+	// released in the second before it (idempotent) besides those not released.
+	cursorEvery = time.Second
 )
 
 var (
@@ -117,6 +133,13 @@ type Spool struct {
 
 	rpos Pos // everything before it is released (guarded by mu)
 
+	cmu      sync.Mutex
+	cursor   Pos       // what the cursor file holds
+	cursorAt time.Time // when it was written
+
+	// the records of an earlier run that the quarantine holds (found by Open): the reader passes over them
+	kept map[Pos]struct{}
+
 	// the readers' state
 	rmu   sync.Mutex
 	next  Pos      // where the next Read starts
@@ -132,9 +155,24 @@ type taken struct {
 	released bool
 }
 
-// Open opens (creating) the spool in cfg.Dir and finds the records left by an earlier process. A record whose
-// frame is torn (a crash mid-write) ends its segment: the segment is cut there.
+// Open opens (creating) the spool in cfg.Dir and finds the records left by an earlier process: those from the
+// release cursor on, or every record on disk when there is no cursor or it cannot be used (corrupt, or not where
+// a record starts: the log says why; replaying more than needed is harmless, starting past a record would lose
+// it). Segments wholly before the cursor are deleted. A record whose frame is torn (a crash mid-write) ends its
+// segment: the segment is cut there.
+//
+// A record of an earlier run whose bytes the quarantine holds is not read again: it was quarantined, and the
+// crash came before its release or before the cursor was written past it. Matching the quarantine, rather than
+// making the cursor pass a record before its quarantine counts as done, is what is right after a kill -9 at any
+// point: the quarantine and the cursor are two files, and in either order a crash between the two writes loses
+// the record (cursor first) or quarantines it again (quarantine first); with several readers, moreover, a
+// release waits for every earlier read's, so the cursor may pass a quarantined record long after its quarantine.
+// A record counts as quarantined once its whole frame is in quarantine.log (read up to a torn or corrupt frame):
+// one a crash tore there is read again, and quarantined again if it is still refused.
 func Open(cfg Config, log *slog.Logger) (*Spool, error) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
 	if cfg.SegmentBytes <= 0 {
 		cfg.SegmentBytes = 16 << 20
 	}
@@ -152,25 +190,18 @@ func Open(cfg Config, log *slog.Logger) (*Spool, error) {
 		lock.Close()
 		return nil, fmt.Errorf("spool: %s is in use by another process (each gateway needs its own spool_dir): %w", cfg.Dir, err)
 	}
-	s := &Spool{cfg: cfg, log: log, lock: lock, sizes: map[uint64]int64{}, notify: make(chan struct{}, 1)}
+	s := &Spool{cfg: cfg, log: log, lock: lock, sizes: map[uint64]int64{}, notify: make(chan struct{}, 1), cursorAt: cfg.Now()}
 	segs, err := s.segments()
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
-	for _, seg := range segs {
-		size, n, err := s.scan(seg)
-		if err != nil {
+	next := uint64(1)
+	if len(segs) > 0 {
+		if err := s.load(segs); err != nil {
 			lock.Close()
 			return nil, err
 		}
-		s.sizes[seg] = size
-		s.depth += size
-		s.records += n
-	}
-	next := uint64(1)
-	if len(segs) > 0 {
-		s.rpos = Pos{Seg: segs[0]}
 		next = segs[len(segs)-1] + 1
 	} else {
 		s.rpos = Pos{Seg: next}
@@ -181,9 +212,126 @@ func Open(cfg Config, log *slog.Logger) (*Spool, error) {
 	}
 	s.synced, s.memStart, s.next = s.wpos, s.wpos, s.rpos
 	if s.records > 0 {
-		log.Warn("spool holds records from an earlier run; replaying them", "dir", cfg.Dir, "records", s.records, "bytes", s.depth)
+		log.Warn("spool holds records from an earlier run; replaying them", "dir", cfg.Dir, "from", s.rpos,
+			"records", s.records, "bytes", s.depth, "in_quarantine_already", len(s.kept))
 	}
 	return s, nil
+}
+
+// errCursor is a release cursor that is not where a record starts.
+var errCursor = errors.New("the cursor is not where a record starts")
+
+// load finds the records not yet released in segs (at least one): from the cursor on when it can be used, else
+// from the first segment; and deletes the segments before the cursor's.
+func (s *Spool) load(segs []uint64) error {
+	quarantined := s.quarantinedRecords()
+	if start, ok := s.readCursor(segs); ok {
+		err := s.scanFrom(segs, start, quarantined)
+		if err == nil {
+			s.cursor = start
+			for _, seg := range segs[:slices.Index(segs, start.Seg)] {
+				if err := os.Remove(s.path(seg)); err != nil {
+					return fmt.Errorf("spool: %w", err)
+				}
+			}
+			return nil
+		}
+		if !errors.Is(err, errCursor) {
+			return err
+		}
+		s.log.Warn("spool cursor ignored: replaying every segment", "cursor", filepath.Join(s.cfg.Dir, cursorFile), "err", err)
+	}
+	return s.scanFrom(segs, Pos{Seg: segs[0]}, quarantined)
+}
+
+// readCursor returns the release cursor an earlier process wrote, moved to the start of the next segment when
+// its own is deleted (released whole); false when there is none, or it cannot be used (logged).
+func (s *Spool) readCursor(segs []uint64) (Pos, bool) {
+	path := filepath.Join(s.cfg.Dir, cursorFile)
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return Pos{}, false
+	}
+	var pos Pos
+	var why string
+	switch {
+	case err != nil:
+		why = err.Error()
+	case len(b) != cursorLen:
+		why = fmt.Sprintf("%d bytes, not %d", len(b), cursorLen)
+	case crc32.Checksum(b[:16], castagnoli) != binary.LittleEndian.Uint32(b[16:]):
+		why = "checksum mismatch"
+	default:
+		pos = Pos{Seg: binary.LittleEndian.Uint64(b), Off: int64(binary.LittleEndian.Uint64(b[8:]))}
+		if i, found := slices.BinarySearch(segs, pos.Seg); i == len(segs) {
+			why = fmt.Sprintf("segment %d is past the last one, %d", pos.Seg, segs[len(segs)-1])
+		} else if !found {
+			pos = Pos{Seg: segs[i]}
+		}
+	}
+	if why != "" {
+		s.log.Warn("spool cursor ignored: replaying every segment", "cursor", path, "err", why)
+		return Pos{}, false
+	}
+	return pos, true
+}
+
+// scanFrom scans the segments from start's on and counts the records from start on, noting those whose bytes are
+// in quarantined (s.kept); errCursor when start is not where a record of its segment starts or where they end.
+func (s *Spool) scanFrom(segs []uint64, start Pos, quarantined digests) error {
+	clear(s.sizes)
+	s.depth, s.records, s.kept = 0, 0, nil
+	for _, seg := range segs {
+		if seg < start.Seg {
+			continue
+		}
+		from := int64(0)
+		if seg == start.Seg {
+			from = start.Off
+		}
+		size, n, err := s.scan(seg, from, quarantined)
+		if err != nil {
+			return err
+		}
+		s.sizes[seg] = size
+		s.depth += size - from
+		s.records += n
+	}
+	s.rpos = start
+	return nil
+}
+
+// digests are the SHA-256 of records.
+type digests map[[sha256.Size]byte]struct{}
+
+func (d digests) has(payload []byte) bool {
+	if len(d) == 0 {
+		return false
+	}
+	_, ok := d[sha256.Sum256(payload)]
+	return ok
+}
+
+// quarantinedRecords returns the digests of the records in the quarantine, up to its first torn or corrupt frame;
+// none when there is no quarantine. When it cannot be read, the records it holds are replayed (and quarantined
+// again if they are still refused): nothing is lost.
+func (s *Spool) quarantinedRecords() digests {
+	path := filepath.Join(s.cfg.Dir, quarantineFile)
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err == nil {
+		defer f.Close()
+		var info os.FileInfo
+		if info, err = f.Stat(); err == nil {
+			out := digests{}
+			_, _ = eachFrame(f, info.Size(), func(p []byte) { out[sha256.Sum256(p)] = struct{}{} })
+			return out
+		}
+	}
+	s.log.Warn("spool quarantine unreadable: records of the earlier run that it holds are replayed", "quarantine", path, "err", err)
+	return nil
 }
 
 func (s *Spool) path(seg uint64) string {
@@ -209,8 +357,10 @@ func (s *Spool) segments() ([]uint64, error) {
 	return segs, nil
 }
 
-// scan checks every frame of a segment left by an earlier process and cuts a torn or corrupt tail.
-func (s *Spool) scan(seg uint64) (int64, int64, error) {
+// scan checks every frame of a segment left by an earlier process and cuts a torn or corrupt tail. It returns the
+// segment's size and how many records it holds from offset from on (errCursor when none starts there and the
+// records do not end there), noting in s.kept those whose bytes are in quarantined.
+func (s *Spool) scan(seg uint64, from int64, quarantined digests) (int64, int64, error) {
 	f, err := os.OpenFile(s.path(seg), os.O_RDWR, 0)
 	if err != nil {
 		return 0, 0, fmt.Errorf("spool: %w", err)
@@ -220,14 +370,30 @@ func (s *Spool) scan(seg uint64) (int64, int64, error) {
 	if err != nil {
 		return 0, 0, fmt.Errorf("spool: %w", err)
 	}
-	var n int64
-	off, err := eachFrame(f, info.Size(), func([]byte) { n++ })
+	var n, at int64 // at: where the frame starts
+	found := from == 0
+	off, err := eachFrame(f, info.Size(), func(p []byte) {
+		if at >= from {
+			n++
+			if quarantined.has(p) {
+				if s.kept == nil {
+					s.kept = map[Pos]struct{}{}
+				}
+				s.kept[Pos{Seg: seg, Off: at}] = struct{}{}
+			}
+		}
+		at += headerLen + int64(len(p))
+		found = found || at == from
+	})
 	if err != nil {
 		s.log.Error("spool segment cut at a torn or corrupt record", "segment", s.path(seg), "offset", off,
 			"bytes_cut", info.Size()-off, "err", err)
 		if err := f.Truncate(off); err != nil {
 			return 0, 0, fmt.Errorf("spool: cut %s: %w", s.path(seg), err)
 		}
+	}
+	if !found {
+		return 0, 0, fmt.Errorf("%w: %s at %d (its records end at %d)", errCursor, s.path(seg), from, off)
 	}
 	return off, n, nil
 }
@@ -409,20 +575,37 @@ func (s *Spool) Notify() <-chan struct{} { return s.notify }
 func (s *Spool) Read(max int, maxBytes int64) ([]ports.SpoolRecord, func() error, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
-	recs, pos, err := s.read(max, maxBytes)
-	if err != nil || len(recs) == 0 {
-		return nil, nil, err
+	for {
+		recs, n, pos, err := s.read(max, maxBytes)
+		if err != nil || n == 0 {
+			return nil, nil, err
+		}
+		s.next = pos
+		t := &taken{end: pos, n: n}
+		s.reads = append(s.reads, t)
+		if len(recs) > 0 {
+			return recs, func() error { return s.released(t) }, nil
+		}
+		if err := s.releasedLocked(t); err != nil { // records the quarantine holds, and none other
+			return nil, nil, err
+		}
 	}
-	s.next = pos
-	t := &taken{end: pos, n: len(recs)}
-	s.reads = append(s.reads, t)
-	return recs, func() error { return s.released(t) }, nil
 }
 
-// released marks t released and releases the reads before which none is left unreleased.
+// released marks t released, releases the reads before which none is left unreleased, and writes the cursor
+// when its last write is older than cursorEvery.
 func (s *Spool) released(t *taken) error {
 	s.rmu.Lock()
-	defer s.rmu.Unlock()
+	err := s.releasedLocked(t)
+	s.rmu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.saveCursor(false)
+}
+
+// releasedLocked is released for a caller that holds rmu, without writing the cursor.
+func (s *Spool) releasedLocked(t *taken) error {
 	t.released = true
 	n, done := 0, 0
 	for ; done < len(s.reads) && s.reads[done].released; done++ {
@@ -437,10 +620,12 @@ func (s *Spool) released(t *taken) error {
 	return s.release(pos, n)
 }
 
-// read takes the records from s.next on; the caller holds rmu.
-func (s *Spool) read(max int, maxBytes int64) ([]ports.SpoolRecord, Pos, error) {
+// read takes the records from s.next on, and passes over those in s.kept: it returns the others, how many it
+// took in all, and where they end. The caller holds rmu.
+func (s *Spool) read(max int, maxBytes int64) ([]ports.SpoolRecord, int, Pos, error) {
 	var out []ports.SpoolRecord
 	var size int64
+	skipped := 0
 	pos := s.next
 	for len(out) < max && size < maxBytes {
 		s.mu.Lock()
@@ -469,19 +654,25 @@ func (s *Spool) read(max int, maxBytes int64) ([]ports.SpoolRecord, Pos, error) 
 		}
 		f, err := s.reader(pos.Seg)
 		if err != nil {
-			return nil, s.next, err
+			return nil, 0, s.next, err
 		}
 		payloads, next, err := readFrames(f, pos.Off, limit, max-len(out), maxBytes-size)
 		if err != nil {
-			return nil, s.next, fmt.Errorf("spool: read %s at %d: %w", s.path(pos.Seg), next, err)
+			return nil, 0, s.next, fmt.Errorf("spool: read %s at %d: %w", s.path(pos.Seg), next, err)
 		}
 		for _, p := range payloads {
-			out = append(out, ports.SpoolRecord{Payload: p})
-			size += int64(len(p))
+			if _, ok := s.kept[pos]; ok {
+				delete(s.kept, pos)
+				skipped++
+				s.log.Warn("spool record of the earlier run passed over: the quarantine holds it", "segment", s.path(pos.Seg), "offset", pos.Off)
+			} else {
+				out = append(out, ports.SpoolRecord{Payload: p})
+				size += int64(len(p))
+			}
+			pos.Off += headerLen + int64(len(p))
 		}
-		pos.Off = next
 	}
-	return out, pos, nil
+	return out, len(out) + skipped, pos, nil
 }
 
 func (s *Spool) reader(seg uint64) (*os.File, error) {
@@ -539,6 +730,47 @@ func (s *Spool) release(pos Pos, n int) error {
 	return nil
 }
 
+// saveCursor writes the release cursor when it moved: when force (Close), or when its last write is older than
+// cursorEvery; not after Close (another process may hold the spool by then).
+func (s *Spool) saveCursor(force bool) error {
+	s.cmu.Lock()
+	defer s.cmu.Unlock()
+	now := s.cfg.Now()
+	if !force && now.Sub(s.cursorAt) < cursorEvery {
+		return nil
+	}
+	s.mu.Lock()
+	pos, closed := s.rpos, s.closed
+	s.mu.Unlock()
+	if pos == s.cursor || closed && !force {
+		return nil
+	}
+	var b [cursorLen]byte
+	binary.LittleEndian.PutUint64(b[:], pos.Seg)
+	binary.LittleEndian.PutUint64(b[8:], uint64(pos.Off))
+	binary.LittleEndian.PutUint32(b[16:], crc32.Checksum(b[:16], castagnoli))
+	path := filepath.Join(s.cfg.Dir, cursorFile)
+	f, err := os.OpenFile(path+".tmp", os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err != nil {
+		return fmt.Errorf("spool: cursor: %w", err)
+	}
+	_, err = f.Write(b[:])
+	if err == nil && s.cfg.Sync {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(path+".tmp", path)
+	}
+	if err != nil {
+		return fmt.Errorf("spool: cursor: %w", err)
+	}
+	s.cursor, s.cursorAt = pos, now
+	return nil
+}
+
 // offsetIn is where the released part of seg ends, given the reader's position before this release.
 func (s *Spool) offsetIn(seg uint64) int64 {
 	switch {
@@ -587,10 +819,11 @@ func (s *Spool) Quarantine(payload []byte) error {
 
 // Requeue moves the records kept in the quarantine back into the spool, to be read again after those waiting:
 // for an operator, once the cause of the refusals is fixed, while no gateway uses the spool (Open locks it). The
-// records reach the disk (fsync) before the quarantine file goes, so a crash in between leaves them in both, and
-// the writer skips ids already stored. It never deletes what it did not move: when a frame cannot be read (torn
-// by a crash, or corrupt), the records before it are moved and the file is kept as quarantine.log.damaged-<unix
-// nanoseconds>, which the error names with the offset where reading stopped. It returns how many records it moved.
+// records reach the disk (fsync) before the quarantine file goes, so a crash in between leaves them in both: the
+// next Open passes over the spool's copies (the quarantine holds them), and a requeue moves them again. It never
+// deletes what it did not move: when a frame cannot be read (torn by a crash, or corrupt), the records before it
+// are moved and the file is kept as quarantine.log.damaged-<unix nanoseconds>, which the error names with the
+// offset where reading stopped. It returns how many records it moved.
 func (s *Spool) Requeue() (int, error) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
@@ -638,7 +871,8 @@ func (s *Spool) Requeue() (int, error) {
 		err = syncDir(s.cfg.Dir)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("spool: requeue: %w (the records may be both in the spool and in the quarantine)", err)
+		return 0, fmt.Errorf("spool: requeue: %w (the records may be both in the spool and in the quarantine: "+
+			"run the requeue again)", err)
 	}
 	if damage != nil {
 		s.log.Error("quarantine damaged: the records before the damage were moved, the file is kept whole",
@@ -676,14 +910,19 @@ func frame(payload []byte) []byte {
 	return f
 }
 
-// Close stops appends and closes the files; what is not drained stays for the next Open.
+// Close stops appends, writes the release cursor and closes the files; what is not drained stays for the next
+// Open.
 func (s *Spool) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.closed {
+		s.mu.Unlock()
 		return nil
 	}
 	s.closed = true
+	s.mu.Unlock()
+	cerr := s.saveCursor(true)
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.rfile != nil {
 		s.rfile.Close()
 	}
@@ -691,7 +930,10 @@ func (s *Spool) Close() error {
 		_ = s.w.Sync()
 	}
 	defer s.lock.Close()
-	return s.w.Close()
+	if err := s.w.Close(); err != nil {
+		return err
+	}
+	return cerr
 }
 
 var _ ports.Spool = (*Spool)(nil)

@@ -2,8 +2,11 @@ package spool_test
 
 import (
 	"bytes"
+	"cmp"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"os"
@@ -13,6 +16,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/switchboard-ai/switchboard/adapters/spool"
 )
@@ -514,5 +518,218 @@ func TestQuarantineCutsAFailedWrite(t *testing.T) {
 	}
 	if got := readAll(t, s, 10); fmt.Sprint(got) != "[bad-1 bad-2]" {
 		t.Fatalf("requeued: %v", got)
+	}
+}
+
+// crash copies the spool's files as they are while it is open: what a kill -9 of its process leaves behind (the
+// page cache). It returns the copy's directory.
+func crash(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after := t.TempDir()
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(after, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return after
+}
+
+// take reads n records, and releases them when release.
+func take(t *testing.T, s *spool.Spool, n int, release bool) {
+	t.Helper()
+	recs, rel, err := s.Read(n, 1<<20)
+	if err != nil || len(recs) != n {
+		t.Fatalf("read %d of %d records: %v", len(recs), n, err)
+	}
+	if release {
+		if err := rel(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writeCursor writes a well-formed release cursor: segment, offset and their CRC-32C.
+func writeCursor(t *testing.T, dir string, seg uint64, off int64) {
+	t.Helper()
+	b := binary.LittleEndian.AppendUint64(nil, seg)
+	b = binary.LittleEndian.AppendUint64(b, uint64(off))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)))
+	if err := os.WriteFile(filepath.Join(dir, "cursor"), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// records returns the payloads record-<from> to record-<to> (inclusive).
+func records(from, to int) []string {
+	var out []string
+	for i := from; i <= to; i++ {
+		out = append(out, fmt.Sprintf("record-%04d", i))
+	}
+	return out
+}
+
+// TestCursor: a restart reads the records from the release cursor on, whatever a kill -9 left. 20 records of
+// 19 bytes, four a segment (segment 1 holds records 0-3, 2 holds 4-7, ...); a second after Open, records 0-5
+// released (the cursor written), then 6-9 (segments 1 and 2 deleted; the cursor written again only when a second
+// has passed since), 10-12 read and not released. A cursor that cannot be used (torn, corrupt, not where a record
+// starts, past the end) replays every segment on disk: records 8-19, never fewer.
+func TestCursor(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		later  bool // a second passes before the second release
+		closed bool // Close rather than kill -9
+		damage func(t *testing.T, dir string)
+		want   []string
+		first  int // the first segment left on disk by Open, when not 3 (segments 1 and 2 are released and deleted)
+	}{
+		{name: "closed", closed: true, want: records(10, 19)},
+		{name: "killed, cursor written at the last release", later: true, want: records(10, 19)},
+		{name: "killed, cursor older than the last release, in a deleted segment", want: records(8, 19)},
+		{name: "no cursor", later: true, want: records(8, 19),
+			damage: func(t *testing.T, dir string) { os.Remove(filepath.Join(dir, "cursor")) }},
+		{name: "torn cursor", later: true, want: records(8, 19), damage: func(t *testing.T, dir string) {
+			if err := os.Truncate(filepath.Join(dir, "cursor"), 11); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "corrupt cursor", later: true, want: records(8, 19), damage: func(t *testing.T, dir string) {
+			b, err := os.ReadFile(filepath.Join(dir, "cursor"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[8] ^= 0x10
+			if err := os.WriteFile(filepath.Join(dir, "cursor"), b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "torn write of the next cursor", later: true, want: records(10, 19), damage: func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, "cursor.tmp"), []byte{3, 0, 0}, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "cursor inside a record", want: records(8, 19), damage: func(t *testing.T, dir string) { writeCursor(t, dir, 3, 20) }},
+		{name: "cursor past its segment's end", want: records(8, 19), damage: func(t *testing.T, dir string) { writeCursor(t, dir, 3, 77) }},
+		{name: "cursor past the last segment", want: records(8, 19), damage: func(t *testing.T, dir string) { writeCursor(t, dir, 9, 0) }},
+		{name: "cursor at a segment's end", want: records(12, 19), damage: func(t *testing.T, dir string) { writeCursor(t, dir, 3, 76) }},
+		{name: "cursor past whole segments", want: records(16, 19), first: 5, damage: func(t *testing.T, dir string) { writeCursor(t, dir, 5, 0) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			now := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+			cfg := spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 20, SegmentBytes: 64, Now: func() time.Time { return now }}
+			s := open(t, cfg)
+			appendN(t, s, 0, 20)
+			now = now.Add(time.Second)
+			take(t, s, 6, true)
+			if tt.later {
+				now = now.Add(time.Second)
+			}
+			take(t, s, 4, true)
+			take(t, s, 3, false)
+			if tt.closed {
+				s.Close()
+			} else {
+				cfg.Dir = crash(t, cfg.Dir)
+			}
+			if tt.damage != nil {
+				tt.damage(t, cfg.Dir)
+			}
+			s = open(t, cfg)
+			if st := s.Stats(); st.Records != int64(len(tt.want)) || st.Bytes != int64(len(tt.want))*19 {
+				t.Errorf("stats %+v, want %d records", st, len(tt.want))
+			}
+			first := cmp.Or(tt.first, 3)
+			if segs := segments(t, cfg.Dir); filepath.Base(segs[0]) != fmt.Sprintf("%016d.wal", first) {
+				t.Errorf("segments on disk: %v, want the first to be %d", segs, first)
+			}
+			if got := readAll(t, s, 5); !slices.Equal(got, tt.want) {
+				t.Errorf("read %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCursorAfterQuarantine: a record quarantined before a kill -9 is not read again by the next start, wherever
+// the kill came (before its release, after it but before the cursor's write, or a clean Close), so it is
+// quarantined once; a requeue moves it back and it is read. A quarantine the crash tore, or that is corrupt,
+// does not hold it: it is read again, never lost. Records 0-5 appended, a second later 0 released (the cursor
+// written), 1-5 read and record-0002 quarantined.
+func TestCursorAfterQuarantine(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		release bool
+		later   bool // a second passes before the release: the cursor is written past the quarantined record
+		closed  bool
+		damage  func(b []byte) []byte // the quarantine as the crash left it
+		want    []string
+	}{
+		{name: "killed before the release", want: []string{"record-0001", "record-0003", "record-0004", "record-0005"}},
+		{name: "killed after the release, before the cursor's write", release: true,
+			want: []string{"record-0001", "record-0003", "record-0004", "record-0005"}},
+		{name: "killed after the cursor's write", release: true, later: true},
+		{name: "closed", release: true, closed: true},
+		{name: "killed while quarantining", want: records(1, 5), damage: func(b []byte) []byte { return b[:len(b)-3] }},
+		{name: "quarantine corrupt", release: true, want: records(1, 5),
+			damage: func(b []byte) []byte { b[len(b)-1] ^= 0xff; return b }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			now := time.Date(2026, 11, 23, 20, 0, 0, 0, time.UTC)
+			cfg := spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 20, Now: func() time.Time { return now }}
+			s := open(t, cfg)
+			appendN(t, s, 0, 6)
+			now = now.Add(time.Second)
+			take(t, s, 1, true)
+			if tt.later {
+				now = now.Add(time.Second)
+			}
+			if err := s.Quarantine([]byte("record-0002")); err != nil {
+				t.Fatal(err)
+			}
+			take(t, s, 5, tt.release)
+			if tt.closed {
+				s.Close()
+			} else {
+				cfg.Dir = crash(t, cfg.Dir)
+			}
+			q := filepath.Join(cfg.Dir, "quarantine.log")
+			if tt.damage != nil {
+				b, err := os.ReadFile(q)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(q, tt.damage(b), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s = open(t, cfg)
+			if got := readAll(t, s, 2); !slices.Equal(got, tt.want) {
+				t.Errorf("read %v, want %v", got, tt.want)
+			}
+			if st := s.Stats(); st.Records != 0 || st.Bytes != 0 { // what was passed over is released with the rest
+				t.Errorf("after the replay: %+v", st)
+			}
+			if tt.damage != nil {
+				return
+			}
+			if n, err := s.Requeue(); n != 1 || err != nil {
+				t.Fatalf("requeue: %d, %v (the quarantine should hold the record once)", n, err)
+			}
+			if got := readAll(t, s, 2); fmt.Sprint(got) != "[record-0002]" {
+				t.Errorf("after the requeue: %v", got)
+			}
+		})
 	}
 }
