@@ -246,6 +246,33 @@ func TestRecorderQuarantinesWhatTheDatabaseRefuses(t *testing.T) {
 	}
 }
 
+// TestRecorderQuarantinesWhatItCannotRead: spooled records that decode as no entry (a version this release does not
+// know, a truncated binary entry, a JSON entry that is not JSON) are kept apart, and the entries beside them are
+// written.
+func TestRecorderQuarantinesWhatItCannotRead(t *testing.T) {
+	t.Parallel()
+	sp, err := spool.Open(spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 30, MemoryBytes: 1}, quiet()) // all from the files
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sp.Close() })
+	good := entry("gen-good").AppendBinary([]byte{2})
+	for _, rec := range [][]byte{{9, 1, 2}, good[:len(good)-1], []byte("\x01{not json"), good} {
+		if err := sp.Append(rec, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := newFakeStore()
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
+	r.Close()
+	if n, _ := store.count(); n != 1 {
+		t.Fatalf("%d of 1 readable entries written", n)
+	}
+	if q := sp.Stats().Quarantined; q != 3 {
+		t.Fatalf("%d of 3 unreadable records quarantined", q)
+	}
+}
+
 // TestRecorderRetriesWhatIsUnavailable: an insert the store fails as unavailable while Ping answers (a deadlock
 // or a lock not available, which gormstore classifies so; SQLITE_BUSY past the busy timeout) is not a refusal of
 // the entry: nothing is quarantined, and the batch is tried again (by this run, or when the stop came first, by
@@ -588,9 +615,8 @@ func (c *countingSpool) Append(p []byte, v any) error {
 }
 
 // TestRecorderEntryTooLargeForTheSpool: an entry past the spool's bound on one record (a chat whose stored
-// content is over 64 MiB once encoded: text of "<" grows six times as JSON) is written to the database directly,
-// and is no sign of a failing spool: calls are still admitted without a probe of the spool, so a concurrent call
-// is never a 503 because of it.
+// content is over 64 MiB once encoded) is written to the database directly, and is no sign of a failing spool:
+// calls are still admitted without a probe of the spool, so a concurrent call is never a 503 because of it.
 func TestRecorderEntryTooLargeForTheSpool(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
@@ -598,7 +624,7 @@ func TestRecorderEntryTooLargeForTheSpool(t *testing.T) {
 	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
 	defer r.Close()
 	big := entry("big")
-	big.Content.Output.Completion = strings.Repeat("<", spool.MaxRecord/6+1)
+	big.Content.Output.Completion = strings.Repeat("<", spool.MaxRecord)
 	r.Record(context.Background(), big)
 	if _, ok := store.rows["big"]; !ok {
 		t.Fatal("the entry too large for the spool is not in the database when Record returns")
