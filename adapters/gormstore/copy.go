@@ -15,18 +15,17 @@ import (
 	"gorm.io/gorm/schema"
 )
 
-// copyTable is one table's share of a bulk write: its rows, as GORM row structs.
+// copyTable is one table's share of a bulk write: its shape, and its rows' values in the shape's columns.
 type copyTable struct {
-	name string
-	rows any // a slice of row structs
+	shape *shape
+	rows  [][]any
 }
 
 // errCopyConflict means a row already exists; COPY cannot skip it, so the caller falls back to INSERT.
 var errCopyConflict = errors.New("copy hit an existing row")
 
 // copyInto writes every table in one transaction with PostgreSQL's COPY, the fastest bulk path, and then runs
-// the statements in the same transaction. Columns come from the GORM row structs, so there is one definition of
-// each table's shape.
+// the statements in the same transaction.
 func copyInto(ctx context.Context, db *gorm.DB, tables []copyTable, then []statement) error {
 	return classify(copyTables(ctx, db, tables, then))
 }
@@ -49,19 +48,15 @@ func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable, then []sta
 		}
 		defer tx.Rollback(ctx) //nolint:errcheck // a no-op after Commit
 		for _, t := range tables {
-			cols, rows, err := columnsAndValues(ctx, db, t.rows)
-			if err != nil {
-				return err
-			}
-			if len(rows) == 0 {
+			if len(t.rows) == 0 {
 				continue
 			}
-			if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.name}, cols, pgx.CopyFromRows(rows)); err != nil {
+			if _, err := tx.CopyFrom(ctx, pgx.Identifier{t.shape.table}, t.shape.cols, pgx.CopyFromRows(t.rows)); err != nil {
 				var pgErr *pgconn.PgError
 				if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 					return errCopyConflict
 				}
-				return fmt.Errorf("copy into %s: %w", t.name, err)
+				return fmt.Errorf("copy into %s: %w", t.shape.table, err)
 			}
 		}
 		for _, st := range then {
@@ -71,19 +66,6 @@ func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable, then []sta
 		}
 		return tx.Commit(ctx)
 	})
-}
-
-func columnsAndValues(ctx context.Context, db *gorm.DB, slice any) ([]string, [][]any, error) {
-	sv := reflect.ValueOf(slice)
-	sh, err := shapeOf(db, sv.Type().Elem())
-	if err != nil {
-		return nil, nil, err
-	}
-	rows := make([][]any, sv.Len())
-	for i := range rows {
-		rows[i] = sh.values(ctx, sv.Index(i))
-	}
-	return sh.cols, rows, nil
 }
 
 // shape is a table's columns, from its GORM row struct, so that there is one definition of each table's shape.
@@ -120,15 +102,6 @@ func shapeOf(db *gorm.DB, t reflect.Type) (*shape, error) {
 	sh.byKey = "SELECT " + strings.Join(sh.cols, ", ") + " FROM " + s.Table + " WHERE " + s.PrioritizedPrimaryField.DBName + " = ?"
 	cached, _ := shapes.LoadOrStore(t, sh)
 	return cached.(*shape), nil
-}
-
-// values are the columns' values of row, a row struct.
-func (sh *shape) values(ctx context.Context, row reflect.Value) []any {
-	out := make([]any, len(sh.fields))
-	for i, f := range sh.fields {
-		out[i], _ = f.ValueOf(ctx, row)
-	}
-	return out
 }
 
 // pointers are the addresses of row's fields, in the columns' order, to scan a row into; row is addressable.

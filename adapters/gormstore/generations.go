@@ -86,6 +86,30 @@ type contentRow struct {
 
 func (contentRow) TableName() string { return "generation_contents" }
 
+// values are the row's columns in its fields' order (its shape's columns), each as database/sql passes it to the
+// driver without converting it: an insert of 46 columns read them by reflection (GORM's Field.ValueOf) and had
+// database/sql reflect on each pointer again. TestRowValues checks them against the GORM schema.
+func (g *generationRow) values() []any {
+	return []any{g.ID, g.RequestID, g.UpstreamID, g.APIType, g.WorkspaceID, g.KeyHash, orNull(g.UserID), g.Model,
+		g.ProviderName, orNull(g.PresetID), orNull(g.Router), g.Origin, g.HTTPReferer, g.UserAgent, g.ExternalUser,
+		orNull(g.SessionID), int64(g.Status), g.Streamed, g.Cancelled, g.IsBYOK, g.FinishReason, g.NativeFinishReason,
+		g.LatencyUS, g.GenerationTimeUS, g.ModerationLatencyUS, g.TokensPrompt, g.TokensCompletion, g.NativeTokensPrompt,
+		g.NativeTokensCompletion, g.NativeTokensCompletionImages, g.NativeTokensReasoning, g.NativeTokensCached,
+		g.NumInputAudioPrompt, g.NumMediaPrompt, g.NumMediaCompletion, g.NumSearchResults, g.NumFetches,
+		g.TotalCostMicros, g.UpstreamCostMicros, orNull(g.CacheDiscountMicros), g.DataRegion, orNull(g.ServiceTier),
+		orNull(g.WebSearchEngine), g.Attempts, g.Flags, g.CreatedAt}
+}
+
+func (c *contentRow) values() []any { return []any{c.ID, c.Input, c.Output, orNull(c.Failure)} }
+
+// orNull is what p points to, or nil (NULL).
+func orNull[T any](p *T) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
 // Stored JSON shapes: private to this adapter, free to differ from the API's.
 type attemptJSON struct {
 	ProviderName  string `json:"provider_name"`
@@ -248,8 +272,16 @@ func (c contentRow) domain() (generation.Content, error) {
 
 func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
 	if Dialect(s.db) == Postgres {
-		rows, contents := generationRows(batch)
-		err := copyInto(ctx, s.db, []copyTable{{"generations", rows}, {"generation_contents", contents}}, charges(batch, Postgres))
+		records, err := shapeOf(s.db, reflect.TypeFor[generationRow]())
+		if err != nil {
+			return err
+		}
+		contents, err := shapeOf(s.db, reflect.TypeFor[contentRow]())
+		if err != nil {
+			return err
+		}
+		rows, contentRows := generationRows(batch)
+		err = copyInto(ctx, s.db, []copyTable{{records, rows}, {contents, contentRows}}, charges(batch, Postgres))
 		if !errors.Is(err, errCopyConflict) {
 			return err
 		}
@@ -274,7 +306,7 @@ func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Ent
 		fresh := make([]generation.Entry, 0, len(batch))
 		for _, e := range batch {
 			row := toGenerationRow(e.Record)
-			n, err := tx.exec(ctx, records.insert, records.values(ctx, reflect.ValueOf(&row).Elem())...)
+			n, err := tx.exec(ctx, records.insert, row.values()...)
 			if err != nil {
 				return fmt.Errorf("insert generation: %w", err)
 			}
@@ -284,7 +316,7 @@ func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Ent
 			fresh = append(fresh, e)
 			if e.Content != nil {
 				c := toContentRow(e.Record.ID, *e.Content)
-				if _, err := tx.exec(ctx, contents.insert, contents.values(ctx, reflect.ValueOf(&c).Elem())...); err != nil {
+				if _, err := tx.exec(ctx, contents.insert, c.values()...); err != nil {
 					return fmt.Errorf("insert generation content: %w", err)
 				}
 			}
@@ -301,16 +333,19 @@ func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Ent
 	})
 }
 
-func generationRows(batch []generation.Entry) ([]generationRow, []contentRow) {
-	rows := make([]generationRow, len(batch))
-	contents := make([]contentRow, 0, len(batch))
+// generationRows are the values of the batch's record rows and content rows.
+func generationRows(batch []generation.Entry) (records, contents [][]any) {
+	records = make([][]any, len(batch))
+	contents = make([][]any, 0, len(batch))
 	for i, e := range batch {
-		rows[i] = toGenerationRow(e.Record)
+		row := toGenerationRow(e.Record)
+		records[i] = row.values()
 		if e.Content != nil {
-			contents = append(contents, toContentRow(e.Record.ID, *e.Content))
+			c := toContentRow(e.Record.ID, *e.Content)
+			contents = append(contents, c.values())
 		}
 	}
-	return rows, contents
+	return records, contents
 }
 
 func (s *GenerationStore) Generation(ctx context.Context, id string) (generation.Record, error) {
