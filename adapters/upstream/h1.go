@@ -1,0 +1,763 @@
+package upstream
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// Limits of the HTTP/1.1 transport.
+const (
+	dialTimeout         = 10 * time.Second
+	dialKeepAlive       = 30 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+	idleConnTimeout     = 90 * time.Second
+	maxIdleConnsPerHost = 256
+	// maxHeaderBytes bounds a response's status line and headers (1xx answers included), and its trailer.
+	maxHeaderBytes = 1 << 20
+	// readBufferSize is as large as the stream buffer: one Read of a body carries whatever the upstream sent
+	// meanwhile, for one write and one flush downstream.
+	readBufferSize  = 16 << 10
+	writeBufferSize = 4 << 10
+)
+
+// h1Transport is an HTTP/1.1 client transport that does an exchange in the caller's goroutine: it takes a pooled
+// connection (or dials one), writes the request through one buffer and one flush, and reads the status, the
+// headers and then the body, as the caller reads it, from the connection's buffer. net/http's Transport hands
+// each exchange to two goroutines of the connection's (a write loop and a read loop) and every body read to
+// the read loop and back; here there is nothing to hand over, which is most of a proxy's per-call cost.
+//
+// It speaks HTTP/1.1 to TLS upstreams too, never HTTP/2: one connection per exchange in flight, as nginx's
+// upstreams do, so that a slow or large stream never shares a connection's flow control, and a lost packet never
+// stalls another caller's stream (HTTP/2's head-of-line blocking at the TCP level). Connections are cheap next to
+// the streams a gateway carries.
+//
+// What it does not do goes to fallback, a net/http Transport: a request a proxy from the environment applies to,
+// a scheme other than http and https, a body of unknown length, an Expect header, trailers or a transfer
+// encoding of the request's own, CONNECT.
+type h1Transport struct {
+	fallback  *http.Transport
+	proxy     func(*http.Request) (*url.URL, error)
+	tlsConfig *tls.Config // cloned for each TLS connection; nil trusts the system's roots
+	dialer    net.Dialer
+
+	mu   sync.Mutex
+	idle map[connKey][]*conn // a LIFO stack per upstream: the most recently used connection is reused first
+}
+
+// newH1Transport builds the transport; tlsConfig is nil but in tests (a test server's roots).
+func newH1Transport(tlsConfig *tls.Config) *h1Transport {
+	return &h1Transport{
+		fallback: &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext,
+			TLSClientConfig:       tlsConfig,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          512,
+			MaxIdleConnsPerHost:   maxIdleConnsPerHost,
+			IdleConnTimeout:       idleConnTimeout,
+			TLSHandshakeTimeout:   tlsHandshakeTimeout,
+			ExpectContinueTimeout: time.Second,
+			ReadBufferSize:        readBufferSize,
+		},
+		proxy:     http.ProxyFromEnvironment,
+		tlsConfig: tlsConfig,
+		dialer:    net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive},
+	}
+}
+
+// connKey names the upstream a connection is to.
+type connKey struct {
+	tls  bool
+	addr string // host:port
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t *h1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.needsFallback(req) {
+		return t.fallback.RoundTrip(req)
+	}
+	resp, err := t.roundTrip(req)
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return resp, err
+}
+
+// CloseIdleConnections closes the connections no exchange is using (http.Client.CloseIdleConnections calls it).
+func (t *h1Transport) CloseIdleConnections() {
+	t.mu.Lock()
+	idle := t.idle
+	t.idle = nil
+	t.mu.Unlock()
+	for _, stack := range idle {
+		for _, c := range stack {
+			c.close()
+		}
+	}
+	t.fallback.CloseIdleConnections()
+}
+
+func (t *h1Transport) needsFallback(req *http.Request) bool {
+	if req.URL == nil || (req.URL.Scheme != "http" && req.URL.Scheme != "https") || req.Method == http.MethodConnect ||
+		outgoingLength(req) < 0 || len(req.TransferEncoding) > 0 || len(req.Trailer) > 0 || req.Header.Get("Expect") != "" {
+		return true
+	}
+	if t.proxy != nil {
+		if u, err := t.proxy(req); u != nil || err != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// outgoingLength is the request body's length as net/http reads it: -1 when unknown.
+func outgoingLength(req *http.Request) int64 {
+	if req.Body == nil || req.Body == http.NoBody {
+		return 0
+	}
+	if req.ContentLength != 0 {
+		return req.ContentLength
+	}
+	return -1
+}
+
+var (
+	errTooLarge      = fmt.Errorf("the upstream's response headers exceed %d bytes", maxHeaderBytes)
+	errClosedBody    = errors.New("http: read on closed response body")
+	errSwitchingProt = errors.New("the upstream switched protocols (101), which the gateway does not ask for")
+)
+
+func (t *h1Transport) roundTrip(req *http.Request) (*http.Response, error) {
+	method := req.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	host, err := checkRequest(req, method)
+	if err != nil {
+		return nil, err
+	}
+	ctx := req.Context()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	key := connKey{tls: req.URL.Scheme == "https", addr: req.URL.Host}
+	if req.URL.Port() == "" {
+		port := "80"
+		if key.tls {
+			port = "443"
+		}
+		key.addr = net.JoinHostPort(req.URL.Hostname(), port)
+	}
+	c, err := t.conn(ctx, key, req.URL.Hostname())
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, c.close)
+	resp, reuse, err := c.exchange(req, method, host)
+	if err != nil {
+		stop()
+		c.close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	reuse = reuse && !req.Close && !httpguts.HeaderValuesContainsToken(req.Header["Connection"], "close")
+	if resp.Body != http.NoBody {
+		b := resp.Body.(*body)
+		b.t, b.ctx, b.stop, b.reuse = t, ctx, stop, reuse
+		return resp, nil
+	}
+	t.release(c, stop, reuse)
+	return resp, nil
+}
+
+// checkRequest refuses what would put a malformed request on the wire, as net/http does, and returns the Host.
+func checkRequest(req *http.Request, method string) (string, error) {
+	if strings.IndexFunc(method, func(r rune) bool { return !httpguts.IsTokenRune(r) }) >= 0 {
+		return "", fmt.Errorf("net/http: invalid method %q", method)
+	}
+	if req.URL.Host == "" {
+		return "", errors.New("http: no Host in request URL")
+	}
+	host := req.Host
+	if host == "" {
+		host = req.URL.Host
+	}
+	if !httpguts.ValidHostHeader(host) {
+		return "", fmt.Errorf("http: invalid Host header %q", host)
+	}
+	for k, vv := range req.Header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return "", fmt.Errorf("net/http: invalid header field name %q", k)
+		}
+		for _, v := range vv {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return "", fmt.Errorf("net/http: invalid header field value for %q", k)
+			}
+		}
+	}
+	return host, nil
+}
+
+// release ends an exchange whose response was read to its end: the connection goes back to the pool when both
+// sides let it and the request's context did not close it meanwhile.
+func (t *h1Transport) release(c *conn, stop func() bool, reuse bool) {
+	if !stop() || !reuse || c.br.Buffered() > 0 {
+		c.close()
+		return
+	}
+	now := time.Now()
+	c.idleAt = now
+	t.mu.Lock()
+	if t.idle == nil {
+		t.idle = map[connKey][]*conn{}
+	}
+	stack := t.idle[c.key]
+	// The stack is oldest first: connections idle past the timeout at its bottom go.
+	old := 0
+	for old < len(stack) && now.Sub(stack[old].idleAt) > idleConnTimeout {
+		old++
+	}
+	stale := slices.Clone(stack[:old])
+	stack = slices.Delete(stack, 0, old)
+	full := len(stack) >= maxIdleConnsPerHost
+	if !full {
+		stack = append(stack, c)
+	}
+	t.idle[c.key] = stack
+	t.mu.Unlock()
+	if full {
+		stale = append(stale, c)
+	}
+	for _, s := range stale {
+		s.close()
+	}
+}
+
+// conn takes the most recently idle connection to key that is still open, or dials one.
+func (t *h1Transport) conn(ctx context.Context, key connKey, hostname string) (*conn, error) {
+	for {
+		c, stale := t.pop(key)
+		for _, s := range stale {
+			s.close()
+		}
+		if c == nil {
+			break
+		}
+		if c.alive() {
+			return c, nil
+		}
+		c.close()
+	}
+	return t.dial(ctx, key, hostname)
+}
+
+// pop takes the top of key's stack; when that has been idle past the timeout, so has the rest: all of it is stale.
+func (t *h1Transport) pop(key connKey) (c *conn, stale []*conn) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	stack := t.idle[key]
+	if len(stack) == 0 {
+		return nil, nil
+	}
+	top := stack[len(stack)-1]
+	if time.Since(top.idleAt) > idleConnTimeout {
+		delete(t.idle, key)
+		return nil, stack
+	}
+	stack[len(stack)-1] = nil
+	t.idle[key] = stack[:len(stack)-1]
+	return top, nil
+}
+
+func (t *h1Transport) dial(ctx context.Context, key connKey, hostname string) (*conn, error) {
+	nc, err := t.dialer.DialContext(ctx, "tcp", key.addr)
+	if err != nil {
+		return nil, err
+	}
+	c := &conn{tcp: nc, rw: nc, key: key, limit: math.MaxInt64}
+	if sc, ok := nc.(syscall.Conn); ok {
+		c.raw, _ = sc.SyscallConn()
+	}
+	if key.tls {
+		cfg := &tls.Config{}
+		if t.tlsConfig != nil {
+			cfg = t.tlsConfig.Clone()
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName = hostname
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		tc := tls.Client(nc, cfg)
+		hctx, cancel := context.WithTimeout(ctx, tlsHandshakeTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, err
+		}
+		state := tc.ConnectionState()
+		c.rw, c.tlsState = tc, &state
+	}
+	c.br = bufio.NewReaderSize(c, readBufferSize)
+	c.bw = bufio.NewWriterSize(c.rw, writeBufferSize)
+	c.tp.R = c.br
+	return c, nil
+}
+
+// conn is one connection to an upstream. Reads go through limit, which bounds the bytes a response's headers
+// may take.
+type conn struct {
+	tcp      net.Conn
+	rw       io.ReadWriter // tcp, or the TLS connection over it
+	raw      syscall.RawConn
+	tlsState *tls.ConnectionState
+	br       *bufio.Reader
+	bw       *bufio.Writer
+	tp       textproto.Reader
+	limit    int64
+	key      connKey
+	idleAt   time.Time
+	peek     [1]byte
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	if c.limit <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > c.limit {
+		p = p[:c.limit]
+	}
+	n, err := c.rw.Read(p)
+	c.limit -= int64(n)
+	return n, err
+}
+
+// close closes the TCP connection, not a TLS one over it: that would first try to send a close_notify alert,
+// which can wait on a full send buffer, where cancelling must not wait.
+func (c *conn) close() { c.tcp.Close() }
+
+// exchange writes req and reads the response's head. reuse says whether the connection may serve another
+// exchange after this response's body.
+func (c *conn) exchange(req *http.Request, method, host string) (resp *http.Response, reuse bool, err error) {
+	if err := c.write(req, method, host); err != nil {
+		return nil, false, err
+	}
+	return c.read(req, method)
+}
+
+// write sends the request line, the headers and the body through the write buffer, with one flush: a small
+// request is one write.
+func (c *conn) write(req *http.Request, method, host string) error {
+	w := c.bw
+	w.WriteString(method)
+	w.WriteByte(' ')
+	w.WriteString(req.URL.RequestURI())
+	w.WriteString(" HTTP/1.1\r\nHost: ")
+	w.WriteString(host)
+	w.WriteString("\r\n")
+	if ua, ok := req.Header["User-Agent"]; !ok {
+		w.WriteString("User-Agent: Go-http-client/1.1\r\n")
+	} else if len(ua) > 0 && ua[0] != "" {
+		writeField(w, "User-Agent", ua[0])
+	}
+	n := outgoingLength(req)
+	if n > 0 || (method != http.MethodGet && method != http.MethodHead) {
+		w.WriteString("Content-Length: ")
+		w.Write(strconv.AppendInt(w.AvailableBuffer(), n, 10))
+		w.WriteString("\r\n")
+	}
+	if req.Close && req.Header.Get("Connection") == "" {
+		w.WriteString("Connection: close\r\n")
+	}
+	for k, vv := range req.Header {
+		switch k {
+		case "Host", "User-Agent", "Content-Length", "Transfer-Encoding", "Trailer":
+			continue
+		}
+		for _, v := range vv {
+			writeField(w, k, v)
+		}
+	}
+	w.WriteString("\r\n")
+	if n > 0 {
+		sent, err := w.ReadFrom(io.LimitReader(req.Body, n))
+		if err != nil {
+			return err
+		}
+		extra, err := io.Copy(io.Discard, req.Body)
+		if err != nil {
+			return err
+		}
+		if sent+extra != n {
+			return fmt.Errorf("http: ContentLength=%d with Body length %d", n, sent+extra)
+		}
+	}
+	return w.Flush()
+}
+
+func writeField(w *bufio.Writer, k, v string) {
+	w.WriteString(k)
+	w.WriteString(": ")
+	w.WriteString(textproto.TrimString(v))
+	w.WriteString("\r\n")
+}
+
+// read reads a response's status line and headers, skipping 1xx answers, and frames its body (RFC 9112, 6.3).
+func (c *conn) read(req *http.Request, method string) (*http.Response, bool, error) {
+	c.limit = maxHeaderBytes
+	defer func() { c.limit = math.MaxInt64 }()
+	var resp *http.Response
+	for {
+		line, err := c.tp.ReadLine()
+		if err != nil {
+			return nil, false, c.headError(err)
+		}
+		if resp, err = statusLine(line); err != nil {
+			return nil, false, err
+		}
+		h, err := c.tp.ReadMIMEHeader()
+		if err != nil {
+			return nil, false, c.headError(err)
+		}
+		resp.Header = http.Header(h)
+		if resp.StatusCode == http.StatusSwitchingProtocols {
+			return nil, false, errSwitchingProt
+		}
+		if resp.StatusCode >= 200 {
+			break
+		}
+	}
+	resp.Request, resp.TLS = req, c.tlsState
+	h := resp.Header
+	http11 := resp.ProtoAtLeast(1, 1)
+	if http11 {
+		resp.Close = httpguts.HeaderValuesContainsToken(h["Connection"], "close")
+	} else {
+		resp.Close = !httpguts.HeaderValuesContainsToken(h["Connection"], "keep-alive")
+	}
+	chunked := false
+	if te, ok := h["Transfer-Encoding"]; ok {
+		delete(h, "Transfer-Encoding")
+		if http11 {
+			if len(te) != 1 || !strings.EqualFold(textproto.TrimString(te[0]), "chunked") {
+				return nil, false, fmt.Errorf("the upstream's Transfer-Encoding %q is not chunked", te)
+			}
+			chunked = true
+			delete(h, "Content-Length")
+			resp.TransferEncoding = []string{"chunked"}
+		}
+	}
+	length, err := contentLength(h["Content-Length"])
+	if err != nil {
+		return nil, false, err
+	}
+	resp.ContentLength = length
+	switch {
+	case method == http.MethodHead:
+		resp.Body = http.NoBody
+	case resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:
+		resp.Body, resp.ContentLength = http.NoBody, 0
+	case chunked:
+		resp.Body, resp.ContentLength = &body{c: c, mode: chunkHeader}, -1
+	case length == 0:
+		resp.Body = http.NoBody
+	case length > 0:
+		resp.Body = &body{c: c, mode: lengthData, left: length}
+	default:
+		resp.Body, resp.Close = &body{c: c, mode: untilClose}, true
+	}
+	return resp, !resp.Close, nil
+}
+
+// headError is the error for a head that could not be read: one past the bound may have been cut mid-line, and
+// read as malformed.
+func (c *conn) headError(err error) error {
+	if c.limit <= 0 {
+		return errTooLarge
+	}
+	return unexpected(err)
+}
+
+// statusLine parses "HTTP/1.1 200 OK".
+func statusLine(line string) (*http.Response, error) {
+	proto, status, ok := strings.Cut(line, " ")
+	major, minor, vok := http.ParseHTTPVersion(proto)
+	status = strings.TrimLeft(status, " ")
+	code, _, _ := strings.Cut(status, " ")
+	n, err := strconv.ParseUint(code, 10, 16)
+	if !ok || !vok || major != 1 || len(code) != 3 || err != nil || n < 100 {
+		return nil, fmt.Errorf("malformed HTTP status line %q", truncate(line))
+	}
+	return &http.Response{Status: status, StatusCode: int(n), Proto: proto, ProtoMajor: major, ProtoMinor: minor}, nil
+}
+
+// contentLength is the Content-Length given (-1 when none): several are an error unless they agree.
+func contentLength(values []string) (int64, error) {
+	if len(values) == 0 {
+		return -1, nil
+	}
+	first := textproto.TrimString(values[0])
+	for _, v := range values[1:] {
+		if textproto.TrimString(v) != first {
+			return 0, fmt.Errorf("the upstream sent conflicting Content-Length headers %q", values)
+		}
+	}
+	if first == "" {
+		return -1, nil
+	}
+	n, err := strconv.ParseUint(first, 10, 63)
+	if err != nil {
+		return 0, fmt.Errorf("the upstream sent a bad Content-Length %q", truncate(first))
+	}
+	return int64(n), nil
+}
+
+func truncate(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "..."
+	}
+	return s
+}
+
+// unexpected is the error for a response that ended early: never a clean EOF.
+func unexpected(err error) error {
+	if err == io.EOF {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// How a body is framed, and for chunked bodies what comes next.
+const (
+	lengthData   = iota // Content-Length: left bytes to come
+	untilClose          // no length: the body ends when the upstream closes the connection
+	chunkHeader         // a chunk's size line
+	chunkData           // left bytes of a chunk's data
+	chunkEnd            // the CRLF after a chunk's data
+	chunkTrailer        // the trailer's fields, up to a blank line
+)
+
+// Who has a body's connection.
+const (
+	bodyReading  = iota // the body: its reads use the connection
+	bodyFinished        // the body reached its end or failed: the connection is pooled or closed
+	bodyClosed          // Close came first and closed the connection
+)
+
+// body is a response body read from its connection's buffer in the caller's goroutine. A Read returns what is
+// buffered and does not wait for more once it has something, across chunk boundaries, so a stream's bytes go
+// on as they come. At its end the connection goes back to the pool at once, even before the caller reads the
+// io.EOF.
+type body struct {
+	c       *conn
+	t       *h1Transport
+	ctx     context.Context
+	stop    func() bool // stops closing the connection when ctx ends
+	reuse   bool
+	state   atomic.Int32
+	mode    int
+	left    int64 // bytes left of the body (lengthData) or the chunk (chunkData)
+	trailer int   // trailer bytes read
+	err     error // what every later Read returns
+}
+
+func (b *body) Read(p []byte) (int, error) {
+	if b.state.Load() == bodyClosed {
+		return 0, errClosedBody
+	}
+	if b.err != nil {
+		return 0, b.err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	n, err := b.read(p)
+	switch {
+	case err == io.EOF:
+		b.err = io.EOF
+		b.finish(b.reuse)
+	case err != nil:
+		b.finish(false)
+		if b.state.Load() == bodyClosed {
+			err = errClosedBody
+		} else if b.ctx.Err() != nil {
+			err = b.ctx.Err()
+		}
+		b.err = err
+		if n > 0 {
+			return n, nil // the error comes with the next Read
+		}
+	}
+	return n, err
+}
+
+func (b *body) read(p []byte) (int, error) {
+	br := b.c.br
+	switch b.mode {
+	case lengthData:
+		n, err := br.Read(p[:min(int64(len(p)), b.left)])
+		b.left -= int64(n)
+		if b.left == 0 {
+			return n, io.EOF
+		}
+		return n, unexpected(err)
+	case untilClose:
+		return br.Read(p)
+	}
+	n := 0
+	for {
+		switch b.mode {
+		case chunkData:
+			if n == len(p) || (n > 0 && br.Buffered() == 0) {
+				return n, nil
+			}
+			m, err := br.Read(p[n:min(int64(len(p)), int64(n)+b.left)])
+			n += m
+			b.left -= int64(m)
+			if err != nil {
+				return n, unexpected(err)
+			}
+			if b.left == 0 {
+				b.mode = chunkEnd
+			}
+		case chunkEnd:
+			if n > 0 && br.Buffered() < 2 {
+				return n, nil
+			}
+			crlf, err := br.Peek(2)
+			if err != nil {
+				return n, unexpected(err)
+			}
+			if string(crlf) != "\r\n" {
+				return n, errors.New("malformed chunked encoding: a chunk's data does not end with CRLF")
+			}
+			br.Discard(2)
+			b.mode = chunkHeader
+		case chunkHeader:
+			if n > 0 && !lineBuffered(br) {
+				return n, nil
+			}
+			size, err := chunkSize(br)
+			if err != nil {
+				return n, err
+			}
+			if size == 0 {
+				b.mode = chunkTrailer
+			} else {
+				b.mode, b.left = chunkData, size
+			}
+		case chunkTrailer:
+			if n > 0 && !lineBuffered(br) {
+				return n, nil
+			}
+			empty, err := b.trailerLine(br)
+			if err != nil {
+				return n, err
+			}
+			if empty {
+				return n, io.EOF
+			}
+		}
+	}
+}
+
+// lineBuffered says whether a whole line is in the buffer, to be read without waiting.
+func lineBuffered(br *bufio.Reader) bool {
+	buf, _ := br.Peek(br.Buffered())
+	return bytes.IndexByte(buf, '\n') >= 0
+}
+
+// chunkSize reads a chunk's size line: hexadecimal digits, then extensions, which are ignored.
+func chunkSize(br *bufio.Reader) (int64, error) {
+	line, err := br.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		return 0, errors.New("malformed chunked encoding: a chunk size line is too long")
+	}
+	if err != nil {
+		return 0, unexpected(err)
+	}
+	line, _, _ = bytes.Cut(line, []byte(";"))
+	line = bytes.TrimRight(line, " \t\r\n")
+	n, err := strconv.ParseUint(string(line), 16, 63)
+	if err != nil {
+		return 0, fmt.Errorf("malformed chunked encoding: chunk size %q", truncate(string(line)))
+	}
+	return int64(n), nil
+}
+
+// trailerLine reads one line of the trailer, which is discarded, and says whether it was the blank line that
+// ends the body.
+func (b *body) trailerLine(br *bufio.Reader) (bool, error) {
+	n := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		n += len(line)
+		b.trailer += len(line)
+		if b.trailer > maxHeaderBytes {
+			return false, errTooLarge
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil {
+			return false, unexpected(err)
+		}
+		return n == len(line) && len(bytes.TrimRight(line, "\r\n")) == 0, nil
+	}
+}
+
+// finish ends the exchange once, from Read: the connection is pooled when reuse, else closed. Close may have
+// come first, and closed it.
+func (b *body) finish(reuse bool) {
+	if !b.state.CompareAndSwap(bodyReading, bodyFinished) {
+		return
+	}
+	b.t.release(b.c, b.stop, reuse)
+}
+
+// Close closes the connection unless the body reached its end; it may come while a Read waits, and unblocks it.
+func (b *body) Close() error {
+	if b.state.Swap(bodyClosed) == bodyReading {
+		b.stop()
+		b.c.close()
+	}
+	return nil
+}
+
+// alive says whether an idle connection is still open: nothing to read and no error, without waiting. A server
+// that closed it (FIN, or a TLS close_notify) or sent anything unasked makes it unusable.
+func (c *conn) alive() bool {
+	if c.raw == nil {
+		return true
+	}
+	ok := false
+	err := c.raw.Read(func(fd uintptr) bool {
+		ok = peekWouldBlock(fd, c.peek[:])
+		return true
+	})
+	return err == nil && ok
+}
