@@ -15,6 +15,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // errStalled is what a test connection returns where a real one would wait for the upstream.
@@ -713,4 +716,57 @@ func FuzzH1Response(f *testing.F) {
 			t.Fatalf("read %d bytes from %d", len(b), len(raw))
 		}
 	})
+}
+
+// TestH1UnderTheWatchdog: through Do, an upstream too slow for the first byte or idle mid-body is a timeout,
+// and a caller who goes away gets the context's error, whichever part of the exchange was under way.
+func TestH1UnderTheWatchdog(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, answer string
+		cancel       bool        // the caller goes away, and gets context.Canceled
+		kind         domain.Kind // of the *ports.UpstreamError otherwise
+	}{
+		{"no answer", "", false, domain.KindTimeout},
+		{"idle mid-body", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", false, domain.KindTimeout},
+		{"caller gone before the head", "", true, 0},
+		{"caller gone mid-body", "HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhello", true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			waiting := make(chan struct{})
+			srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+				readRequest(br)
+				io.WriteString(c, tt.answer)
+				close(waiting)
+				br.ReadByte()
+			})
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			if tt.cancel {
+				go func() {
+					<-waiting
+					cancel()
+				}()
+			}
+			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.url, strings.NewReader("{}"))
+			wait := 50 * time.Millisecond
+			if tt.cancel {
+				wait = time.Minute
+			}
+			resp, err := Do(NewHTTPClient(), req, Config{Timeout: wait, IdleTimeout: wait})
+			if err == nil {
+				_, err = io.ReadAll(resp.Body)
+				resp.Body.Close()
+			}
+			var ue *ports.UpstreamError
+			switch {
+			case tt.cancel && !errors.Is(err, context.Canceled):
+				t.Fatalf("err %v, want context.Canceled", err)
+			case !tt.cancel && (!errors.As(err, &ue) || ue.Kind != tt.kind):
+				t.Fatalf("err %v, want an upstream error of kind %v", err, tt.kind)
+			}
+		})
+	}
 }

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -36,23 +35,12 @@ type Config struct {
 // DefaultIdleTimeout applies when a Config leaves IdleTimeout at zero.
 const DefaultIdleTimeout = 60 * time.Second
 
-// NewHTTPClient is tuned for streaming through a gateway: pooled keep-alive connections, bounded dials and
-// handshakes, and no total timeout (the watchdog bounds time to first byte and idle time instead).
+// NewHTTPClient is tuned for streaming through a gateway: HTTP/1.1 exchanges done in the caller's goroutine
+// over pooled keep-alive connections (h1Transport), bounded dials and handshakes, and no total timeout (the
+// watchdog bounds time to first byte and idle time instead). Bodies come as the upstream sends them: no
+// Accept-Encoding is sent.
 func NewHTTPClient() *http.Client {
-	return &http.Client{Transport: &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		ForceAttemptHTTP2:     true,
-		MaxIdleConns:          512,
-		MaxIdleConnsPerHost:   256,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   10 * time.Second,
-		ExpectContinueTimeout: time.Second,
-		// A chunked body's Read returns every chunk already buffered and stops before it would block, so a
-		// read buffer as large as the stream buffer (16 KiB) lets one Read, one write and one flush carry
-		// whatever the upstream sent meanwhile, where 4 KiB split it into a read and a flush per chunk.
-		ReadBufferSize: 16 << 10,
-	}}
+	return &http.Client{Transport: newH1Transport(nil)}
 }
 
 // errTimedOut marks a call the watchdog cut: no first byte in time, or idle too long.
