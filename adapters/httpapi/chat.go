@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -133,11 +134,11 @@ func (s *chatSink) Chunk(c chat.Chunk) error {
 func (s *chatSink) eventPrefix() []byte {
 	if s.prefix == nil {
 		h := s.head
-		b := appendJSONString(append(make([]byte, 0, 192), `data: {"id":`...), h.GenerationID)
+		b := jsonenc.AppendString(append(make([]byte, 0, 192), `data: {"id":`...), h.GenerationID)
 		b = strconv.AppendInt(append(b, `,"object":"chat.completion.chunk","created":`...), h.Created, 10)
-		b = appendJSONString(append(b, `,"model":`...), h.Model)
+		b = jsonenc.AppendString(append(b, `,"model":`...), h.Model)
 		if h.Provider != "" {
-			b = appendJSONString(append(b, `,"provider":`...), h.Provider)
+			b = jsonenc.AppendString(append(b, `,"provider":`...), h.Provider)
 		}
 		s.prefix = append(b, `,"choices":[`...)
 	}
@@ -160,10 +161,10 @@ func (s *chatSink) usageEvent(u *chat.Usage, cost domain.Micros) ([]byte, error)
 func appendChoice(b []byte, c chat.Chunk) []byte {
 	b = append(b, `{"index":0,"delta":{"role":"assistant"`...)
 	if c.Content != "" || c.Reasoning == "" && len(c.ToolCalls) == 0 {
-		b = appendJSONString(append(b, `,"content":`...), c.Content)
+		b = jsonenc.AppendString(append(b, `,"content":`...), c.Content)
 	}
 	if c.Reasoning != "" {
-		b = appendJSONString(append(b, `,"reasoning":`...), c.Reasoning)
+		b = jsonenc.AppendString(append(b, `,"reasoning":`...), c.Reasoning)
 	}
 	if len(c.ToolCalls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -173,21 +174,21 @@ func appendChoice(b []byte, c chat.Chunk) []byte {
 			}
 			b = strconv.AppendInt(append(b, `{"index":`...), int64(tc.Index), 10)
 			if tc.ID != "" {
-				b = appendJSONString(append(b, `,"id":`...), tc.ID)
+				b = jsonenc.AppendString(append(b, `,"id":`...), tc.ID)
 				b = append(b, `,"type":"function"`...)
 			}
 			b = append(b, `,"function":{`...)
 			if tc.Name != "" {
-				b = append(appendJSONString(append(b, `"name":`...), tc.Name), ',')
+				b = append(jsonenc.AppendString(append(b, `"name":`...), tc.Name), ',')
 			}
-			b = append(appendJSONString(append(b, `"arguments":`...), tc.Arguments), "}}"...)
+			b = append(jsonenc.AppendString(append(b, `"arguments":`...), tc.Arguments), "}}"...)
 		}
 		b = append(b, ']')
 	}
 	b = append(b, "},"...)
 	if c.FinishReason != "" {
-		b = appendJSONString(append(b, `"finish_reason":`...), c.FinishReason)
-		b = appendJSONString(append(b, `,"native_finish_reason":`...), c.NativeFinishReason)
+		b = jsonenc.AppendString(append(b, `"finish_reason":`...), c.FinishReason)
+		b = jsonenc.AppendString(append(b, `,"native_finish_reason":`...), c.NativeFinishReason)
 	} else {
 		b = append(b, `"finish_reason":null,"native_finish_reason":null`...)
 	}

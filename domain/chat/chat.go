@@ -615,6 +615,9 @@ func (r Request) WithTexts(texts []string) Request {
 
 // Joined is a message's text parts, one after another.
 func (m Message) Joined() string {
+	if len(m.Content) == 1 && m.Content[0].Type == "text" { // a string content: no copy
+		return m.Content[0].Text
+	}
 	var b strings.Builder
 	for _, p := range m.Content {
 		if p.Type == "text" {

@@ -1,9 +1,16 @@
 package openai
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
 
+	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
@@ -18,25 +25,15 @@ var _ ports.ChatProvider = (*Client)(nil)
 // limit (nor its options) is sent max_completion_tokens chat.DefaultMaxTokens, the limit its budget was reserved
 // for (max_completion_tokens: OpenAI's current name, which its o-series models require).
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
-	body := make(map[string]any, len(req.Request.Extra)+4)
-	for k, v := range req.Options {
-		body[k] = v
-	}
-	for k, v := range req.Request.Extra {
-		body[k] = v
-	}
-	if req.Request.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens") {
-		delete(body, "max_tokens") // a null one
-		body["max_completion_tokens"] = int64(chat.DefaultMaxTokens)
-	}
-	body["model"] = req.UpstreamModel
-	body["messages"] = Messages(req.Request.Messages)
-	body["stream"] = true
-	body["stream_options"] = map[string]any{"include_usage": true}
-	hreq, err := upstream.NewJSONRequest(ctx, c.cfg.BaseURL+"/chat/completions", body)
+	body, err := chatBody(req)
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
+	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return ports.ChatReply{}, upstream.Internal(err)
+	}
+	hreq.Header.Set("Content-Type", "application/json")
 	hreq.Header.Set("Accept", "text/event-stream")
 	resp, err := c.do(hreq)
 	if err != nil {
@@ -46,59 +43,117 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 		UpstreamID: resp.Header.Get("x-request-id")}, nil
 }
 
-// message is a chat message on OpenAI's wire.
-type message struct {
-	Role       string     `json:"role"`
-	Content    any        `json:"content"`
-	Name       string     `json:"name,omitempty"`
-	ToolCalls  []toolCall `json:"tool_calls,omitempty"`
-	ToolCallID string     `json:"tool_call_id,omitempty"`
+// chatBody is the request's body, appended by hand: the call's upstream request, and so its first token, waits
+// for it, and encoding/json went through a map of the fields and the messages as maps and structs by reflection.
+// The gateway's fields come first, then the caller's (each as it came, in the order of their names), then the
+// options the caller's do not name.
+func chatBody(req ports.ChatRequest) ([]byte, error) {
+	r := req.Request
+	b := jsonenc.AppendString(append(make([]byte, 0, 512), `{"model":`...), req.UpstreamModel)
+	b = appendMessages(append(b, `,"messages":`...), r.Messages)
+	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
+	// defaulted: neither the request nor its options set a limit; the default goes as max_completion_tokens,
+	// and what the two fields held (a null, an option that is no positive number) does not.
+	defaulted := r.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens")
+	if defaulted {
+		b = strconv.AppendInt(append(b, `,"max_completion_tokens":`...), chat.DefaultMaxTokens, 10)
+	}
+	// sent reports a field the gateway has written, or leaves out: none of the caller's nor of the options.
+	sent := func(k string) bool {
+		switch k {
+		case "model", "messages", "stream", "stream_options":
+			return true
+		case "max_tokens", "max_completion_tokens":
+			return defaulted
+		}
+		return false
+	}
+	for _, k := range sortedKeys(r.Extra) {
+		if !sent(k) {
+			b = append(append(jsonenc.AppendString(append(b, ','), k), ':'), r.Extra[k]...)
+		}
+	}
+	for _, k := range sortedKeys(req.Options) {
+		if _, ok := r.Extra[k]; ok || sent(k) {
+			continue
+		}
+		v, err := json.Marshal(req.Options[k])
+		if err != nil {
+			return nil, err
+		}
+		b = append(append(jsonenc.AppendString(append(b, ','), k), ':'), v...)
+	}
+	return append(b, '}'), nil
 }
 
-type toolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
+// sortedKeys are m's keys in order (none allocated for an empty m, as most calls have no passthrough).
+func sortedKeys[V any](m map[string]V) []string {
+	if len(m) == 0 {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(m))
 }
 
-// Messages puts messages in OpenAI's shape: a string content stays a string, parts stay parts.
-func Messages(msgs []chat.Message) []any {
-	out := make([]any, len(msgs))
+// appendMessages appends messages in OpenAI's shape: a string content stays a string, parts stay parts (those
+// the gateway does not read as they came).
+func appendMessages(b []byte, msgs []chat.Message) []byte {
+	b = append(b, '[')
 	for i, m := range msgs {
-		w := message{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID}
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(jsonenc.AppendString(append(b, `{"role":`...), m.Role), `,"content":`...)
 		switch {
 		case m.Null:
+			b = append(b, "null"...)
 		case m.Text:
-			w.Content = m.Joined()
+			b = jsonenc.AppendString(b, m.Joined())
 		default:
-			parts := make([]any, len(m.Content))
-			for j, p := range m.Content {
-				switch p.Type {
-				case "text":
-					parts[j] = map[string]any{"type": "text", "text": p.Text}
-				case "image_url":
-					img := map[string]any{"url": p.ImageURL}
-					if p.Detail != "" {
-						img["detail"] = p.Detail
-					}
-					parts[j] = map[string]any{"type": "image_url", "image_url": img}
-				default:
-					parts[j] = p.Raw
+			b = appendParts(b, m.Content)
+		}
+		if m.Name != "" {
+			b = jsonenc.AppendString(append(b, `,"name":`...), m.Name)
+		}
+		if len(m.ToolCalls) > 0 {
+			b = append(b, `,"tool_calls":[`...)
+			for j, tc := range m.ToolCalls {
+				if j > 0 {
+					b = append(b, ',')
 				}
+				b = jsonenc.AppendString(append(b, `{"id":`...), tc.ID)
+				b = jsonenc.AppendString(append(b, `,"type":"function","function":{"name":`...), tc.Name)
+				b = append(jsonenc.AppendString(append(b, `,"arguments":`...), tc.Arguments), "}}"...)
 			}
-			w.Content = parts
+			b = append(b, ']')
 		}
-		for _, tc := range m.ToolCalls {
-			t := toolCall{ID: tc.ID, Type: "function"}
-			t.Function.Name, t.Function.Arguments = tc.Name, tc.Arguments
-			w.ToolCalls = append(w.ToolCalls, t)
+		if m.ToolCallID != "" {
+			b = jsonenc.AppendString(append(b, `,"tool_call_id":`...), m.ToolCallID)
 		}
-		out[i] = w
+		b = append(b, '}')
 	}
-	return out
+	return append(b, ']')
+}
+
+func appendParts(b []byte, parts []chat.Part) []byte {
+	b = append(b, '[')
+	for i, p := range parts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		switch p.Type {
+		case "text":
+			b = append(jsonenc.AppendString(append(b, `{"type":"text","text":`...), p.Text), '}')
+		case "image_url":
+			b = jsonenc.AppendString(append(b, `{"type":"image_url","image_url":{"url":`...), p.ImageURL)
+			if p.Detail != "" {
+				b = jsonenc.AppendString(append(b, `,"detail":`...), p.Detail)
+			}
+			b = append(b, "}}"...)
+		default:
+			b = append(b, p.Raw...)
+		}
+	}
+	return append(b, ']')
 }
 
 // ChatStream reads OpenAI's stream of chat.completion.chunk events, up to data: [DONE]. OpenAI-compatible

@@ -1,0 +1,133 @@
+package openai
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// referenceBody is the body as encoding/json built it from a map of the fields (before chatBody): what chatBody's
+// must decode the same as.
+func referenceBody(req ports.ChatRequest) ([]byte, error) {
+	body := map[string]any{}
+	for k, v := range req.Options {
+		body[k] = v
+	}
+	for k, v := range req.Request.Extra {
+		body[k] = v
+	}
+	if req.Request.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens") {
+		delete(body, "max_tokens")
+		body["max_completion_tokens"] = int64(chat.DefaultMaxTokens)
+	}
+	msgs := make([]any, len(req.Request.Messages))
+	for i, m := range req.Request.Messages {
+		w := map[string]any{"role": m.Role}
+		switch {
+		case m.Null:
+			w["content"] = nil
+		case m.Text:
+			w["content"] = m.Joined()
+		default:
+			parts := make([]any, len(m.Content))
+			for j, p := range m.Content {
+				switch p.Type {
+				case "text":
+					parts[j] = map[string]any{"type": "text", "text": p.Text}
+				case "image_url":
+					img := map[string]any{"url": p.ImageURL}
+					if p.Detail != "" {
+						img["detail"] = p.Detail
+					}
+					parts[j] = map[string]any{"type": "image_url", "image_url": img}
+				default:
+					parts[j] = p.Raw
+				}
+			}
+			w["content"] = parts
+		}
+		if m.Name != "" {
+			w["name"] = m.Name
+		}
+		if m.ToolCallID != "" {
+			w["tool_call_id"] = m.ToolCallID
+		}
+		var calls []any
+		for _, tc := range m.ToolCalls {
+			calls = append(calls, map[string]any{"id": tc.ID, "type": "function",
+				"function": map[string]any{"name": tc.Name, "arguments": tc.Arguments}})
+		}
+		if calls != nil {
+			w["tool_calls"] = calls
+		}
+		msgs[i] = w
+	}
+	body["model"] = req.UpstreamModel
+	body["messages"] = msgs
+	body["stream"] = true
+	body["stream_options"] = map[string]any{"include_usage": true}
+	return json.Marshal(body)
+}
+
+// TestChatBody holds the body appended by hand to the one encoding/json built: the same JSON, whatever the
+// messages, the caller's own fields (spaces and all) and the options.
+func TestChatBody(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		opts map[string]any
+	}{
+		{body: `{"model":"bench/chat","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`},
+		{body: `{"model":"m","messages":[{"role":"system","content":"be <brief> & \"kind\"\u2028"},{"role":"user","name":"ann","content":[` +
+			`{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"https://x/a.png","detail":"low"}},` +
+			`{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}},{"type":"input_audio","input_audio":{"data":"QQ==", "format" : "wav"}}]},` +
+			`{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]},` +
+			`{"role":"tool","tool_call_id":"call_1","content":"é😀\u001f"},{"role":"user","content":[]}]}`},
+		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":null,"logit_bias": {"50256" : -100},"top_k":3,` +
+			`"seed":1234567890123456789,"response_format":{"type":"json_object"},"x<&>":"<b>","ключ":[1, 2.50, true, null]}`,
+			opts: map[string]any{"top_k": json.Number("9"), "min_p": 0.1, "model": "other", "stream": false, "seed": json.Number("1"),
+				"nested": map[string]any{"a": []any{"<", json.Number("1e3")}}}},
+		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":9,"max_completion_tokens":null}`,
+			opts: map[string]any{"max_completion_tokens": json.Number("20")}},
+		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_completion_tokens":7}`,
+			opts: map[string]any{"max_tokens": json.Number("0")}},
+		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, opts: map[string]any{"max_tokens": json.Number("0"),
+			"max_completion_tokens": "many", "stream_options": map[string]any{}}},
+		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, opts: map[string]any{"max_tokens": 20000.0}},
+	} {
+		var body chat.Body
+		if err := json.Unmarshal([]byte(tc.body), &body); err != nil {
+			t.Fatal(err)
+		}
+		r, err := chat.Parse(body)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		req := ports.ChatRequest{UpstreamModel: "up-<model>", Request: r, Options: tc.opts}
+		got, err := chatBody(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := referenceBody(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, w := decodeAny(t, got), decodeAny(t, want); !reflect.DeepEqual(g, w) {
+			t.Errorf("%s:\n got %s\nwant %s", tc.body, got, want)
+		}
+	}
+}
+
+func decodeAny(t *testing.T, b []byte) any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return v
+}
