@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
@@ -441,7 +442,7 @@ func parseMessage(raw json.RawMessage, m *Message, at string) error {
 		return nil
 	}
 	var s string
-	if json.Unmarshal(w.Content, &s) == nil {
+	if unmarshal(w.Content, &s) == nil {
 		m.Text, m.Content = true, []Part{{Type: "text", Text: s}}
 		return nil
 	}
@@ -521,7 +522,43 @@ func checkChoice(name string, raw json.RawMessage) error {
 
 // field decodes b[name] into dst when present and not null, naming the field when its type is wrong.
 func field(b Body, name string, dst any) error {
-	return decodeField(b, name, dst, json.Unmarshal)
+	return decodeField(b, name, dst, unmarshal)
+}
+
+// unmarshal is json.Unmarshal without its reflection, nor its second pass over the value, for a string with
+// nothing to unescape and for a boolean: most of a request's fields, and its messages' contents.
+func unmarshal(raw []byte, dst any) error {
+	switch d := dst.(type) {
+	case *string:
+		if s, ok := plainString(raw); ok {
+			*d = s
+			return nil
+		}
+	case *bool:
+		switch string(raw) {
+		case "true", "false":
+			*d = string(raw) == "true"
+			return nil
+		}
+	}
+	return json.Unmarshal(raw, dst)
+}
+
+// plainString reads a JSON string that has no escapes and is valid UTF-8, as encoding/json reads it.
+func plainString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	in := raw[1 : len(raw)-1]
+	for _, c := range in {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	if !utf8.Valid(in) {
+		return "", false
+	}
+	return string(in), true
 }
 
 // numbersField is field for a value holding free-form objects (provider.options): their numbers decode as

@@ -31,12 +31,15 @@ func parseRoute(b Body) (Route, error) {
 	if err := field(b, "provider", &w); err != nil {
 		return Route{}, domain.Invalid("provider", "must be an object: order, only and ignore lists of provider slugs, allow_fallbacks a boolean")
 	}
-	for name, list := range map[string][]string{"order": w.Order, "only": w.Only, "ignore": w.Ignore} {
-		if len(list) > MaxRouteProviders {
-			return Route{}, domain.Invalid("provider."+name, fmt.Sprintf("must list at most %d providers", MaxRouteProviders))
+	for _, l := range [...]struct {
+		name string
+		list []string
+	}{{"order", w.Order}, {"only", w.Only}, {"ignore", w.Ignore}} {
+		if len(l.list) > MaxRouteProviders {
+			return Route{}, domain.Invalid("provider."+l.name, fmt.Sprintf("must list at most %d providers", MaxRouteProviders))
 		}
-		for i, p := range list {
-			if err := domain.CheckText(fmt.Sprintf("provider.%s[%d]", name, i), p); err != nil {
+		for i, p := range l.list {
+			if err := domain.CheckText(fmt.Sprintf("provider.%s[%d]", l.name, i), p); err != nil {
 				return Route{}, err
 			}
 		}
