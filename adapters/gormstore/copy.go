@@ -25,7 +25,7 @@ type copyTable struct {
 var errCopyConflict = errors.New("copy hit an existing row")
 
 // copyInto writes every table in one transaction with PostgreSQL's COPY, the fastest bulk path, and then runs
-// the statements in the same transaction.
+// the statements in the same transaction, in one round trip.
 func copyInto(ctx context.Context, db *gorm.DB, tables []copyTable, then []statement) error {
 	return classify(copyTables(ctx, db, tables, then))
 }
@@ -59,13 +59,27 @@ func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable, then []sta
 				return fmt.Errorf("copy into %s: %w", t.shape.table, err)
 			}
 		}
-		for _, st := range then {
-			if _, err := tx.Exec(ctx, rebind(st.sql), st.args...); err != nil {
-				return fmt.Errorf("book charges: %w", err)
-			}
+		if err := execBatch(ctx, tx, then); err != nil {
+			return fmt.Errorf("book charges: %w", err)
 		}
 		return tx.Commit(ctx)
 	})
+}
+
+// execBatch runs the statements in one round trip (a pipeline) rather than one each.
+func execBatch(ctx context.Context, tx pgx.Tx, sts []statement) error {
+	var b pgx.Batch
+	for _, st := range sts {
+		b.Queue(rebind(st.sql), st.args...)
+	}
+	br := tx.SendBatch(ctx, &b)
+	for range sts {
+		if _, err := br.Exec(); err != nil {
+			br.Close()
+			return err
+		}
+	}
+	return br.Close()
 }
 
 // shape is a table's columns, from its GORM row struct, so that there is one definition of each table's shape.
