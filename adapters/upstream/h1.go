@@ -43,7 +43,7 @@ const (
 // connection (or dials one), writes the request through one buffer and one flush, and reads the status, the
 // headers and then the body, as the caller reads it, from the connection's buffer. net/http's Transport hands
 // each exchange to two goroutines of the connection's (a write loop and a read loop) and every body read to
-// the read loop and back; here there is nothing to hand over, which is most of a proxy's per-call cost.
+// the read loop and back, each a goroutine wake-up; here there is nothing to hand over.
 //
 // It speaks HTTP/1.1 to TLS upstreams too, never HTTP/2: one connection per exchange in flight, as nginx's
 // upstreams do, so that a slow or large stream never shares a connection's flow control, and a lost packet never
@@ -167,18 +167,31 @@ func (t *h1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		}
 		key.addr = net.JoinHostPort(req.URL.Hostname(), port)
 	}
-	c, err := t.conn(ctx, key, req.URL.Hostname())
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+	var c *conn
+	var resp *http.Response
+	var reuse bool
+	var stop func() bool
+	for {
+		if c, err = t.conn(ctx, key, req.URL.Hostname()); err != nil {
+			break
 		}
-		return nil, err
-	}
-	stop := context.AfterFunc(ctx, c.close)
-	resp, reuse, err := c.exchange(req, method, host)
-	if err != nil {
+		stop = context.AfterFunc(ctx, c.close)
+		if resp, reuse, err = c.exchange(req, method, host); err == nil {
+			break
+		}
 		stop()
 		c.close()
+		// An upstream may close an idle connection just as it is taken, after alive looked: a request that may be
+		// sent twice and was not answered goes again, on another connection, as net/http does.
+		var ua *unanswered
+		if !errors.As(err, &ua) {
+			break
+		}
+		if err = ua.err; !c.pooled || !replayable(req, method) || ctx.Err() != nil {
+			break
+		}
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -192,6 +205,18 @@ func (t *h1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	t.release(c, stop, reuse)
 	return resp, nil
+}
+
+// replayable is a request that may go twice: idempotent, and without a body to send again.
+func replayable(req *http.Request, method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+	default:
+		if req.Header["Idempotency-Key"] == nil && req.Header["X-Idempotency-Key"] == nil {
+			return false
+		}
+	}
+	return outgoingLength(req) == 0
 }
 
 // checkRequest refuses what would put a malformed request on the wire, as net/http does, and returns the Host.
@@ -230,7 +255,7 @@ func (t *h1Transport) release(c *conn, stop func() bool, reuse bool) {
 		return
 	}
 	now := time.Now()
-	c.idleAt = now
+	c.idleAt, c.pooled = now, true
 	t.mu.Lock()
 	if t.idle == nil {
 		t.idle = map[connKey][]*conn{}
@@ -341,6 +366,7 @@ type conn struct {
 	limit    int64
 	key      connKey
 	idleAt   time.Time
+	pooled   bool // it served an exchange before this one
 	peek     [1]byte
 }
 
@@ -361,13 +387,21 @@ func (c *conn) Read(p []byte) (int, error) {
 func (c *conn) close() { c.tcp.Close() }
 
 // exchange writes req and reads the response's head. reuse says whether the connection may serve another
-// exchange after this response's body.
+// exchange after this response's body. A failure before the first byte of an answer is an *unanswered.
 func (c *conn) exchange(req *http.Request, method, host string) (resp *http.Response, reuse bool, err error) {
 	if err := c.write(req, method, host); err != nil {
-		return nil, false, err
+		return nil, false, &unanswered{err}
+	}
+	if _, err := c.br.Peek(1); err != nil {
+		return nil, false, &unanswered{unexpected(err)}
 	}
 	return c.read(req, method)
 }
+
+// unanswered is an exchange that failed before the upstream answered anything.
+type unanswered struct{ err error }
+
+func (e *unanswered) Error() string { return e.err.Error() }
 
 // write sends the request line, the headers and the body through the write buffer, with one flush: a small
 // request is one write.

@@ -449,6 +449,63 @@ func TestH1ServerClosedIdle(t *testing.T) {
 	}
 }
 
+// TestH1RetriesWhatMayGoTwice: an upstream that closes a pooled connection as the next request comes (the race
+// alive cannot see) gets an idempotent request again on a new connection; anything else fails, as with net/http.
+func TestH1RetriesWhatMayGoTwice(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, method string
+		header       http.Header
+		body         string
+		ok           bool
+	}{
+		{"GET", http.MethodGet, nil, "", true},
+		{"HEAD", http.MethodHead, nil, "", true},
+		{"POST with an idempotency key", http.MethodPost, http.Header{"Idempotency-Key": {"k1"}}, "", true},
+		{"POST", http.MethodPost, nil, "{}", false},
+		{"POST with a key and a body", http.MethodPost, http.Header{"Idempotency-Key": {"k1"}}, "{}", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			// Each connection answers its first request and drops its second unanswered.
+			srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+				if req, ok := readRequest(br); ok {
+					answer := "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+					if req.Method == http.MethodHead {
+						answer = strings.TrimSuffix(answer, "ok")
+					}
+					io.WriteString(c, answer)
+					readRequest(br)
+				}
+			})
+			rt := newH1Transport(nil)
+			defer rt.CloseIdleConnections()
+			for i := range 2 {
+				req, _ := http.NewRequestWithContext(t.Context(), tt.method, srv.url, strings.NewReader(tt.body))
+				for k, v := range tt.header {
+					req.Header[k] = v
+				}
+				resp, err := rt.RoundTrip(req)
+				if i == 1 && !tt.ok {
+					if !errors.Is(err, io.ErrUnexpectedEOF) {
+						t.Fatalf("second call: %v, want io.ErrUnexpectedEOF", err)
+					}
+					return
+				}
+				if err != nil {
+					t.Fatalf("call %d: %v", i, err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if n := srv.accepts.Load(); n != 2 {
+				t.Fatalf("%d connections, want 2", n)
+			}
+		})
+	}
+}
+
 // TestH1Cancel: the request's context ends the exchange at once, wherever it is, with the context's error.
 func TestH1Cancel(t *testing.T) {
 	t.Parallel()
