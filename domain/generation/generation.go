@@ -166,7 +166,7 @@ func (e Entry) Repaired() Entry {
 	}
 	fixAttempts := func(as []Attempt) []Attempt {
 		for i, a := range as {
-			if !domain.Storable(a.ProviderName + a.EndpointID + a.UpstreamModel + a.UpstreamID + a.Error + a.Raw) {
+			if !storable(a.ProviderName, a.EndpointID, a.UpstreamModel, a.UpstreamID, a.Error, a.Raw) {
 				as = slices.Clone(as)
 				as[i].ProviderName, as[i].EndpointID, as[i].UpstreamModel = fix(a.ProviderName), fix(a.EndpointID), fix(a.UpstreamModel)
 				as[i].UpstreamID, as[i].Error, as[i].Raw = fix(a.UpstreamID), fix(a.Error), fix(a.Raw)
@@ -192,7 +192,7 @@ func (e Entry) Repaired() Entry {
 		c := *e.Content
 		c.Input.Prompt = fixp(c.Input.Prompt)
 		for i, m := range c.Input.Messages {
-			if !domain.Storable(m.Role + m.Content) {
+			if !storable(m.Role, m.Content) {
 				c.Input.Messages = slices.Clone(c.Input.Messages)
 				c.Input.Messages[i] = Message{Role: fix(m.Role), Content: fix(m.Content)}
 			}
@@ -206,6 +206,16 @@ func (e Entry) Repaired() Entry {
 		e.Content = &c
 	}
 	return e
+}
+
+// storable reports whether every one of texts is storable (domain.Storable), without joining them into a copy.
+func storable(texts ...string) bool {
+	for _, s := range texts {
+		if !domain.Storable(s) {
+			return false
+		}
+	}
+	return true
 }
 
 var (
