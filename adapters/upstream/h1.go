@@ -175,7 +175,7 @@ func (t *h1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 		if c, err = t.conn(ctx, key, req.URL.Hostname()); err != nil {
 			break
 		}
-		stop = context.AfterFunc(ctx, c.close)
+		stop = context.AfterFunc(ctx, c.closeFunc)
 		if resp, reuse, err = c.exchange(req, method, host); err == nil {
 			break
 		}
@@ -350,6 +350,11 @@ func (t *h1Transport) dial(ctx context.Context, key connKey, hostname string) (*
 	c.br = bufio.NewReaderSize(c, readBufferSize)
 	c.bw = bufio.NewWriterSize(c.rw, writeBufferSize)
 	c.tp.R = c.br
+	c.closeFunc = c.close
+	c.probe = func(fd uintptr) bool {
+		c.open = peekWouldBlock(fd, c.peek[:])
+		return true
+	}
 	return c, nil
 }
 
@@ -367,7 +372,11 @@ type conn struct {
 	key      connKey
 	idleAt   time.Time
 	pooled   bool // it served an exchange before this one
-	peek     [1]byte
+	// closeFunc and probe are built once, for the calls that take a function: none allocates one per exchange.
+	closeFunc func()
+	probe     func(fd uintptr) bool
+	open      bool // what probe saw
+	peek      [1]byte
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -788,10 +797,5 @@ func (c *conn) alive() bool {
 	if c.raw == nil {
 		return true
 	}
-	ok := false
-	err := c.raw.Read(func(fd uintptr) bool {
-		ok = peekWouldBlock(fd, c.peek[:])
-		return true
-	})
-	return err == nil && ok
+	return c.raw.Read(c.probe) == nil && c.open
 }
