@@ -131,3 +131,48 @@ func decodeAny(t *testing.T, b []byte) any {
 	}
 	return v
 }
+
+// TestChatBodyGatewayFieldsWin holds the fields the gateway writes against a caller's field or option that names
+// them in another case (or by Unicode's folding): an upstream that decodes with encoding/json (Ollama) matches
+// keys so and takes the last, so the gateway's model, messages, stream and default limit must come last.
+func TestChatBodyGatewayFieldsWin(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		opts map[string]any
+	}{
+		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}],"Model":"costly","MESSAGES":[],"Stream":false,` +
+			`"STREAM_OPTIONS":{"include_usage":false},"Max_Completion_Tokens":1000000}`},
+		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}],"meſſages":[],"ſtream":false}`},
+		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
+			opts: map[string]any{"MODEL": "costly", "Stream": false, "MAX_COMPLETION_TOKENS": json.Number("1000000")}},
+	} {
+		var body chat.Body
+		if err := json.Unmarshal([]byte(tc.body), &body); err != nil {
+			t.Fatal(err)
+		}
+		r, err := chat.Parse(body)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		got, err := chatBody(ports.ChatRequest{UpstreamModel: "up", Request: r, Options: tc.opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var up struct {
+			Model         string
+			Messages      []json.RawMessage
+			Stream        bool
+			StreamOptions struct {
+				IncludeUsage bool `json:"include_usage"`
+			} `json:"stream_options"`
+			MaxCompletionTokens int64 `json:"max_completion_tokens"`
+		}
+		if err := json.Unmarshal(got, &up); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		if up.Model != "up" || len(up.Messages) != 1 || !up.Stream || !up.StreamOptions.IncludeUsage ||
+			up.MaxCompletionTokens != chat.DefaultMaxTokens {
+			t.Errorf("%s: an upstream decoding with encoding/json reads %+v", got, up)
+		}
+	}
+}

@@ -45,20 +45,15 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 
 // chatBody is the request's body, appended by hand: the call's upstream request, and so its first token, waits
 // for it, and encoding/json went through a map of the fields and the messages as maps and structs by reflection.
-// The gateway's fields come first, then the caller's (each as it came, in the order of their names), then the
-// options the caller's do not name.
+// The caller's fields come first (each as it came, in the order of their names), then the options the caller's
+// do not name, then the gateway's own: an upstream that decodes as encoding/json does (Ollama) matches a key
+// without regard to case and takes the last, so a caller's "Model" or "ſtream" does not replace them.
 func chatBody(req ports.ChatRequest) ([]byte, error) {
 	r := req.Request
-	b := jsonenc.AppendString(append(make([]byte, 0, 512), `{"model":`...), req.UpstreamModel)
-	b = appendMessages(append(b, `,"messages":`...), r.Messages)
-	b = append(b, `,"stream":true,"stream_options":{"include_usage":true}`...)
 	// defaulted: neither the request nor its options set a limit; the default goes as max_completion_tokens,
 	// and what the two fields held (a null, an option that is no positive number) does not.
 	defaulted := r.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens")
-	if defaulted {
-		b = strconv.AppendInt(append(b, `,"max_completion_tokens":`...), chat.DefaultMaxTokens, 10)
-	}
-	// sent reports a field the gateway has written, or leaves out: none of the caller's nor of the options.
+	// sent reports a field the gateway writes, or leaves out: none of the caller's nor of the options.
 	sent := func(k string) bool {
 		switch k {
 		case "model", "messages", "stream", "stream_options":
@@ -68,9 +63,10 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 		}
 		return false
 	}
+	b := append(make([]byte, 0, 512), '{')
 	for _, k := range sortedKeys(r.Extra) {
 		if !sent(k) {
-			b = append(append(jsonenc.AppendString(append(b, ','), k), ':'), r.Extra[k]...)
+			b = append(append(append(jsonenc.AppendString(b, k), ':'), r.Extra[k]...), ',')
 		}
 	}
 	for _, k := range sortedKeys(req.Options) {
@@ -81,8 +77,14 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		b = append(append(jsonenc.AppendString(append(b, ','), k), ':'), v...)
+		b = append(append(append(jsonenc.AppendString(b, k), ':'), v...), ',')
 	}
+	if defaulted {
+		b = append(strconv.AppendInt(append(b, `"max_completion_tokens":`...), chat.DefaultMaxTokens, 10), ',')
+	}
+	b = append(b, `"stream":true,"stream_options":{"include_usage":true},"model":`...)
+	b = jsonenc.AppendString(b, req.UpstreamModel)
+	b = appendMessages(append(b, `,"messages":`...), r.Messages)
 	return append(b, '}'), nil
 }
 
