@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"sync"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
@@ -22,8 +23,13 @@ const MaxAudioEvent = 128 << 20
 // SSE reads server-sent events (text/event-stream) from an upstream: `data:` lines, joined with newlines when an
 // event has several, ended by a blank line; `event:` names; comments and other fields skipped. LF and CRLF end
 // lines.
+//
+// Its read buffer is borrowed from a pool and given back when the stream is over: when Next returns an error
+// (which it then returns again), or at Close. An event's data never points into it (Next copies each line's
+// value into data), so what Next handed out stays valid until the next call as before.
 type SSE struct {
-	r    *bufio.Reader
+	r    *bufio.Reader // nil once the stream is over
+	err  error         // why it is over
 	max  int
 	data bytes.Buffer
 	long []byte
@@ -36,7 +42,27 @@ func NewSSE(body io.Reader) *SSE { return NewSSESized(body, MaxEvent) }
 
 // NewSSESized is NewSSE for events of at most max bytes.
 func NewSSESized(body io.Reader, max int) *SSE {
-	return &SSE{r: bufio.NewReaderSize(body, 4<<10), max: max}
+	r := readers.Get().(*bufio.Reader)
+	r.Reset(body)
+	return &SSE{r: r, max: max}
+}
+
+// readers are the read buffers of streams that are over: every stream had allocated its own (about a tenth of
+// the bytes a streamed chat call allocated).
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 4<<10) }}
+
+// Close ends a stream whose protocol ended it with an event of its own (OpenAI's data: [DONE]) before its body
+// ended: the read buffer goes back to the pool, and Next returns io.EOF from then on.
+func (s *SSE) Close() { s.end(io.EOF) }
+
+// end gives the read buffer back, without the body it read, and keeps err for Next.
+func (s *SSE) end(err error) {
+	if s.r == nil {
+		return
+	}
+	s.r.Reset(nil)
+	readers.Put(s.r)
+	s.r, s.err = nil, err
 }
 
 // ErrEventTooLarge is a stream whose event passed its bound.
@@ -45,14 +71,19 @@ var ErrEventTooLarge = errors.New("a server-sent event is larger than the gatewa
 // Next returns the next event's name and data (valid until the next call); io.EOF when the stream ended
 // between events.
 func (s *SSE) Next() (event string, data []byte, err error) {
+	if s.r == nil {
+		return "", nil, s.err
+	}
 	s.data.Reset()
 	fields, hasData := false, false
 	for {
 		line, err := s.line()
 		if err == io.EOF && fields {
+			s.end(io.EOF)
 			return event, s.data.Bytes(), nil // a last event without its blank line
 		}
 		if err != nil {
+			s.end(err)
 			return "", nil, err
 		}
 		if len(line) == 0 {
@@ -74,6 +105,7 @@ func (s *SSE) Next() (event string, data []byte, err error) {
 			s.data.Write(value)
 			fields, hasData = true, true
 			if s.data.Len() > s.max {
+				s.end(ErrEventTooLarge)
 				return "", nil, ErrEventTooLarge
 			}
 		case "event":

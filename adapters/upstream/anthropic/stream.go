@@ -114,6 +114,7 @@ func (s *stream) Next() (chat.Chunk, error) {
 			}
 		case "message_stop":
 			s.stopped = true
+			s.sse.Close()
 			u := s.usage
 			return chat.Chunk{Usage: &u}, nil
 		case "error":

@@ -316,6 +316,7 @@ func (s *chatStream) Next() (chat.Chunk, error) {
 		}
 		if native != "" {
 			s.finished = true
+			s.sse.Close()
 			out.FinishReason, out.NativeFinishReason = chat.Finish(native), native
 			if s.calls > 0 && out.FinishReason == "stop" {
 				out.FinishReason = "tool_calls"

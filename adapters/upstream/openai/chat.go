@@ -181,6 +181,7 @@ func (s *ChatStream) Next() (chat.Chunk, error) {
 			return chat.Chunk{}, s.broke(err)
 		}
 		if string(data) == "[DONE]" {
+			s.sse.Close()
 			return chat.Chunk{}, io.EOF
 		}
 		ev, err := s.events.decode(data)
