@@ -176,3 +176,51 @@ func TestChatBodyGatewayFieldsWin(t *testing.T) {
 		}
 	}
 }
+
+// TestChatBodyLimitSpellings: a caller's field or option that spells a completion limit or n otherwise
+// (MAX_TOKENS, max_tokenſ, N) is not sent. The gateway reads the limits by their names only, and reserves the call's budget for
+// what they say (or for the default); an upstream that decodes as encoding/json does reads such a field as the
+// limit, the default's max_completion_tokens or the caller's max_tokens notwithstanding.
+func TestChatBodyLimitSpellings(t *testing.T) {
+	const msgs = `"model":"m","messages":[{"role":"user","content":"hi"}]`
+	for _, tc := range []struct {
+		body                  string
+		opts                  map[string]any
+		maxTokens, completion int64 // as the upstream reads them: 0 for none
+		n                     int64
+	}{
+		{body: `{` + msgs + `,"MAX_TOKENS":1000000}`, completion: chat.DefaultMaxTokens},
+		{body: `{` + msgs + `,"max_tokenſ":1000000}`, completion: chat.DefaultMaxTokens},
+		{body: `{` + msgs + `}`, opts: map[string]any{"Max_Tokens": json.Number("1000000")}, completion: chat.DefaultMaxTokens},
+		{body: `{` + msgs + `,"max_tokens":10,"max_tokenſ":1000000,"MAX_TOKENS":1000000}`, maxTokens: 10},
+		{body: `{` + msgs + `,"max_completion_tokens":10,"max_completion_tokenſ":1000000}`, completion: 10},
+		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"max_completion_tokenſ": json.Number("1000000")}, maxTokens: 10},
+		{body: `{` + msgs + `,"max_tokens":10,"n":1,"N":5}`, maxTokens: 10, n: 1},
+		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"N": json.Number("5")}, maxTokens: 10},
+	} {
+		var body chat.Body
+		if err := json.Unmarshal([]byte(tc.body), &body); err != nil {
+			t.Fatal(err)
+		}
+		r, err := chat.Parse(body)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		got, err := chatBody(ports.ChatRequest{UpstreamModel: "up", Request: r, Options: tc.opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var up struct {
+			MaxTokens           int64 `json:"max_tokens"`
+			MaxCompletionTokens int64 `json:"max_completion_tokens"`
+			N                   int64 `json:"n"`
+		}
+		if err := json.Unmarshal(got, &up); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		if up.MaxTokens != tc.maxTokens || up.MaxCompletionTokens != tc.completion || up.N != tc.n {
+			t.Errorf("%s: an upstream decoding with encoding/json reads max_tokens %d, max_completion_tokens %d, n %d; "+
+				"want %d, %d, %d", got, up.MaxTokens, up.MaxCompletionTokens, up.N, tc.maxTokens, tc.completion, tc.n)
+		}
+	}
+}

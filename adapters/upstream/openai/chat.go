@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
@@ -53,7 +54,10 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 	// defaulted: neither the request nor its options set a limit; the default goes as max_completion_tokens,
 	// and what the two fields held (a null, an option that is no positive number) does not.
 	defaulted := r.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens")
-	// sent reports a field the gateway writes, or leaves out: none of the caller's nor of the options.
+	// sent reports a field the gateway writes, or leaves out: none of the caller's nor of the options. A limit or n
+	// spelled otherwise (MAX_TOKENS, max_tokenſ, N) is left out: the gateway reads them by their names only, and an
+	// upstream that decodes as encoding/json does would read it as a limit, or a number of choices, that the call's
+	// budget was not reserved for.
 	sent := func(k string) bool {
 		switch k {
 		case "model", "messages", "stream", "stream_options":
@@ -61,7 +65,7 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 		case "max_tokens", "max_completion_tokens":
 			return defaulted
 		}
-		return false
+		return k == "N" || strings.EqualFold(k, "max_tokens") || strings.EqualFold(k, "max_completion_tokens")
 	}
 	b := append(make([]byte, 0, 512), '{')
 	for _, k := range sortedKeys(r.Extra) {
