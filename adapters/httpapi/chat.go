@@ -30,6 +30,7 @@ func (h *ChatHandler) create(c *gin.Context) {
 		return
 	}
 	sink := &chatSink{flushWriter: newFlushWriter(c)}
+	defer sink.stop()
 	id, err := h.chat.Complete(c.Request.Context(), principal(c), body, caller(c), sink)
 	switch {
 	case err == nil || sink.started:

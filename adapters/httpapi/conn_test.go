@@ -48,6 +48,7 @@ func TestStreamFlushIsOneWrite(t *testing.T) {
 	e := gin.New()
 	e.GET("/stream", func(c *gin.Context) {
 		s := newFlushWriter(c)
+		defer s.stop()
 		if s.conn == nil {
 			t.Error("the request's connection is not known: its writes cannot be held")
 		}

@@ -62,6 +62,7 @@ func (h *SpeechHandler) create(c *gin.Context) {
 		req.Options = body.Provider.Options
 	}
 	sink := &audioSink{newFlushWriter(c)}
+	defer sink.stop()
 	id, err := h.speech.Synthesize(c.Request.Context(), principal(c), req, caller(c), sink)
 	if err != nil {
 		if id != "" && !sink.started {

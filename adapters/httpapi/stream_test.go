@@ -1,0 +1,75 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gin-gonic/gin"
+)
+
+// deadlineRecorder is a response that keeps the write deadlines set on it (http.ResponseController finds
+// SetWriteDeadline under gin's writer).
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	deadlines []time.Time
+}
+
+func (r *deadlineRecorder) SetWriteDeadline(d time.Time) error {
+	r.deadlines = append(r.deadlines, d)
+	return nil
+}
+
+// TestStreamWriteDeadline: a stream's idle write deadline is pushed streamIdle ahead by its first write and by
+// the first write after each quarter of it (q: the timer fires), and by no other write; the timer is armed
+// whenever the deadline was pushed.
+func TestStreamWriteDeadline(t *testing.T) {
+	t.Parallel()
+	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+	for _, tt := range []struct {
+		name   string
+		steps  string // w a write, q a quarter of streamIdle passing
+		pushes int
+	}{
+		{"no write", "", 0},
+		{"one write", "w", 1},
+		{"writes within a quarter", "wwwww", 1},
+		{"a quarter passes between writes", "wwqww", 2},
+		{"quarters pass without a write", "wqqqww", 2},
+		{"a write every quarter", "wqwqwqw", 4},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+			c, _ := gin.CreateTestContext(rec)
+			c.Request = httptest.NewRequest(http.MethodPost, "/chat/completions", nil)
+			s := newFlushWriter(c)
+			defer s.stop()
+			s.start(http.StatusOK)
+			for i, step := range tt.steps {
+				switch step {
+				case 'w':
+					n, before := len(rec.deadlines), time.Now()
+					if err := s.Write([]byte("x")); err != nil {
+						t.Fatal(err)
+					}
+					after := time.Now()
+					if len(rec.deadlines) > n {
+						if d := rec.deadlines[n]; d.Before(before.Add(streamIdle)) || d.After(after.Add(streamIdle)) {
+							t.Fatalf("step %d pushed the deadline %v past the write, want %v", i, d.Sub(before), streamIdle)
+						}
+					}
+				case 'q':
+					s.quarterPassed()
+				}
+			}
+			if len(rec.deadlines) != tt.pushes {
+				t.Fatalf("the deadline was pushed %d times, want %d", len(rec.deadlines), tt.pushes)
+			}
+			if armed := s.quarter != nil && s.quarter.Stop(); armed != (tt.pushes > 0) {
+				t.Fatalf("timer armed: %t after %d pushes", armed, tt.pushes)
+			}
+		})
+	}
+}
