@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -48,7 +49,12 @@ func scripted(t testing.TB, raw, method string, eof bool) (*http.Response, *body
 	}
 	a, b := net.Pipe()
 	t.Cleanup(func() { a.Close(); b.Close() })
-	c := &conn{tcp: a, rw: rw, limit: 1 << 62}
+	return readFrom(rw, a, method)
+}
+
+// readFrom reads a response as the transport does from a connection that reads from rw and closes tcp.
+func readFrom(rw io.ReadWriter, tcp net.Conn, method string) (*http.Response, *body, error) {
+	c := &conn{tcp: tcp, rw: rw, limit: math.MaxInt64}
 	c.br = bufio.NewReaderSize(c, readBufferSize)
 	c.tp.R = c.br
 	req := httptest.NewRequest(method, "http://upstream/", nil)
@@ -715,6 +721,65 @@ func TestH1Concurrent(t *testing.T) {
 	if n := conns.Load(); n > 16 {
 		t.Errorf("%d connections for 16 callers", n)
 	}
+}
+
+// TestH1CloseWhileReading: Close from another goroutine unblocks a Read waiting for the upstream.
+func TestH1CloseWhileReading(t *testing.T) {
+	t.Parallel()
+	up := &waiting{data: "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello", reading: make(chan struct{}), closed: make(chan struct{})}
+	resp, _, err := readFrom(up, closer{closed: up.closed}, http.MethodGet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := make([]byte, 100)
+	if n, err := resp.Body.Read(p); string(p[:n]) != "hello" || err != nil {
+		t.Fatalf("first Read %q %v", p[:n], err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := resp.Body.Read(p)
+		done <- err
+	}()
+	<-up.reading
+	resp.Body.Close()
+	select {
+	case err := <-done:
+		if err != errClosedBody {
+			t.Fatalf("Read: %v, want %v", err, errClosedBody)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read still waiting 10 s after Close")
+	}
+}
+
+// waiting is a connection's read side that sends data, then waits until the connection is closed.
+type waiting struct {
+	data            string
+	reading, closed chan struct{}
+}
+
+func (w *waiting) Read(p []byte) (int, error) {
+	if w.data != "" {
+		n := copy(p, w.data)
+		w.data = w.data[n:]
+		return n, nil
+	}
+	close(w.reading)
+	<-w.closed
+	return 0, net.ErrClosed
+}
+
+func (w *waiting) Write(p []byte) (int, error) { return len(p), nil }
+
+// closer is a connection whose Close is all that is used.
+type closer struct {
+	net.Conn
+	closed chan struct{}
+}
+
+func (c closer) Close() error {
+	close(c.closed)
+	return nil
 }
 
 // TestH1CloseBeforeTheEnd: a body closed before its end closes its connection, which no other call then gets.
