@@ -611,10 +611,12 @@ const (
 	bodyClosed          // Close came first and closed the connection
 )
 
-// body is a response body read from its connection's buffer in the caller's goroutine. A Read returns what is
-// buffered and does not wait for more once it has something, across chunk boundaries, so a stream's bytes go
-// on as they come. At its end the connection goes back to the pool at once, even before the caller reads the
-// io.EOF.
+// body is a response body read from its connection's buffer in the caller's goroutine. A Read returns every
+// chunk already buffered and does not wait for the next once it has something, so a stream's flushes go on as
+// they come; within a chunk, which the upstream sent whole, it reads on to the chunk's end (or p's), as net/http's
+// chunked reader does: a chunk the network or the upstream's write buffer cut in two goes on in one piece, not
+// as a read and a write downstream for each part. At its end the connection goes back to the pool at once, even
+// before the caller reads the io.EOF.
 type body struct {
 	c       *conn
 	t       *h1Transport
@@ -675,7 +677,7 @@ func (b *body) read(p []byte) (int, error) {
 	for {
 		switch b.mode {
 		case chunkData:
-			if n == len(p) || (n > 0 && br.Buffered() == 0) {
+			if n == len(p) {
 				return n, nil
 			}
 			m, err := br.Read(p[n:min(int64(len(p)), int64(n)+b.left)])

@@ -25,10 +25,14 @@ import (
 var errStalled = errors.New("the read would wait for the upstream")
 
 // script is a connection's read side: what the upstream sent, in one piece, then nothing more.
-type script struct{ data string }
+type script struct {
+	data    string
+	stalled bool // a read found nothing more: a connection would have waited
+}
 
 func (s *script) Read(p []byte) (int, error) {
 	if s.data == "" {
+		s.stalled = true
 		return 0, errStalled
 	}
 	n := copy(p, s.data)
@@ -40,7 +44,7 @@ func (s *script) Write(p []byte) (int, error) { return len(p), nil }
 
 // scripted reads a response from raw as the transport reads it from a connection, without a network.
 func scripted(t testing.TB, raw, method string, eof bool) (*http.Response, *body, error) {
-	var rw io.ReadWriter = &script{raw}
+	var rw io.ReadWriter = &script{data: raw}
 	if eof {
 		rw = struct {
 			io.Reader
@@ -172,37 +176,43 @@ func TestH1Framing(t *testing.T) {
 	}
 }
 
-// TestH1ReadReturnsWhatIsBuffered: a Read returns every byte already buffered, across chunks, and no more: it
-// does not wait for the upstream once it has something. At the last chunk the body ends in the same Read.
+// TestH1ReadReturnsWhatIsBuffered: a Read returns every chunk already buffered and does not wait for the next
+// once it has something; within a chunk it reads on (the upstream sent the chunk whole). At the last chunk the
+// body ends in the same Read.
 func TestH1ReadReturnsWhatIsBuffered(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name, chunks, want string
 		err                error
+		waits              bool // the Read asks the connection for the rest of a chunk
 	}{
-		{"chunks then a wait", "3\r\nabc\r\n4\r\ndefg\r\n1\r\nh\r\n", "abcdefgh", nil},
-		{"part of a chunk", "3\r\nabc\r\n9\r\ndef", "abcdef", nil},
-		{"up to a chunk's CRLF", "3\r\nabc\r\n2\r\nde", "abcde", nil},
-		{"up to a size line", "3\r\nabc\r\n2", "abc", nil},
-		{"the last chunk", "3\r\nabc\r\n1\r\nd\r\n0\r\n\r\n", "abcd", io.EOF},
-		{"up to the trailer", "3\r\nabc\r\n0\r\nX-T: 1\r\n", "abc", nil},
+		{"chunks then a wait", "3\r\nabc\r\n4\r\ndefg\r\n1\r\nh\r\n", "abcdefgh", nil, false},
+		{"part of a chunk", "3\r\nabc\r\n9\r\ndef", "abcdef", nil, true},
+		{"up to a chunk's CRLF", "3\r\nabc\r\n2\r\nde", "abcde", nil, false},
+		{"up to a size line", "3\r\nabc\r\n2", "abc", nil, false},
+		{"the last chunk", "3\r\nabc\r\n1\r\nd\r\n0\r\n\r\n", "abcd", io.EOF, false},
+		{"up to the trailer", "3\r\nabc\r\n0\r\nX-T: 1\r\n", "abc", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			resp, b, err := scripted(t, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"+tt.chunks, http.MethodGet, false)
+			up := &script{data: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + tt.chunks}
+			a, b := net.Pipe()
+			defer a.Close()
+			defer b.Close()
+			resp, bd, err := readFrom(up, a, http.MethodGet)
 			if err != nil {
 				t.Fatal(err)
 			}
 			p := make([]byte, 100)
 			n, err := resp.Body.Read(p)
-			if string(p[:n]) != tt.want || err != tt.err {
-				t.Fatalf("Read: %q %v, want %q %v", p[:n], err, tt.want, tt.err)
+			if string(p[:n]) != tt.want || err != tt.err || up.stalled != tt.waits {
+				t.Fatalf("Read: %q %v, waited %v; want %q %v, %v", p[:n], err, up.stalled, tt.want, tt.err, tt.waits)
 			}
-			if done := b.state.Load() == bodyFinished; done != (tt.err == io.EOF) {
+			if done := bd.state.Load() == bodyFinished; done != (tt.err == io.EOF || tt.waits) {
 				t.Errorf("finished %v after the read", done)
 			}
-			if tt.err == nil {
+			if tt.err == nil && !tt.waits {
 				if _, err := resp.Body.Read(p); !errors.Is(err, errStalled) {
 					t.Errorf("next Read: %v, want it to wait for the upstream", err)
 				}
