@@ -112,13 +112,17 @@ func main() {
 		case "load":
 			runLoad(os.Args[2:])
 			return
+		case "--config": // -bin proxy: this program stands in for the gateway
+			runProxy(os.Args[2], os.Args[3:])
+			return
 		}
 	}
 	var o options
 	fs := flag.NewFlagSet("benche2e", flag.ExitOnError)
 	fs.StringVar(&o.dialects, "dialects", "sqlite,postgres", "databases to measure, comma-separated: sqlite, postgres")
 	fs.StringVar(&o.scenarios, "scenarios", "speech", "scenarios to measure, comma-separated")
-	fs.StringVar(&o.bin, "bin", "", "gateway binary (default: build ./cmd/switchboard with CGO_ENABLED=0)")
+	fs.StringVar(&o.bin, "bin", "", "gateway binary (default: build ./cmd/switchboard with CGO_ENABLED=0); "+
+		"\"proxy\" measures a bare net/http proxy in its place, the floor under the gateway's figures (no records: -rows and -get-calls are 0)")
 	fs.StringVar(&o.pgURL, "pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
 		"PostgreSQL server to create a scratch database on")
 	fs.IntVar(&o.clip, "clip", 16<<10, "bytes the fake answers per call")
@@ -148,6 +152,13 @@ func main() {
 		dir = d
 	} else if err := os.MkdirAll(dir, 0o750); err != nil {
 		log.Fatal(err)
+	}
+	if o.bin == "proxy" {
+		exe, err := os.Executable()
+		if err != nil {
+			log.Fatal(err)
+		}
+		o.bin, o.rows, o.getCalls = exe, 0, 0
 	}
 	if o.bin == "" {
 		o.bin = filepath.Join(dir, "switchboard")
