@@ -146,14 +146,17 @@ func (s *chatSink) eventPrefix() []byte {
 	return s.prefix
 }
 
-// usageEvent is the stream's last chunk event: no choices, the usage.
-func (s *chatSink) usageEvent(u *chat.Usage, cost domain.Micros) ([]byte, error) {
-	b, err := json.Marshal(usage(u, cost))
-	if err != nil {
-		return nil, err
-	}
-	s.buf = append(append(append(append(s.buf[:0], s.eventPrefix()...), `],"usage":`...), b...), "}\n\n"...)
-	return s.buf, nil
+// usageEvent is the stream's last chunk event: no choices, the usage, appended as encoding/json would encode
+// usage(u, cost).
+func (s *chatSink) usageEvent(u *chat.Usage, cost domain.Micros) []byte {
+	b := strconv.AppendInt(append(append(s.buf[:0], s.eventPrefix()...), `],"usage":{"prompt_tokens":`...), u.PromptTokens, 10)
+	b = strconv.AppendInt(append(b, `,"completion_tokens":`...), u.CompletionTokens, 10)
+	b = strconv.AppendInt(append(b, `,"total_tokens":`...), u.PromptTokens+u.CompletionTokens, 10)
+	b = append(append(b, `,"cost":`...), cost.Decimal()...)
+	b = strconv.AppendInt(append(b, `,"prompt_tokens_details":{"cached_tokens":`...), u.CachedTokens, 10)
+	b = strconv.AppendInt(append(b, `},"completion_tokens_details":{"reasoning_tokens":`...), u.ReasoningTokens, 10)
+	s.buf = append(b, "}}}\n\n"...)
+	return s.buf
 }
 
 // appendChoice appends the choice of a chunk event, as encoding/json would encode a choiceOut holding its delta:
@@ -216,11 +219,7 @@ func usage(u *chat.Usage, cost domain.Micros) *usageOut {
 func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 	if s.head.Stream {
 		if s.head.IncludeUsage {
-			ev, err := s.usageEvent(r.Usage, cost)
-			if err != nil {
-				return err
-			}
-			if err := s.Write(ev); err != nil {
+			if err := s.Write(s.usageEvent(r.Usage, cost)); err != nil {
 				return err
 			}
 		}

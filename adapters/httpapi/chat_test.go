@@ -3,8 +3,10 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -94,15 +96,22 @@ func TestStreamEventHeads(t *testing.T) {
 		if got, want := string(s.eventPrefix()), "data: "+string(head)+`"choices":[`; got != want {
 			t.Errorf("prefix:\n got %s\nwant %s", got, want)
 		}
-		u := &chat.Usage{PromptTokens: 6, CompletionTokens: 200, CachedTokens: 2, ReasoningTokens: 3}
-		out := s.chunk([]choiceOut{})
-		out.Usage = usage(u, 406)
-		want, err := json.Marshal(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, err := s.usageEvent(u, 406); err != nil || string(got) != "data: "+string(want)+"\n\n" {
-			t.Errorf("usage event:\n got %s %v\nwant data: %s", got, err, want)
+		for _, u := range []chat.Usage{
+			{PromptTokens: 6, CompletionTokens: 200, CachedTokens: 2, ReasoningTokens: 3},
+			{},
+			{PromptTokens: chat.MaxTokenCount, CompletionTokens: chat.MaxTokenCount, CachedTokens: chat.MaxTokenCount, ReasoningTokens: chat.MaxTokenCount},
+		} {
+			for _, cost := range []domain.Micros{406, 0, 1_000_000, 12_345_678, -1_500_000, math.MaxInt64, math.MinInt64} {
+				out := s.chunk([]choiceOut{})
+				out.Usage = usage(&u, cost)
+				want, err := json.Marshal(out)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := s.usageEvent(&u, cost); string(got) != "data: "+string(want)+"\n\n" {
+					t.Errorf("usage event:\n got %s\nwant data: %s", got, want)
+				}
+			}
 		}
 	}
 }
