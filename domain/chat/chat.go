@@ -336,6 +336,9 @@ func Parse(b Body) (Request, error) {
 		return r, err
 	}
 	r.Options = prov.Options
+	if err := checkOptionChoices(r.Options); err != nil {
+		return r, err
+	}
 	route, err := parseRoute(b)
 	if err != nil {
 		return r, err
@@ -395,6 +398,21 @@ func (r Request) checkText() error {
 		}
 	}
 	return catalog.CheckOptions(r.Options)
+}
+
+// checkOptionChoices holds an n in provider.options (as "n" or "N", which an upstream decoding as encoding/json
+// does reads alike) to the rule of the request's own: 1, as the gateway returns one choice and reserved the budget
+// for one.
+func checkOptionChoices(options map[string]any) error {
+	for slug, o := range options {
+		fields, _ := o.(map[string]any)
+		for _, k := range []string{"n", "N"} {
+			if v, ok := fields[k]; ok && v != json.Number("1") {
+				return domain.Invalid("provider.options."+slug+"."+k, "must be 1: the gateway returns one choice")
+			}
+		}
+	}
+	return nil
 }
 
 func parseMessage(raw json.RawMessage, m *Message, at string) error {

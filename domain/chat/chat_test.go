@@ -225,6 +225,35 @@ func TestProviderOptionsNumbers(t *testing.T) {
 	}
 }
 
+// TestProviderOptionsChoices: an n in provider.options is held to the request's rule (1), under either spelling an
+// upstream decoding as encoding/json reads; before, "n":5 there went upstream, past the check of the request's n.
+func TestProviderOptionsChoices(t *testing.T) {
+	for _, tt := range []struct {
+		options string
+		field   string // of the 400; "" when accepted
+	}{
+		{`{"openai":{"n":1}}`, ""},
+		{`{"openai":{"seed":5},"groq":{}}`, ""},
+		{`{"openai":{"n":5}}`, "provider.options.openai.n"},
+		{`{"openai":{"N":2}}`, "provider.options.openai.N"},
+		{`{"openai":{"n":1.0}}`, "provider.options.openai.n"},
+		{`{"openai":{"n":"1"}}`, "provider.options.openai.n"},
+		{`{"openai":{"n":null}}`, "provider.options.openai.n"},
+	} {
+		_, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"provider":{"options":`+tt.options+`}}`))
+		if tt.field == "" {
+			if err != nil {
+				t.Errorf("%s: %v", tt.options, err)
+			}
+			continue
+		}
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != tt.field {
+			t.Errorf("%s: err %v, want a 400 naming %s", tt.options, err, tt.field)
+		}
+	}
+}
+
 func TestMaxTokensBoth(t *testing.T) {
 	for _, tt := range []struct {
 		fields string
