@@ -399,6 +399,13 @@ func (c *conn) close() { c.tcp.Close() }
 // exchange after this response's body. A failure before the first byte of an answer is an *unanswered.
 func (c *conn) exchange(req *http.Request, method, host string) (resp *http.Response, reuse bool, err error) {
 	if err := c.write(req, method, host); err != nil {
+		// An upstream may answer before it has read the whole body (a 413, a 401) and close the connection, which
+		// fails the write: its answer, when it has come, is the call's, as with net/http. The connection is done.
+		if c.br.Buffered() > 0 || !c.alive() {
+			if resp, _, rerr := c.read(req, method); rerr == nil {
+				return resp, false, nil
+			}
+		}
 		return nil, false, &unanswered{err}
 	}
 	if _, err := c.br.Peek(1); err != nil {
