@@ -151,7 +151,7 @@ func (t *h1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	if method == "" {
 		method = http.MethodGet
 	}
-	host, err := checkRequest(req, method)
+	host, uri, err := checkRequest(req, method)
 	if err != nil {
 		return nil, err
 	}
@@ -176,7 +176,7 @@ func (t *h1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			break
 		}
 		stop = context.AfterFunc(ctx, c.closeFunc)
-		if resp, reuse, err = c.exchange(req, method, host); err == nil {
+		if resp, reuse, err = c.exchange(req, method, host, uri); err == nil {
 			break
 		}
 		stop()
@@ -219,32 +219,38 @@ func replayable(req *http.Request, method string) bool {
 	return outgoingLength(req) == 0
 }
 
-// checkRequest refuses what would put a malformed request on the wire, as net/http does, and returns the Host.
-func checkRequest(req *http.Request, method string) (string, error) {
+// checkRequest refuses what would put a malformed request on the wire, as net/http does, and returns the Host
+// and the request-target.
+func checkRequest(req *http.Request, method string) (host, uri string, err error) {
 	if strings.IndexFunc(method, func(r rune) bool { return !httpguts.IsTokenRune(r) }) >= 0 {
-		return "", fmt.Errorf("net/http: invalid method %q", method)
+		return "", "", fmt.Errorf("net/http: invalid method %q", method)
 	}
 	if req.URL.Host == "" {
-		return "", errors.New("http: no Host in request URL")
+		return "", "", errors.New("http: no Host in request URL")
 	}
-	host := req.Host
+	host = req.Host
 	if host == "" {
 		host = req.URL.Host
 	}
 	if !httpguts.ValidHostHeader(host) {
-		return "", fmt.Errorf("http: invalid Host header %q", host)
+		return "", "", fmt.Errorf("http: invalid Host header %q", host)
+	}
+	// A query or opaque part set by hand is written as it is: a control byte in it would end the request line.
+	uri = req.URL.RequestURI()
+	if strings.ContainsFunc(uri, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return "", "", errors.New("net/http: can't write control character in Request.URL")
 	}
 	for k, vv := range req.Header {
 		if !httpguts.ValidHeaderFieldName(k) {
-			return "", fmt.Errorf("net/http: invalid header field name %q", k)
+			return "", "", fmt.Errorf("net/http: invalid header field name %q", k)
 		}
 		for _, v := range vv {
 			if !httpguts.ValidHeaderFieldValue(v) {
-				return "", fmt.Errorf("net/http: invalid header field value for %q", k)
+				return "", "", fmt.Errorf("net/http: invalid header field value for %q", k)
 			}
 		}
 	}
-	return host, nil
+	return host, uri, nil
 }
 
 // release ends an exchange whose response was read to its end: the connection goes back to the pool when both
@@ -397,8 +403,8 @@ func (c *conn) close() { c.tcp.Close() }
 
 // exchange writes req and reads the response's head. reuse says whether the connection may serve another
 // exchange after this response's body. A failure before the first byte of an answer is an *unanswered.
-func (c *conn) exchange(req *http.Request, method, host string) (resp *http.Response, reuse bool, err error) {
-	if err := c.write(req, method, host); err != nil {
+func (c *conn) exchange(req *http.Request, method, host, uri string) (resp *http.Response, reuse bool, err error) {
+	if err := c.write(req, method, host, uri); err != nil {
 		// An upstream may answer before it has read the whole body (a 413, a 401) and close the connection, which
 		// fails the write: its answer, when it has come, is the call's, as with net/http. The connection is done.
 		if c.br.Buffered() > 0 || !c.alive() {
@@ -421,11 +427,11 @@ func (e *unanswered) Error() string { return e.err.Error() }
 
 // write sends the request line, the headers and the body through the write buffer, with one flush: a small
 // request is one write.
-func (c *conn) write(req *http.Request, method, host string) error {
+func (c *conn) write(req *http.Request, method, host, uri string) error {
 	w := c.bw
 	w.WriteString(method)
 	w.WriteByte(' ')
-	w.WriteString(req.URL.RequestURI())
+	w.WriteString(uri)
 	w.WriteString(" HTTP/1.1\r\nHost: ")
 	w.WriteString(host)
 	w.WriteString("\r\n")

@@ -1,9 +1,12 @@
 package upstream
 
 import (
+	"bufio"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -62,5 +65,47 @@ func TestH1EarlyAnswer(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestH1RefusesControlBytesInTheURL: a URL built by hand whose query or opaque part holds a control byte (CR, LF,
+// NUL, DEL) would write a second request or header onto the wire: it is refused before any connection, as
+// net/http's transport refuses it ("can't write control character in Request.URL").
+func TestH1RefusesControlBytesInTheURL(t *testing.T) {
+	t.Parallel()
+	arrived := make(chan string, 8)
+	srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		for {
+			req, ok := readRequest(br)
+			if !ok {
+				return
+			}
+			arrived <- req.RequestURI
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+		}
+	})
+	rt := newH1Transport(nil)
+	defer rt.CloseIdleConnections()
+	tests := []struct {
+		name string
+		edit func(*url.URL)
+	}{
+		{"query with CRLF", func(u *url.URL) { u.RawQuery = "a=1 HTTP/1.1\r\nX-Injected: 1\r\n\r\nGET /smuggled?b=2" }},
+		{"query with NUL", func(u *url.URL) { u.RawQuery = "a=\x00" }},
+		{"query with DEL", func(u *url.URL) { u.RawQuery = "a=\x7f" }},
+		{"opaque with LF", func(u *url.URL) { u.Opaque = "/v1\nX-Injected: 1" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.url+"/v1", nil)
+			tt.edit(req.URL)
+			if resp, err := rt.RoundTrip(req); err == nil {
+				resp.Body.Close()
+				t.Fatalf("no error; the upstream read %q", <-arrived)
+			}
+		})
+	}
+	if n := srv.accepts.Load(); n != 0 {
+		t.Errorf("%d connections for requests refused before any was needed", n)
 	}
 }
