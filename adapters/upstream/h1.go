@@ -493,7 +493,7 @@ func (c *conn) read(req *http.Request, method string) (*http.Response, bool, err
 			return nil, false, c.headError(err)
 		}
 		if resp, err = statusLine(line); err != nil {
-			return nil, false, err
+			return nil, false, c.headError(err)
 		}
 		h, err := c.tp.ReadMIMEHeader()
 		if err != nil {

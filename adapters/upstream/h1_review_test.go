@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -107,5 +108,25 @@ func TestH1RefusesControlBytesInTheURL(t *testing.T) {
 	}
 	if n := srv.accepts.Load(); n != 0 {
 		t.Errorf("%d connections for requests refused before any was needed", n)
+	}
+}
+
+// TestH1HeadPastTheBound: a head cut by the bound mid-line is too large, not malformed, whichever line is cut: an
+// informational answer repeated past the bound, one long status line, one long header line.
+func TestH1HeadPastTheBound(t *testing.T) {
+	t.Parallel()
+	tests := []struct{ name, raw string }{
+		{"100 continue flood", strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", maxHeaderBytes/25+1) +
+			"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"},
+		{"long status line", "HTTP/1.1 200 " + strings.Repeat("O", maxHeaderBytes) + "\r\n\r\n"},
+		{"long header line", "HTTP/1.1 200 OK\r\nX-Long: " + strings.Repeat("l", maxHeaderBytes) + "\r\n\r\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if _, _, err := scripted(t, tt.raw, http.MethodGet, true); !errors.Is(err, errTooLarge) {
+				t.Fatalf("err %v, want %v", err, errTooLarge)
+			}
+		})
 	}
 }
