@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"net/url"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -407,7 +408,7 @@ func (c *conn) exchange(req *http.Request, method, host, uri string) (resp *http
 	if err := c.write(req, method, host, uri); err != nil {
 		// An upstream may answer before it has read the whole body (a 413, a 401) and close the connection, which
 		// fails the write: its answer, when it has come, is the call's, as with net/http. The connection is done.
-		if c.br.Buffered() > 0 || !c.alive() {
+		if c.br.Buffered() > 0 || !c.quiet() {
 			if resp, _, rerr := c.read(req, method); rerr == nil {
 				return resp, false, nil
 			}
@@ -809,8 +810,25 @@ func (b *body) Close() error {
 // alive says whether an idle connection is still open: nothing to read and no error, without waiting. A server
 // that closed it (FIN, or a TLS close_notify) or sent anything unasked makes it unusable.
 func (c *conn) alive() bool {
-	if c.raw == nil {
+	if !c.quiet() {
+		return false
+	}
+	tc, ok := c.rw.(*tls.Conn)
+	if !ok {
 		return true
 	}
-	return c.raw.Read(c.probe) == nil && c.open
+	// A TLS connection may hold records it read from the socket with the answer's, where the peek cannot see
+	// them: a read that cannot wait finds them (a timeout leaves the connection usable).
+	tc.SetReadDeadline(aLongTimeAgo)
+	_, err := tc.Read(c.peek[:])
+	tc.SetReadDeadline(time.Time{})
+	return errors.Is(err, os.ErrDeadlineExceeded)
 }
+
+// quiet says whether the socket has nothing to read and no error, without waiting or reading anything.
+func (c *conn) quiet() bool {
+	return c.raw == nil || (c.raw.Read(c.probe) == nil && c.open)
+}
+
+// aLongTimeAgo is a deadline already past: a read with it returns what is buffered, or a timeout at once.
+var aLongTimeAgo = time.Unix(1, 0)

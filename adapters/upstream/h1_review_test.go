@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"io"
 	"net"
@@ -128,5 +129,73 @@ func TestH1HeadPastTheBound(t *testing.T) {
 				t.Fatalf("err %v, want %v", err, errTooLarge)
 			}
 		})
+	}
+}
+
+// batched is a server's connection whose writes, once hold is set, wait for flush: TLS records written one by
+// one go out in one TCP write, so that the client's TLS connection reads them together.
+type batched struct {
+	net.Conn
+	hold bool
+	buf  []byte
+}
+
+func (b *batched) Write(p []byte) (int, error) {
+	if !b.hold {
+		return b.Conn.Write(p)
+	}
+	b.buf = append(b.buf, p...)
+	return len(p), nil
+}
+
+func (b *batched) flush() error {
+	_, err := b.Conn.Write(b.buf)
+	b.buf = b.buf[:0]
+	return err
+}
+
+// TestH1TLSBytesAfterTheAnswer: an upstream that sends more than its answer (a Content-Length too short, an
+// answer twice) over TLS, in a record of its own that came with the answer's: the client's TLS connection read
+// it from the socket with the answer, so neither the read buffer nor the socket's peek sees it, and the
+// connection must not serve the next call, which would read the stale bytes as its answer. net/http's transport
+// sees them ("Unsolicited response received on idle HTTP channel") and closes the connection.
+func TestH1TLSBytesAfterTheAnswer(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewUnstartedServer(nil)
+	srv.StartTLS() // for its certificate and the client's roots
+	defer srv.Close()
+	cert := srv.TLS.Certificates
+	roots := srv.Client().Transport.(*http.Transport).TLSClientConfig
+	raw := newRawServer(t, func(c net.Conn, _ *bufio.Reader) {
+		b := &batched{Conn: c}
+		tc := tls.Server(b, &tls.Config{Certificates: cert})
+		br := bufio.NewReader(tc)
+		if tc.Handshake() != nil {
+			return
+		}
+		b.hold = true
+		for i := 0; ; i++ {
+			if _, ok := readRequest(br); !ok {
+				return
+			}
+			io.WriteString(tc, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nfresh")
+			if i == 0 {
+				io.WriteString(tc, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale")
+			}
+			if b.flush() != nil {
+				return
+			}
+		}
+	})
+	url := "https://" + strings.TrimPrefix(raw.url, "http://")
+	rt := newH1Transport(roots)
+	defer rt.CloseIdleConnections()
+	for i := range 2 {
+		if _, body := get(t, rt, http.MethodGet, url); body != "fresh" {
+			t.Fatalf("call %d read %q", i, body)
+		}
+	}
+	if n := raw.accepts.Load(); n != 2 {
+		t.Fatalf("%d connections, want 2", n)
 	}
 }
