@@ -60,8 +60,9 @@ type h1Transport struct {
 	tlsConfig *tls.Config // cloned for each TLS connection; nil trusts the system's roots
 	dialer    net.Dialer
 
-	mu   sync.Mutex
-	idle map[connKey][]*conn // a LIFO stack per upstream: the most recently used connection is reused first
+	mu    sync.Mutex
+	idle  map[connKey][]*conn // a LIFO stack per upstream: the most recently used connection is reused first
+	sweep *time.Timer         // closes what has been idle past the timeout; set while the pool holds a connection
 }
 
 // newH1Transport builds the transport; tlsConfig is nil but in tests (a test server's roots).
@@ -267,25 +268,62 @@ func (t *h1Transport) release(c *conn, stop func() bool, reuse bool) {
 	if t.idle == nil {
 		t.idle = map[connKey][]*conn{}
 	}
-	stack := t.idle[c.key]
-	// The stack is oldest first: connections idle past the timeout at its bottom go.
-	old := 0
-	for old < len(stack) && now.Sub(stack[old].idleAt) > idleConnTimeout {
-		old++
-	}
-	stale := slices.Clone(stack[:old])
-	stack = slices.Delete(stack, 0, old)
+	stack, stale := trimStale(t.idle[c.key], now)
 	full := len(stack) >= maxIdleConnsPerHost
 	if !full {
 		stack = append(stack, c)
 	}
 	t.idle[c.key] = stack
+	if t.sweep == nil {
+		t.sweep = time.AfterFunc(idleConnTimeout, t.sweepIdle)
+	}
 	t.mu.Unlock()
 	if full {
 		stale = append(stale, c)
 	}
 	for _, s := range stale {
 		s.close()
+	}
+}
+
+// trimStale takes from the bottom of a stack, which is oldest first, the connections idle past the timeout.
+func trimStale(stack []*conn, now time.Time) (kept, stale []*conn) {
+	old := 0
+	for old < len(stack) && now.Sub(stack[old].idleAt) > idleConnTimeout {
+		old++
+	}
+	stale = slices.Clone(stack[:old])
+	return slices.Delete(stack, 0, old), stale
+}
+
+// sweepIdle closes the connections idle past the timeout, of every upstream, even one no call goes to again, and
+// runs again when the oldest left will be.
+func (t *h1Transport) sweepIdle() {
+	now := time.Now()
+	var stale []*conn
+	next := time.Duration(-1)
+	t.mu.Lock()
+	for key, stack := range t.idle {
+		stack, old := trimStale(stack, now)
+		stale = append(stale, old...)
+		if len(stack) == 0 {
+			delete(t.idle, key)
+			continue
+		}
+		t.idle[key] = stack
+		if d := idleConnTimeout - now.Sub(stack[0].idleAt); next < 0 || d < next {
+			next = d
+		}
+	}
+	if next >= 0 {
+		// Past the oldest one's timeout: one idle for exactly the timeout is kept.
+		t.sweep.Reset(next + time.Millisecond)
+	} else {
+		t.sweep = nil
+	}
+	t.mu.Unlock()
+	for _, c := range stale {
+		c.close()
 	}
 }
 

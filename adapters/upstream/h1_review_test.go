@@ -10,7 +10,10 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 )
 
 // zeros is a request body of n zero bytes that takes no memory.
@@ -198,4 +201,52 @@ func TestH1TLSBytesAfterTheAnswer(t *testing.T) {
 	if n := raw.accepts.Load(); n != 2 {
 		t.Fatalf("%d connections, want 2", n)
 	}
+}
+
+// closeCounted is a connection that says whether it was closed.
+type closeCounted struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *closeCounted) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// TestH1IdleTimeout: a pooled connection is closed once it has been idle for the timeout even when no call to
+// its upstream comes again (net/http's transport closes each after IdleConnTimeout), and not before.
+func TestH1IdleTimeout(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		rt := newH1Transport(nil)
+		pooled := func(addr string) *closeCounted {
+			a, b := net.Pipe()
+			t.Cleanup(func() { b.Close() })
+			cc := &closeCounted{Conn: a}
+			c := &conn{tcp: cc, key: connKey{addr: addr}}
+			c.br = bufio.NewReader(cc)
+			rt.release(c, func() bool { return true }, true)
+			return cc
+		}
+		first, other := pooled("a:80"), pooled("b:80")
+		time.Sleep(idleConnTimeout / 2)
+		second := pooled("a:80")
+		time.Sleep(idleConnTimeout/2 + time.Second)
+		synctest.Wait()
+		if !first.closed.Load() || !other.closed.Load() || second.closed.Load() {
+			t.Fatalf("after the timeout: closed %v %v, and %v idle for half of it", first.closed.Load(), other.closed.Load(),
+				second.closed.Load())
+		}
+		time.Sleep(idleConnTimeout / 2)
+		synctest.Wait()
+		if !second.closed.Load() {
+			t.Fatal("the second connection is open past its timeout")
+		}
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		if len(rt.idle) != 0 {
+			t.Fatalf("the pool holds %v", rt.idle)
+		}
+	})
 }
