@@ -272,11 +272,7 @@ func (c contentRow) domain() (generation.Content, error) {
 
 func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
 	if Dialect(s.db) == Postgres {
-		records, err := shapeOf(s.db, reflect.TypeFor[generationRow]())
-		if err != nil {
-			return err
-		}
-		contents, err := shapeOf(s.db, reflect.TypeFor[contentRow]())
+		records, contents, err := s.shapes()
 		if err != nil {
 			return err
 		}
@@ -290,15 +286,20 @@ func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generat
 	return s.insertEach(ctx, batch)
 }
 
+// shapes are the tables a batch is written to: the records and their contents.
+func (s *GenerationStore) shapes() (records, contents *shape, err error) {
+	if records, err = shapeOf(s.db, reflect.TypeFor[generationRow]()); err != nil {
+		return nil, nil, err
+	}
+	contents, err = shapeOf(s.db, reflect.TypeFor[contentRow]())
+	return records, contents, err
+}
+
 // insertEach writes the batch in one transaction a record at a time, skipping the records stored before (a batch
 // written again after a crash) and their charges: SQLite's way, and PostgreSQL's when COPY met such a record.
 // Every statement has one shape whatever the batch, so SQLite parses each once (see prepared).
 func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Entry) error {
-	records, err := shapeOf(s.db, reflect.TypeFor[generationRow]())
-	if err != nil {
-		return err
-	}
-	contents, err := shapeOf(s.db, reflect.TypeFor[contentRow]())
+	records, contents, err := s.shapes()
 	if err != nil {
 		return err
 	}
