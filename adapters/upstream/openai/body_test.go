@@ -98,15 +98,8 @@ func TestChatBody(t *testing.T) {
 			"max_completion_tokens": "many", "stream_options": map[string]any{}}},
 		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`, opts: map[string]any{"max_tokens": 20000.0}},
 	} {
-		var body chat.Body
-		if err := json.Unmarshal([]byte(tc.body), &body); err != nil {
-			t.Fatal(err)
-		}
-		r, err := chat.Parse(body)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.body, err)
-		}
-		req := ports.ChatRequest{UpstreamModel: "up-<model>", Request: r, Options: tc.opts}
+		req := parsed(t, tc.body, tc.opts)
+		req.UpstreamModel = "up-<model>"
 		got, err := chatBody(req)
 		if err != nil {
 			t.Fatal(err)
@@ -119,6 +112,20 @@ func TestChatBody(t *testing.T) {
 			t.Errorf("%s:\n got %s\nwant %s", tc.body, got, want)
 		}
 	}
+}
+
+// parsed is the call to the upstream "up" of a chat request's body and the provider's options.
+func parsed(t *testing.T, raw string, opts map[string]any) ports.ChatRequest {
+	t.Helper()
+	var body chat.Body
+	if err := json.Unmarshal([]byte(raw), &body); err != nil {
+		t.Fatal(err)
+	}
+	r, err := chat.Parse(body)
+	if err != nil {
+		t.Fatalf("%s: %v", raw, err)
+	}
+	return ports.ChatRequest{UpstreamModel: "up", Request: r, Options: opts}
 }
 
 func decodeAny(t *testing.T, b []byte) any {
@@ -146,15 +153,7 @@ func TestChatBodyGatewayFieldsWin(t *testing.T) {
 		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
 			opts: map[string]any{"MODEL": "costly", "Stream": false, "MAX_COMPLETION_TOKENS": json.Number("1000000")}},
 	} {
-		var body chat.Body
-		if err := json.Unmarshal([]byte(tc.body), &body); err != nil {
-			t.Fatal(err)
-		}
-		r, err := chat.Parse(body)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.body, err)
-		}
-		got, err := chatBody(ports.ChatRequest{UpstreamModel: "up", Request: r, Options: tc.opts})
+		got, err := chatBody(parsed(t, tc.body, tc.opts))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,15 +197,7 @@ func TestChatBodyLimitSpellings(t *testing.T) {
 		{body: `{` + msgs + `,"max_tokens":10,"n":1,"N":5}`, maxTokens: 10, n: 1},
 		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"N": json.Number("5")}, maxTokens: 10},
 	} {
-		var body chat.Body
-		if err := json.Unmarshal([]byte(tc.body), &body); err != nil {
-			t.Fatal(err)
-		}
-		r, err := chat.Parse(body)
-		if err != nil {
-			t.Fatalf("%s: %v", tc.body, err)
-		}
-		got, err := chatBody(ports.ChatRequest{UpstreamModel: "up", Request: r, Options: tc.opts})
+		got, err := chatBody(parsed(t, tc.body, tc.opts))
 		if err != nil {
 			t.Fatal(err)
 		}
