@@ -79,6 +79,8 @@ var (
 	castagnoli = crc32.MakeTable(crc32.Castagnoli)
 	// ErrTooLarge is a record over MaxRecord.
 	ErrTooLarge = ports.ErrRecordTooLarge
+	// ErrEmpty is an append of no bytes: a frame holds at least one (see frameLen).
+	ErrEmpty = errors.New("spool: empty record")
 	// ErrClosed is an append after Close.
 	ErrClosed = errors.New("spool: closed")
 )
@@ -427,9 +429,9 @@ func readFrames(r io.ReaderAt, off, limit int64, max int, maxBytes int64) ([][]b
 	var out [][]byte
 	var size int64
 	for len(out) < max && size < maxBytes && len(buf) >= headerLen {
-		n := int64(binary.LittleEndian.Uint32(buf[:4]))
-		if n > MaxRecord || off+headerLen+n > limit {
-			return out, off, io.ErrUnexpectedEOF
+		n, err := frameLen(buf, off, limit)
+		if err != nil {
+			return out, off, err
 		}
 		if headerLen+n > int64(len(buf)) { // beyond this read
 			break
@@ -450,6 +452,18 @@ func readFrames(r io.ReaderAt, off, limit int64, max int, maxBytes int64) ([][]b
 	return [][]byte{payload}, off + headerLen + int64(len(payload)), nil
 }
 
+// frameLen is the payload's length that the header h of the frame at off gives, or io.ErrUnexpectedEOF when no
+// whole frame can start there before limit: one torn, or a length of 0, which Append never writes but zeroed
+// bytes read as, with a matching checksum (the CRC of nothing is 0): a file system may leave a file's end zeroed
+// after a machine crash, and those bytes are no records.
+func frameLen(h []byte, off, limit int64) (int64, error) {
+	n := int64(binary.LittleEndian.Uint32(h[:4]))
+	if n == 0 || n > MaxRecord || off+headerLen+n > limit {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return n, nil
+}
+
 func readFrame(r io.ReaderAt, off, limit int64) ([]byte, error) {
 	if limit-off < headerLen {
 		return nil, io.ErrUnexpectedEOF
@@ -458,9 +472,9 @@ func readFrame(r io.ReaderAt, off, limit int64) ([]byte, error) {
 	if _, err := r.ReadAt(h[:], off); err != nil {
 		return nil, err
 	}
-	n := int64(binary.LittleEndian.Uint32(h[:4]))
-	if n > MaxRecord || off+headerLen+n > limit {
-		return nil, io.ErrUnexpectedEOF
+	n, err := frameLen(h[:], off, limit)
+	if err != nil {
+		return nil, err
 	}
 	payload := make([]byte, n)
 	if _, err := r.ReadAt(payload, off+headerLen); err != nil {
@@ -499,6 +513,9 @@ func (s *Spool) startSegment(seg uint64) error {
 func (s *Spool) Append(payload []byte, value any) error {
 	if len(payload) > MaxRecord {
 		return ErrTooLarge
+	}
+	if len(payload) == 0 {
+		return ErrEmpty
 	}
 	frame := frame(payload)
 	s.mu.Lock()

@@ -125,14 +125,22 @@ func TestUnreleasedRecordsReplay(t *testing.T) {
 	}
 }
 
-// TestTornTailIsCut: a crash in the middle of a write leaves a partial frame; reopening cuts it and keeps the rest.
+// TestTornTailIsCut: a crash in the middle of a write leaves a partial frame, and a machine's crash may leave the
+// file's end zeroed (a zero length and the CRC of nothing, 0, read as a frame); reopening cuts it and keeps the
+// records before it.
 func TestTornTailIsCut(t *testing.T) {
 	t.Parallel()
-	for name, damage := range map[string]func(b []byte) []byte{
-		"partial frame": func(b []byte) []byte { return b[:len(b)-5] },
-		"bad checksum":  func(b []byte) []byte { b[len(b)-1] ^= 0xff; return b },
+	for _, tt := range []struct {
+		name   string
+		damage func(b []byte) []byte
+		kept   int
+	}{
+		{"partial frame", func(b []byte) []byte { return b[:len(b)-5] }, 2},
+		{"bad checksum", func(b []byte) []byte { b[len(b)-1] ^= 0xff; return b }, 2},
+		{"zeroed tail", func(b []byte) []byte { return append(b, make([]byte, 4096)...) }, 3},
+		{"last record zeroed", func(b []byte) []byte { clear(b[len(b)-19:]); return b }, 2},
 	} {
-		t.Run(name, func(t *testing.T) {
+		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			s := open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20})
 			appendN(t, s, 0, 3)
@@ -142,18 +150,26 @@ func TestTornTailIsCut(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(seg, damage(b), 0o600); err != nil {
+			if err := os.WriteFile(seg, tt.damage(b), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			s2 := open(t, spool.Config{Dir: dir, MaxBytes: 1 << 20})
-			if st := s2.Stats(); st.Records != 2 {
+			if st := s2.Stats(); st.Records != int64(tt.kept) {
 				t.Fatalf("stats after cut: %+v", st)
 			}
 			appendN(t, s2, 3, 1)
-			if got := readAll(t, s2, 10); len(got) != 3 || got[2] != "record-0003" {
+			if got := readAll(t, s2, 10); len(got) != tt.kept+1 || got[tt.kept] != "record-0003" {
 				t.Fatalf("after cut: %v", got)
 			}
 		})
+	}
+}
+
+// TestAppendRefusesNothing: an empty record is refused, as its frame would read as zeroed bytes and be cut.
+func TestAppendRefusesNothing(t *testing.T) {
+	s := open(t, spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 20})
+	if err := s.Append(nil, nil); !errors.Is(err, spool.ErrEmpty) {
+		t.Fatalf("append of nothing: %v", err)
 	}
 }
 
