@@ -2,8 +2,6 @@ package gormstore
 
 import (
 	"context"
-	"log/slog"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -16,11 +14,7 @@ import (
 // with what a pointer points to, or nil, in place of the pointer, and int as int64.
 func TestRowValues(t *testing.T) {
 	ctx := context.Background()
-	db, cleanup, err := Open(Config{URL: "sqlite:" + filepath.Join(t.TempDir(), "s.db")}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
+	db := scratchSQLite(t)
 	full := contract.FullEntry("gen-1-a", time.Date(2026, 11, 23, 20, 6, 1, 123456000, time.UTC))
 	bare := generation.Entry{Record: generation.Record{ID: "gen-1-b"}, Content: &generation.Content{}}
 	for _, e := range []generation.Entry{full, bare} {

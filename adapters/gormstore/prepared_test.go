@@ -9,8 +9,24 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"github.com/switchboard-ai/switchboard/domain/generation"
 )
+
+// scratchSQLite is a migrated store in a file of the test's own.
+func scratchSQLite(t *testing.T) *gorm.DB {
+	t.Helper()
+	db, cleanup, err := Open(Config{URL: "sqlite:" + filepath.Join(t.TempDir(), "s.db")}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cleanup)
+	if err := Migrate(context.Background(), db); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
 
 // TestPreparedSlotsKeepRoomAfterBatches: on SQLite the recorder's statements keep one shape whatever the batch,
 // so batches from 1..maxPrepared distinct keys do not fill the prepared slots (key_usage's upsert had a row per
@@ -18,14 +34,7 @@ import (
 // each key's usage is the sum of its charges.
 func TestPreparedSlotsKeepRoomAfterBatches(t *testing.T) {
 	ctx := context.Background()
-	db, cleanup, err := Open(Config{URL: "sqlite:" + filepath.Join(t.TempDir(), "s.db")}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cleanup)
-	if err := Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
+	db := scratchSQLite(t)
 	s := NewGenerationStore(db)
 	at := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	for n := 1; n <= maxPrepared; n++ { // a batch whose entries come from n keys

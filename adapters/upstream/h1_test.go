@@ -522,6 +522,19 @@ func TestH1RetriesWhatMayGoTwice(t *testing.T) {
 	}
 }
 
+// stallingServer is an upstream that reads a request, writes answer and then nothing until the client closes;
+// waiting is closed once answer is written.
+func stallingServer(t *testing.T, answer string) (srv *rawServer, waiting chan struct{}) {
+	waiting = make(chan struct{})
+	srv = newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		readRequest(br)
+		io.WriteString(c, answer)
+		close(waiting)
+		br.ReadByte() // until the client closes
+	})
+	return srv, waiting
+}
+
 // TestH1Cancel: the request's context ends the exchange at once, wherever it is, with the context's error.
 func TestH1Cancel(t *testing.T) {
 	t.Parallel()
@@ -538,13 +551,7 @@ func TestH1Cancel(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			waiting := make(chan struct{})
-			srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
-				readRequest(br)
-				io.WriteString(c, tt.answer)
-				close(waiting)
-				br.ReadByte() // until the client closes
-			})
+			srv, waiting := stallingServer(t, tt.answer)
 			rt := newH1Transport(nil)
 			ctx, cancel := context.WithCancel(t.Context())
 			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.url, strings.NewReader("{}"))
@@ -867,13 +874,7 @@ func TestH1UnderTheWatchdog(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			waiting := make(chan struct{})
-			srv := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
-				readRequest(br)
-				io.WriteString(c, tt.answer)
-				close(waiting)
-				br.ReadByte()
-			})
+			srv, waiting := stallingServer(t, tt.answer)
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			if tt.cancel {
