@@ -31,6 +31,10 @@ const (
 	dialKeepAlive       = 30 * time.Second
 	tlsHandshakeTimeout = 10 * time.Second
 	idleConnTimeout     = 90 * time.Second
+	// idleCheckEvery spaces the idle sweep's peeks at the pooled connections: one the upstream closed is closed
+	// within it, not left in CLOSE_WAIT until its idle timeout (net/http's transport, with a reader on each
+	// connection, notices at once).
+	idleCheckEvery      = 5 * time.Second
 	maxIdleConnsPerHost = 256
 	// maxHeaderBytes bounds a response's status line and headers (1xx answers included), and its trailer.
 	maxHeaderBytes = 1 << 20
@@ -62,7 +66,7 @@ type h1Transport struct {
 
 	mu    sync.Mutex
 	idle  map[connKey][]*conn // a LIFO stack per upstream: the most recently used connection is reused first
-	sweep *time.Timer         // closes what has been idle past the timeout; set while the pool holds a connection
+	sweep *time.Timer         // closes what is idle past the timeout or closed by its peer; set while the pool holds one
 }
 
 // newH1Transport builds the transport; tlsConfig is nil but in tests (a test server's roots).
@@ -275,7 +279,7 @@ func (t *h1Transport) release(c *conn, stop func() bool, reuse bool) {
 	}
 	t.idle[c.key] = stack
 	if t.sweep == nil {
-		t.sweep = time.AfterFunc(idleConnTimeout, t.sweepIdle)
+		t.sweep = time.AfterFunc(idleCheckEvery, t.sweepIdle)
 	}
 	t.mu.Unlock()
 	if full {
@@ -297,7 +301,8 @@ func trimStale(stack []*conn, now time.Time) (kept, stale []*conn) {
 }
 
 // sweepIdle closes the connections idle past the timeout, of every upstream, even one no call goes to again, and
-// runs again when the oldest left will be.
+// those the upstream closed (or sent anything on: see alive), a peek each; it runs again when the oldest left
+// will be past the timeout, or after idleCheckEvery if sooner.
 func (t *h1Transport) sweepIdle() {
 	now := time.Now()
 	var stale []*conn
@@ -306,6 +311,13 @@ func (t *h1Transport) sweepIdle() {
 	for key, stack := range t.idle {
 		stack, old := trimStale(stack, now)
 		stale = append(stale, old...)
+		stack = slices.DeleteFunc(stack, func(c *conn) bool {
+			if c.quiet() {
+				return false
+			}
+			stale = append(stale, c)
+			return true
+		})
 		if len(stack) == 0 {
 			delete(t.idle, key)
 			continue
@@ -317,7 +329,7 @@ func (t *h1Transport) sweepIdle() {
 	}
 	if next >= 0 {
 		// Past the oldest one's timeout: one idle for exactly the timeout is kept.
-		t.sweep.Reset(next + time.Millisecond)
+		t.sweep.Reset(min(next+time.Millisecond, idleCheckEvery))
 	} else {
 		t.sweep = nil
 	}
@@ -679,6 +691,7 @@ type body struct {
 	mode    int
 	left    int64 // bytes left of the body (lengthData) or the chunk (chunkData)
 	trailer int   // trailer bytes read
+	excess  int64 // chunk size lines' bytes past what the data read so far allows (see chunkSize)
 	err     error // what every later Read returns
 }
 
@@ -758,7 +771,7 @@ func (b *body) read(p []byte) (int, error) {
 			if n > 0 && !lineBuffered(br) {
 				return n, nil
 			}
-			size, err := chunkSize(br)
+			size, err := b.chunkSize(br)
 			if err != nil {
 				return n, err
 			}
@@ -788,8 +801,14 @@ func lineBuffered(br *bufio.Reader) bool {
 	return bytes.IndexByte(buf, '\n') >= 0
 }
 
-// chunkSize reads a chunk's size line: hexadecimal digits, then extensions, which are ignored.
-func chunkSize(br *bufio.Reader) (int64, error) {
+// maxChunkExcess bounds the bytes of chunk size lines (extensions above all) past 16 a chunk and twice its data,
+// as net/http's chunked reader does: extensions are ignored, but an upstream must not make the gateway read
+// without end for little data (a byte a chunk is streaming, and fine; "1;<a kilobyte>\r\nx\r\n" is not).
+const maxChunkExcess = 16 << 10
+
+// chunkSize reads a chunk's size line: hexadecimal digits, then extensions, which are ignored; and counts the
+// line against maxChunkExcess.
+func (b *body) chunkSize(br *bufio.Reader) (int64, error) {
 	line, err := br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		return 0, errors.New("malformed chunked encoding: a chunk size line is too long")
@@ -797,11 +816,16 @@ func chunkSize(br *bufio.Reader) (int64, error) {
 	if err != nil {
 		return 0, unexpected(err)
 	}
+	b.excess += int64(len(line)) + 2 // and the CRLF after the chunk's data
 	line, _, _ = bytes.Cut(line, []byte(";"))
 	line = bytes.TrimRight(line, " \t\r\n")
 	n, err := strconv.ParseUint(string(line), 16, 63)
 	if err != nil {
 		return 0, fmt.Errorf("malformed chunked encoding: chunk size %q", truncate(string(line)))
+	}
+	b.excess = max(b.excess-16-2*min(int64(n), maxChunkExcess), 0) // min: 2n must not overflow
+	if b.excess > maxChunkExcess {
+		return 0, errors.New("malformed chunked encoding: too much non-data (chunk extensions) for the data")
 	}
 	return int64(n), nil
 }

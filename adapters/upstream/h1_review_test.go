@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -9,11 +10,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // zeros is a request body of n zero bytes that takes no memory.
@@ -249,4 +254,134 @@ func TestH1IdleTimeout(t *testing.T) {
 			t.Fatalf("the pool holds %v", rt.idle)
 		}
 	})
+}
+
+// slowTransport answers once answer is closed (or fails with the request's context); its body gives "hello",
+// then waits for the request's context.
+type slowTransport struct{ answer chan struct{} }
+
+func (s slowTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case <-s.answer:
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: &stalledBody{ctx: req.Context(), first: "hello"}}, nil
+}
+
+type stalledBody struct {
+	ctx   context.Context
+	first string
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	if b.first != "" {
+		n := copy(p, b.first)
+		b.first = b.first[n:]
+		return n, nil
+	}
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
+}
+
+func (b *stalledBody) Close() error { return nil }
+
+// TestDoWithoutATimeout: a Config whose Timeout is 0 puts no bound on the wait for the first byte (it used to
+// time the call out at once); the idle timeout still bounds the wait between reads once bytes came.
+func TestDoWithoutATimeout(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		answer := make(chan struct{})
+		client := &http.Client{Transport: slowTransport{answer: answer}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://upstream/", nil)
+		done := make(chan error, 1)
+		var resp *http.Response
+		go func() {
+			var err error
+			resp, err = Do(client, req, Config{IdleTimeout: time.Minute})
+			done <- err
+		}()
+		time.Sleep(24 * time.Hour)
+		synctest.Wait()
+		select {
+		case err := <-done:
+			t.Fatalf("Do ended before the upstream answered: %v", err)
+		default:
+		}
+		close(answer)
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var p [8]byte
+		if n, err := resp.Body.Read(p[:]); string(p[:n]) != "hello" || err != nil {
+			t.Fatalf("first read %q, %v", p[:n], err)
+		}
+		start := time.Now()
+		_, err := resp.Body.Read(p[:])
+		var ue *ports.UpstreamError
+		if !errors.As(err, &ue) || ue.Kind != domain.KindTimeout || time.Since(start) != time.Minute {
+			t.Fatalf("idle read ended after %v with %v, want a timeout after a minute", time.Since(start), err)
+		}
+	})
+}
+
+// TestH1SweepClosesWhatThePeerClosed: the idle sweep, which runs every idleCheckEvery while the pool holds a
+// connection, closes one the upstream closed (rather than leave its socket in CLOSE_WAIT until the idle
+// timeout), and keeps one still open.
+func TestH1SweepClosesWhatThePeerClosed(t *testing.T) {
+	t.Parallel()
+	if runtime.GOOS != "linux" {
+		t.Skip("peeks at sockets on Linux only")
+	}
+	hangUp := make(chan struct{})
+	answer := func(hang bool) func(c net.Conn, br *bufio.Reader) {
+		return func(c net.Conn, br *bufio.Reader) {
+			for {
+				if _, ok := readRequest(br); !ok {
+					return
+				}
+				io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+				if hang {
+					<-hangUp
+					return // the server closes the connection
+				}
+			}
+		}
+	}
+	closing, open := newRawServer(t, answer(true)), newRawServer(t, answer(false))
+	rt := newH1Transport(nil)
+	defer rt.CloseIdleConnections()
+	get(t, rt, http.MethodGet, closing.url)
+	get(t, rt, http.MethodGet, open.url)
+	pooled := func() (out []*conn) {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		for _, stack := range rt.idle {
+			out = append(out, stack...)
+		}
+		return out
+	}
+	if n := len(pooled()); n != 2 {
+		t.Fatalf("%d pooled connections, want 2", n)
+	}
+	var hungUp *conn
+	for _, c := range pooled() {
+		if "http://"+c.key.addr == closing.url {
+			hungUp = c
+		}
+	}
+	close(hangUp)
+	var buf [1]byte // wait until the FIN is in: the socket becomes readable
+	if err := hungUp.raw.Read(func(fd uintptr) bool { return !peekWouldBlock(fd, buf[:]) }); err != nil {
+		t.Fatal(err)
+	}
+	rt.sweepIdle()
+	left := pooled()
+	if len(left) != 1 || "http://"+left[0].key.addr != open.url {
+		t.Fatalf("after the sweep the pool holds %d connections, want the open one", len(left))
+	}
+	if _, err := hungUp.tcp.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("the connection the upstream closed is still open: %v", err)
+	}
 }

@@ -137,6 +137,13 @@ func TestH1Framing(t *testing.T) {
 			err: "chunk size"},
 		{name: "chunk size line too long", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;" +
 			strings.Repeat("e", readBufferSize) + "\r\n", err: "too long"},
+		{name: "chunk extensions as padding", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			strings.Repeat("1;"+strings.Repeat("e", 1000)+"\r\nx\r\n", 20) + "0\r\n\r\n", err: "too much non-data"},
+		{name: "chunk extensions in proportion to the data", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			strings.Repeat("400;"+strings.Repeat("e", 1000)+"\r\n"+strings.Repeat("d", 1024)+"\r\n", 40) + "0\r\n\r\n",
+			status: 200, length: -1, body: strings.Repeat("d", 40*1024), reuse: true},
+		{name: "one byte a chunk", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			strings.Repeat("1\r\nx\r\n", 20_000) + "0\r\n\r\n", status: 200, length: -1, body: strings.Repeat("x", 20_000), reuse: true},
 		{name: "chunk without its CRLF", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nokX\r\n0\r\n\r\n",
 			err: "does not end with CRLF"},
 		{name: "huge trailer", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nX-T: " +
@@ -837,6 +844,8 @@ func FuzzH1Response(f *testing.F) {
 		"HTTP/1.1 204 No Content\r\n\r\n",
 		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nffffffffffffffff\r\n",
 		"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+		"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;" + strings.Repeat("e", 9000) + "\r\nx\r\n1;" +
+			strings.Repeat("e", 9000) + "\r\ny\r\n0\r\n\r\n",
 	} {
 		f.Add(s, false)
 		f.Add(s, true)

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -27,7 +28,8 @@ import (
 type Config struct {
 	BaseURL string
 	APIKey  string
-	// Timeout bounds the wait for the first byte of the response body; IdleTimeout the wait between chunks.
+	// Timeout bounds the wait for the first byte of the response body (none when 0); IdleTimeout the wait
+	// between chunks.
 	Timeout     time.Duration
 	IdleTimeout time.Duration
 }
@@ -48,15 +50,19 @@ var errTimedOut = errors.New("upstream timed out")
 
 // Do sends req and returns the response, or an *ports.UpstreamError. The body is watched: the first byte must come
 // within the timeout and each later chunk within the idle timeout, or the call ends with a KindTimeout error
-// (there is no total timeout). The request's context must be the caller's, so that a caller who goes away
-// cancels the upstream call at once.
+// (there is no total timeout). A Timeout of 0 puts no bound on the first byte: the watchdog starts with it. The
+// request's context must be the caller's, so that a caller who goes away cancels the upstream call at once.
 func Do(client *http.Client, req *http.Request, cfg Config) (*http.Response, error) {
 	ctx, cancel := context.WithCancelCause(req.Context())
-	w := &watchdog{idle: cfg.IdleTimeout, cancel: cancel, ctx: ctx}
+	w := &watchdog{idle: cfg.IdleTimeout, cancel: cancel, ctx: ctx, unarmed: cfg.Timeout <= 0}
 	if w.idle <= 0 {
 		w.idle = DefaultIdleTimeout
 	}
-	w.timer = time.AfterFunc(cfg.Timeout, w.check)
+	first := cfg.Timeout
+	if w.unarmed {
+		first = math.MaxInt64 // armed by the first read that brings bytes
+	}
+	w.timer = time.AfterFunc(first, w.check)
 	resp, err := client.Do(req.WithContext(ctx))
 	if err != nil {
 		w.timer.Stop()
@@ -78,13 +84,14 @@ type watchdog struct {
 	cancel   context.CancelCauseFunc
 	ctx      context.Context
 	lastRead atomic.Int64 // unix nanoseconds of the last read that brought bytes; 0 before the first
+	unarmed  bool         // no timeout on the first byte: its read arms the timer for the idle window
 	closed   sync.Once
 }
 
 func (w *watchdog) Read(p []byte) (int, error) {
 	n, err := w.body.Read(p)
-	if n > 0 {
-		w.lastRead.Store(time.Now().UnixNano())
+	if n > 0 && w.lastRead.Swap(time.Now().UnixNano()) == 0 && w.unarmed {
+		w.timer.Reset(w.idle)
 	}
 	if err != nil && err != io.EOF {
 		return n, transportError(w.ctx, err)
