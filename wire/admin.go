@@ -299,7 +299,7 @@ func RequeueQuarantine(cfg Config, log *slog.Logger) (int, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return 0, fmt.Errorf("no spool at %s (generations.spool_dir): run this where the gateway runs, with its configuration: %w", dir, err)
 	}
-	sp, err := spool.Open(spool.Config{Dir: dir, MaxBytes: cfg.Generations.SpoolMaxBytes}, log)
+	sp, err := spool.Open(spool.Config{Dir: dir, MaxBytes: cfg.Generations.SpoolMaxBytes, Valid: spooledRecord}, log)
 	if err != nil {
 		return 0, err
 	}

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -128,9 +130,13 @@ var generationSet = wire.NewSet(
 // workers (startWorkers), stopped before this cleanup closes the spool. SQLite takes one writer at a time (the
 // store holds one connection), so there the recorder has one.
 func newRecorder(db *gorm.DB, store ports.GenerationStore, log *slog.Logger, metrics ports.Metrics, cfg GenerationsConfig) (*app.Recorder, func(), error) {
-	sp, err := spool.Open(spool.Config{Dir: cfg.SpoolDir, MaxBytes: cfg.SpoolMaxBytes, Sync: cfg.SpoolFsync}, log)
+	sp, err := spool.Open(spool.Config{Dir: cfg.SpoolDir, MaxBytes: cfg.SpoolMaxBytes, Sync: cfg.SpoolFsync,
+		Valid: spooledRecord}, log)
 	if err != nil {
 		return nil, nil, err
+	}
+	if lost := sp.Stats().Quarantined; lost > 0 { // records damage on disk held: Open kept the bytes apart
+		metrics.RecordsQuarantined(int(lost))
 	}
 	rc := app.DefaultRecorderConfig()
 	rc.StoreContent = cfg.StoreContent
@@ -297,4 +303,22 @@ type Gateway struct {
 	Credits  *app.Credits
 	Videos   *app.Videos
 	Caches   *app.Caches
+}
+
+// spooledRecord says whether a spool payload is one the recorder (app/recorder.go) appends: a probe (0, alone),
+// or an entry, as JSON (1) or as generation.Entry's binary (2). The spool reads on after damage in a segment at
+// the next frame that is one, so that bytes that only look like a frame are not taken for a record.
+func spooledRecord(p []byte) bool {
+	var e generation.Entry
+	switch {
+	case len(p) == 0:
+		return false
+	case p[0] == 0:
+		return len(p) == 1
+	case p[0] == 1:
+		return json.Unmarshal(p[1:], &e) == nil
+	case p[0] == 2:
+		return e.UnmarshalBinary(p[1:]) == nil
+	}
+	return false
 }

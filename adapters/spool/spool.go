@@ -56,6 +56,10 @@ type Config struct {
 	MemoryBytes int64
 	// Now is the clock that spaces the writes of the release cursor (time.Now when nil).
 	Now func() time.Time
+	// Valid says whether a payload is a record (decodes as one). Where damage is found in the middle of a file,
+	// reading goes on at the next frame whose length and checksum hold and whose payload is Valid, so that bytes
+	// that merely look like a frame (in a record's payload, say) are not taken for one. nil: any such frame.
+	Valid func(payload []byte) bool
 }
 
 const (
@@ -230,7 +234,9 @@ func (s *Spool) load(segs []uint64) error {
 	if start, ok := s.readCursor(segs); ok {
 		err := s.scanFrom(segs, start, quarantined)
 		if err == nil {
-			s.cursor = start
+			if s.rpos == start { // else damage taken out before it moved it, and the cursor file went: a release writes it
+				s.cursor = start
+			}
 			for _, seg := range segs[:slices.Index(segs, start.Seg)] {
 				if err := os.Remove(s.path(seg)); err != nil {
 					return fmt.Errorf("spool: %w", err)
@@ -291,12 +297,15 @@ func (s *Spool) scanFrom(segs []uint64, start Pos, quarantined digests) error {
 		if seg == start.Seg {
 			from = start.Off
 		}
-		size, n, err := s.scan(seg, from, quarantined)
+		size, n, at, err := s.scan(seg, from, quarantined)
 		if err != nil {
 			return err
 		}
+		if seg == start.Seg {
+			start.Off = at // moved when damage before it was taken out
+		}
 		s.sizes[seg] = size
-		s.depth += size - from
+		s.depth += size - at
 		s.records += n
 	}
 	s.rpos = start
@@ -328,7 +337,7 @@ func (s *Spool) quarantinedRecords() digests {
 		var info os.FileInfo
 		if info, err = f.Stat(); err == nil {
 			out := digests{}
-			_, _ = eachFrame(f, info.Size(), func(p []byte) { out[sha256.Sum256(p)] = struct{}{} })
+			_, _, _ = s.eachFrame(f, info.Size(), func(_ int64, p []byte) { out[sha256.Sum256(p)] = struct{}{} })
 			return out
 		}
 	}
@@ -359,60 +368,245 @@ func (s *Spool) segments() ([]uint64, error) {
 	return segs, nil
 }
 
-// scan checks every frame of a segment left by an earlier process and cuts a torn or corrupt tail. It returns the
-// segment's size and how many records it holds from offset from on (errCursor when none starts there and the
-// records do not end there), noting in s.kept those whose bytes are in quarantined.
-func (s *Spool) scan(seg uint64, from int64, quarantined digests) (int64, int64, error) {
-	f, err := os.OpenFile(s.path(seg), os.O_RDWR, 0)
+// scan checks every frame of a segment left by an earlier process and cuts a torn or corrupt tail. Damage in
+// the middle (a disk's, never the spool's) is taken out of the segment, which is rewritten without it, and kept
+// beside it (see keepDamage): the frames after it stay. scan returns the segment's size, how many records it
+// holds from offset from on, and where from is in the segment as rewritten (errCursor when no record starts
+// there and the records do not end there), noting in s.kept those whose bytes are in quarantined.
+func (s *Spool) scan(seg uint64, from int64, quarantined digests) (size, n, at int64, err error) {
+	path := s.path(seg)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
-		return 0, 0, fmt.Errorf("spool: %w", err)
+		return 0, 0, 0, fmt.Errorf("spool: %w", err)
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return 0, 0, fmt.Errorf("spool: %w", err)
+		return 0, 0, 0, fmt.Errorf("spool: %w", err)
 	}
-	var n, at int64 // at: where the frame starts
+	var held []int64 // where the records from from on that the quarantine holds start
 	found := from == 0
-	off, err := eachFrame(f, info.Size(), func(p []byte) {
-		if at >= from {
+	end, damage, err := s.eachFrame(f, info.Size(), func(off int64, p []byte) {
+		found = found || off == from
+		if off >= from {
 			n++
 			if quarantined.has(p) {
-				if s.kept == nil {
-					s.kept = map[Pos]struct{}{}
-				}
-				s.kept[Pos{Seg: seg, Off: at}] = struct{}{}
+				held = append(held, off)
 			}
 		}
-		at += headerLen + int64(len(p))
-		found = found || at == from
 	})
+	for _, d := range damage {
+		found = found || d.from == from
+	}
+	if found = found || end == from; !found {
+		return 0, 0, 0, fmt.Errorf("%w: %s at %d (its records end at %d)", errCursor, path, from, end)
+	}
 	if err != nil {
-		s.log.Error("spool segment cut at a torn or corrupt record", "segment", s.path(seg), "offset", off,
-			"bytes_cut", info.Size()-off, "err", err)
-		if err := f.Truncate(off); err != nil {
-			return 0, 0, fmt.Errorf("spool: cut %s: %w", s.path(seg), err)
+		s.log.Error("spool segment cut at a torn or corrupt record", "segment", path, "offset", end,
+			"bytes_cut", info.Size()-end, "err", err)
+	}
+	switch {
+	case len(damage) > 0:
+		if err := s.keepDamage(f, seg, end, damage, from); err != nil {
+			return 0, 0, 0, err
+		}
+	case err != nil:
+		if err := f.Truncate(end); err != nil {
+			return 0, 0, 0, fmt.Errorf("spool: cut %s: %w", path, err)
 		}
 	}
-	if !found {
-		return 0, 0, fmt.Errorf("%w: %s at %d (its records end at %d)", errCursor, s.path(seg), from, off)
+	for _, off := range held {
+		if s.kept == nil {
+			s.kept = map[Pos]struct{}{}
+		}
+		s.kept[Pos{Seg: seg, Off: damage.moved(off)}] = struct{}{}
 	}
-	return off, n, nil
+	return damage.moved(end), n, damage.moved(from), nil
 }
 
-// eachFrame hands f each payload of a file of size bytes, in order, and returns where the frames end: size, or
-// with an error, where the first torn or corrupt frame starts.
-func eachFrame(r io.ReaderAt, size int64, f func(payload []byte)) (int64, error) {
+// span is the bytes of a file from from to to.
+type span struct{ from, to int64 }
+
+// spans are a file's damaged spans, in order.
+type spans []span
+
+// moved is where off, which no span holds, is once the spans are taken out of the file.
+func (d spans) moved(off int64) int64 {
+	out := off
+	for _, sp := range d {
+		if sp.to <= off {
+			out -= sp.to - sp.from
+		}
+	}
+	return out
+}
+
+// keepDamage takes the damaged spans out of segment seg (f), whose frames end at end: each span's bytes, unless
+// they are all zero (nothing to keep), go to a file beside it, <segment>.damaged-<offset>-<unix nanoseconds>
+// (synced), and the segment is rewritten without them (a copy synced, then renamed over it). The records the
+// damage held are counted as quarantined (Stats), from from on (before it they were released): those that
+// zeroed bytes held are not, as a machine's crash zeroes what it had not written yet, which without Sync it may
+// lose (see the package's doc), as a zeroed tail. When from moves, the release cursor is deleted first, so that
+// a crash before the next is written replays the whole spool rather than start at a wrong offset.
+func (s *Spool) keepDamage(f *os.File, seg uint64, end int64, damage spans, from int64) error {
+	path := s.path(seg)
+	lost := 0
+	for _, d := range damage {
+		b := make([]byte, d.to-d.from)
+		if _, err := f.ReadAt(b, d.from); err != nil {
+			return fmt.Errorf("spool: %s: %w", path, err)
+		}
+		n := recordsIn(b)
+		if d.from >= from {
+			lost += n
+		}
+		kept := "nothing (zeroed bytes)"
+		if n > 0 {
+			kept = fmt.Sprintf("%s.damaged-%d-%d", path, d.from, s.cfg.Now().UnixNano())
+			if err := writeSynced(kept, b); err != nil {
+				return fmt.Errorf("spool: keep the damage of %s: %w", path, err)
+			}
+		}
+		s.log.Error("spool segment damaged (a disk error): the damaged bytes are taken out, the records after them kept",
+			"segment", path, "offset", d.from, "bytes", d.to-d.from, "records_lost", n, "kept_as", kept)
+	}
+	tmp := path + ".tmp"
+	w, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	at := int64(0)
+	for _, d := range append(damage, span{from: end}) {
+		if _, err = io.Copy(w, io.NewSectionReader(f, at, d.from-at)); err != nil {
+			break
+		}
+		at = d.to
+	}
+	if err == nil {
+		err = w.Sync()
+	}
+	if cerr := w.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil && damage.moved(from) != from {
+		if err = os.Remove(filepath.Join(s.cfg.Dir, cursorFile)); err == nil || errors.Is(err, os.ErrNotExist) {
+			err = syncDir(s.cfg.Dir)
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err == nil {
+		err = syncDir(s.cfg.Dir)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("spool: rewrite %s without its damage: %w", path, err)
+	}
+	s.mu.Lock()
+	s.quarantined += int64(lost)
+	s.mu.Unlock()
+	return nil
+}
+
+// recordsIn is how many records damaged bytes held: none when they are all zero; else the frames their headers
+// chain when they end exactly at the damage's end (a payload corrupt, its header whole), or at least one more
+// than those they chain before they stop.
+func recordsIn(b []byte) int {
+	if !slices.ContainsFunc(b, func(c byte) bool { return c != 0 }) {
+		return 0
+	}
+	n, off := 0, int64(0)
+	for int64(len(b))-off >= headerLen {
+		size, err := frameLen(b[off:], off, int64(len(b)))
+		if err != nil {
+			break
+		}
+		n, off = n+1, off+headerLen+size
+	}
+	if off == int64(len(b)) {
+		return n
+	}
+	return n + 1
+}
+
+func writeSynced(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o640)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// eachFrame hands f each frame's offset and payload of a file of size bytes, in order, passing over damage in the
+// middle: where a frame is torn or corrupt, reading goes on at the next offset where a frame starts (see resync).
+// It returns where the frames end: size, or with an error, where a torn or corrupt tail (no frame after it)
+// starts; and the damaged spans passed over.
+func (s *Spool) eachFrame(r io.ReaderAt, size int64, f func(off int64, payload []byte)) (int64, spans, error) {
+	var damage spans
 	for off := int64(0); off < size; {
 		payloads, next, err := readFrames(r, off, size, math.MaxInt, math.MaxInt64)
 		for _, p := range payloads {
-			f(p)
+			f(off, p)
+			off += headerLen + int64(len(p))
 		}
-		if off = next; err != nil {
-			return off, err
+		if err == nil {
+			continue
+		}
+		again, ok := resync(r, next, size, s.cfg.Valid)
+		if !ok {
+			return next, damage, err
+		}
+		damage, off = append(damage, span{from: next, to: again}), again
+	}
+	return size, damage, nil
+}
+
+// resync finds the first offset after from where a whole frame starts: its length is not 0 (zeroed bytes are no
+// frame) and fits before size, its checksum holds, and its payload is valid (when valid is set). false when none
+// does.
+func resync(r io.ReaderAt, from, size int64, valid func([]byte) bool) (int64, bool) {
+	var buf []byte // the file's bytes from base on
+	base := int64(0)
+	for off := from + 1; size-off > headerLen; off++ {
+		if off+headerLen > base+int64(len(buf)) {
+			base, buf = off, make([]byte, min(size-off, chunk))
+			if _, err := r.ReadAt(buf, base); err != nil {
+				return 0, false
+			}
+		}
+		h := buf[off-base:]
+		n, err := frameLen(h, off, size)
+		if err != nil {
+			continue
+		}
+		var payload []byte
+		if headerLen+n <= int64(len(h)) {
+			if payload = h[headerLen : headerLen+n]; crc32.Checksum(payload, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
+				continue
+			}
+		} else {
+			// past the buffer: the checksum first, without taking a payload's length of memory for each offset
+			sum, want := crc32.New(castagnoli), binary.LittleEndian.Uint32(h[4:])
+			if _, err := io.Copy(sum, io.NewSectionReader(r, off+headerLen, n)); err != nil || sum.Sum32() != want {
+				continue
+			}
+			if payload, err = readFrame(r, off, size); err != nil {
+				continue
+			}
+		}
+		if valid == nil || valid(payload) {
+			return off, true
 		}
 	}
-	return size, nil
+	return 0, false
 }
 
 // chunk is what one read(2) of a segment takes at most, for the frames that fit in it.
@@ -838,9 +1032,10 @@ func (s *Spool) Quarantine(payload []byte) error {
 // for an operator, once the cause of the refusals is fixed, while no gateway uses the spool (Open locks it). The
 // records reach the disk (fsync) before the quarantine file goes, so a crash in between leaves them in both: the
 // next Open passes over the spool's copies (the quarantine holds them), and a requeue moves them again. It never
-// deletes what it did not move: when a frame cannot be read (torn by a crash, or corrupt), the records before it
-// are moved and the file is kept as quarantine.log.damaged-<unix nanoseconds>, which the error names with the
-// offset where reading stopped. It returns how many records it moved.
+// deletes what it did not move: when frames cannot be read (torn by a crash, or corrupt), the records before and
+// after them are moved (reading goes on after damage as Open does, see eachFrame) and the file is kept as
+// quarantine.log.damaged-<unix nanoseconds>, which the error names with the offsets that could not be read. It
+// returns how many records it moved.
 func (s *Spool) Requeue() (int, error) {
 	s.qmu.Lock()
 	defer s.qmu.Unlock()
@@ -858,10 +1053,14 @@ func (s *Spool) Requeue() (int, error) {
 		return 0, fmt.Errorf("spool: requeue: %w", err)
 	}
 	var recs [][]byte
-	var damage error // why reading stopped short of the end
-	if off, err := eachFrame(f, info.Size(), func(p []byte) { recs = append(recs, p) }); err != nil {
-		damage = fmt.Errorf("%s cannot be read from offset %d on (%d of its %d bytes): %w", path, off,
-			info.Size()-off, info.Size(), err)
+	var damage error // what could not be read
+	end, holes, err := s.eachFrame(f, info.Size(), func(_ int64, p []byte) { recs = append(recs, p) })
+	for _, d := range holes {
+		damage = errors.Join(damage, fmt.Errorf("%s cannot be read from offset %d to %d", path, d.from, d.to))
+	}
+	if err != nil {
+		damage = errors.Join(damage, fmt.Errorf("%s cannot be read from offset %d on (%d of its %d bytes): %w", path,
+			end, info.Size()-end, info.Size(), err))
 	}
 	for _, rec := range recs {
 		if err := s.Append(rec, nil); err != nil {
@@ -892,10 +1091,10 @@ func (s *Spool) Requeue() (int, error) {
 			"run the requeue again)", err)
 	}
 	if damage != nil {
-		s.log.Error("quarantine damaged: the records before the damage were moved, the file is kept whole",
+		s.log.Error("quarantine damaged: the records it could read were moved, the file is kept whole",
 			"moved", len(recs), "kept_as", kept, "err", damage)
 		return len(recs), fmt.Errorf("spool: requeue: %d records moved; %w: the file is kept whole as %s "+
-			"(the frames after the damage are not moved)", len(recs), damage, kept)
+			"(only what could not be read is not moved)", len(recs), damage, kept)
 	}
 	return len(recs), nil
 }
