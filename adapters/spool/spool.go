@@ -29,6 +29,7 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -204,11 +205,14 @@ func Open(cfg Config, log *slog.Logger) (*Spool, error) {
 	}
 	next := uint64(1)
 	if len(segs) > 0 {
-		if err := s.load(segs); err != nil {
+		next = segs[len(segs)-1] + 1
+		if err := s.load(segs); err == nil {
+			err = s.dropDrained(next)
+		}
+		if err != nil {
 			lock.Close()
 			return nil, err
 		}
-		next = segs[len(segs)-1] + 1
 	} else {
 		s.rpos = Pos{Seg: next}
 	}
@@ -250,6 +254,29 @@ func (s *Spool) load(segs []uint64) error {
 		s.log.Warn("spool cursor ignored: replaying every segment", "cursor", filepath.Join(s.cfg.Dir, cursorFile), "err", err)
 	}
 	return s.scanFrom(segs, Pos{Seg: segs[0]}, quarantined)
+}
+
+// dropDrained deletes the segments load found that hold nothing not yet released: empty ones (each Open starts
+// one, which restarts without traffic would leave behind, one each) and the cursor's once released to its end.
+// None is held by a writer: Open starts the segment it appends to, next, after this. The reader then starts at
+// the first segment left, or at next.
+func (s *Spool) dropDrained(next uint64) error {
+	for _, seg := range slices.Sorted(maps.Keys(s.sizes)) {
+		if s.sizes[seg] > s.offsetIn(seg) {
+			continue
+		}
+		if err := os.Remove(s.path(seg)); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		delete(s.sizes, seg)
+	}
+	if _, ok := s.sizes[s.rpos.Seg]; !ok {
+		s.rpos = Pos{Seg: next}
+		if len(s.sizes) > 0 {
+			s.rpos.Seg = slices.Min(slices.Collect(maps.Keys(s.sizes)))
+		}
+	}
+	return nil
 }
 
 // readCursor returns the release cursor an earlier process wrote, moved to the start of the next segment when

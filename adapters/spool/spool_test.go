@@ -291,6 +291,40 @@ func TestDamageInASegment(t *testing.T) {
 	}
 }
 
+// TestRestartsLeaveNoEmptySegments: each Open starts a segment to append to; restarts without traffic, drained or
+// while records wait (the database away), leave no empty segment behind, and the records waiting are all read.
+func TestRestartsLeaveNoEmptySegments(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name    string
+		drained bool
+		want    []string
+	}{
+		{name: "drained", drained: true},
+		{name: "records waiting", want: records(0, 2)},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 20}
+			s := open(t, cfg)
+			appendN(t, s, 0, 3)
+			if tt.drained {
+				readAll(t, s, 10)
+			}
+			for range 5 {
+				s.Close()
+				s = open(t, cfg)
+			}
+			if n, want := len(segments(t, cfg.Dir)), 1+len(tt.want)/3; n != want {
+				t.Errorf("%d segments after 5 restarts, want %d", n, want)
+			}
+			if got := readAll(t, s, 10); !slices.Equal(got, tt.want) {
+				t.Errorf("read %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 // TestAppendRefusesNothing: an empty record is refused, as its frame would read as zeroed bytes and be cut.
 func TestAppendRefusesNothing(t *testing.T) {
 	s := open(t, spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 20})
@@ -764,7 +798,7 @@ func TestCursor(t *testing.T) {
 		closed bool // Close rather than kill -9
 		damage func(t *testing.T, dir string)
 		want   []string
-		first  int // the first segment left on disk by Open, when not 3 (segments 1 and 2 are released and deleted)
+		first  int // the first segment left on disk by Open, when not 3 (segments 1 and 2 are released and deleted, and any released to its end)
 	}{
 		{name: "closed", closed: true, want: records(10, 19)},
 		{name: "killed, cursor written at the last release", later: true, want: records(10, 19)},
@@ -794,7 +828,7 @@ func TestCursor(t *testing.T) {
 		{name: "cursor inside a record", want: records(8, 19), damage: func(t *testing.T, dir string) { writeCursor(t, dir, 3, 20) }},
 		{name: "cursor past its segment's end", want: records(8, 19), damage: func(t *testing.T, dir string) { writeCursor(t, dir, 3, 77) }},
 		{name: "cursor past the last segment", want: records(8, 19), damage: func(t *testing.T, dir string) { writeCursor(t, dir, 9, 0) }},
-		{name: "cursor at a segment's end", want: records(12, 19), damage: func(t *testing.T, dir string) { writeCursor(t, dir, 3, 76) }},
+		{name: "cursor at a segment's end", want: records(12, 19), first: 4, damage: func(t *testing.T, dir string) { writeCursor(t, dir, 3, 76) }},
 		{name: "cursor past whole segments", want: records(16, 19), first: 5, damage: func(t *testing.T, dir string) { writeCursor(t, dir, 5, 0) }},
 	}
 	for _, tt := range tests {
