@@ -86,7 +86,7 @@ var (
 	ErrTooLarge = ports.ErrRecordTooLarge
 	// ErrEmpty is an append of no bytes: a frame holds at least one (see frameLen).
 	ErrEmpty = errors.New("spool: empty record")
-	// ErrClosed is an append after Close.
+	// ErrClosed is an Append, a Read or a release after Close.
 	ErrClosed = errors.New("spool: closed")
 )
 
@@ -813,6 +813,9 @@ func (s *Spool) Notify() <-chan struct{} { return s.notify }
 func (s *Spool) Read(max int, maxBytes int64) ([]ports.SpoolRecord, func() error, error) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
+	if s.isClosed() {
+		return nil, nil, ErrClosed
+	}
 	for {
 		recs, n, pos, err := s.read(max, maxBytes)
 		if err != nil || n == 0 {
@@ -834,7 +837,10 @@ func (s *Spool) Read(max int, maxBytes int64) ([]ports.SpoolRecord, func() error
 // when its last write is older than cursorEvery.
 func (s *Spool) released(t *taken) error {
 	s.rmu.Lock()
-	err := s.releasedLocked(t)
+	err := ErrClosed // after Close another process may hold the spool: its files are not ours to change
+	if !s.isClosed() {
+		err = s.releasedLocked(t)
+	}
 	s.rmu.Unlock()
 	if err != nil {
 		return err
@@ -1153,9 +1159,18 @@ func frame(payload []byte) []byte {
 	return f
 }
 
-// Close stops appends, writes the release cursor and closes the files; what is not drained stays for the next
-// Open.
+func (s *Spool) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// Close stops appends, reads and releases (a Read or a release under way finishes first; later ones, and
+// appends, get ErrClosed), writes the release cursor and closes the files; what is not drained stays for the
+// next Open.
 func (s *Spool) Close() error {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -1164,11 +1179,11 @@ func (s *Spool) Close() error {
 	s.closed = true
 	s.mu.Unlock()
 	cerr := s.saveCursor(true)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.rfile != nil {
 		s.rfile.Close()
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.cfg.Sync {
 		_ = s.w.Sync()
 	}

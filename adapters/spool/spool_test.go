@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -322,6 +323,71 @@ func TestRestartsLeaveNoEmptySegments(t *testing.T) {
 				t.Errorf("read %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCloseDuringReadAndAppend: Close may come while Reads, releases and Appends run (go test -race): those
+// under way finish first, later ones get ErrClosed; a release after Close changes nothing on disk, so what it
+// would have released is read again after a restart.
+func TestCloseDuringReadAndAppend(t *testing.T) {
+	t.Parallel()
+	cfg := spool.Config{Dir: t.TempDir(), MaxBytes: 1 << 20, SegmentBytes: 64, MemoryBytes: 1} // read from the files
+	s := open(t, cfg)
+	appendN(t, s, 0, 200)
+	closed := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Go(func() {
+			for {
+				recs, release, err := s.Read(3, 1<<20)
+				if err == nil && len(recs) > 0 {
+					err = release()
+				}
+				switch {
+				case errors.Is(err, spool.ErrClosed):
+					return
+				case err != nil:
+					t.Error(err)
+					return
+				}
+				select {
+				case <-closed:
+					if len(recs) == 0 {
+						t.Error("Read after Close: no ErrClosed")
+						return
+					}
+				default:
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := 200; ; i++ {
+			if err := s.Append(fmt.Appendf(nil, "record-%04d", i), nil); err != nil {
+				if !errors.Is(err, spool.ErrClosed) {
+					t.Error(err)
+				}
+				return
+			}
+		}
+	})
+	s.Close()
+	close(closed)
+	wg.Wait()
+
+	s = open(t, cfg)
+	appendN(t, s, 0, 2)
+	recs, release, err := s.Read(10, 1<<20)
+	if err != nil || len(recs) == 0 {
+		t.Fatalf("read %d records: %v", len(recs), err)
+	}
+	first := string(recs[0].Payload)
+	s.Close()
+	if err := release(); !errors.Is(err, spool.ErrClosed) {
+		t.Fatalf("release after Close: %v", err)
+	}
+	if got := readAll(t, open(t, cfg), 10); len(got) == 0 || got[0] != first {
+		t.Fatalf("after the restart read %v, want %s first: a release after Close took effect", got, first)
 	}
 }
 
