@@ -260,18 +260,7 @@ func TestDamageInASegment(t *testing.T) {
 			if st := s.Stats(); st.Records != int64(len(tt.want)) || st.Quarantined != tt.lost {
 				t.Errorf("stats %+v, want %d records and %d lost", st, len(tt.want), tt.lost)
 			}
-			m, err := filepath.Glob(seg + ".damaged-*")
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, p := range m {
-				b, err := os.ReadFile(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got = append(got, string(b))
-			}
+			got := damaged(t, seg)
 			slices.Sort(got)
 			if slices.Sort(kept); !slices.Equal(got, kept) {
 				t.Errorf("damage kept as %q, want %q", got, kept)
@@ -605,10 +594,11 @@ func TestRecordsLargerThanARead(t *testing.T) {
 	check(open(t, spool.Config{Dir: dir, MaxBytes: 1 << 30}))
 }
 
-// damaged returns the quarantine files Requeue kept because it could not read them whole, and their bytes.
-func damaged(t *testing.T, dir string) []string {
+// damaged returns the bytes of the files the spool kept beside the file at path because it could not read them
+// (path.damaged-*): Requeue, the quarantine's; Open, a segment's damage.
+func damaged(t *testing.T, path string) []string {
 	t.Helper()
-	m, err := filepath.Glob(filepath.Join(dir, "quarantine.log.damaged-*"))
+	m, err := filepath.Glob(path + ".damaged-*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -654,7 +644,7 @@ func TestRequeue(t *testing.T) {
 	if _, err := os.Stat(q); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the quarantine is still there: %v", err)
 	}
-	if d := damaged(t, dir); len(d) != 1 || !strings.HasSuffix(d[0], "\xc8\x00\x00\x00\x01") {
+	if d := damaged(t, q); len(d) != 1 || !strings.HasSuffix(d[0], "\xc8\x00\x00\x00\x01") {
 		t.Fatalf("the torn quarantine is not kept whole: %q", d)
 	}
 	if n, err := s.Requeue(); n != 0 || err != nil {
@@ -683,7 +673,7 @@ func TestRequeue(t *testing.T) {
 	if st := s.Stats(); st.Records != 0 {
 		t.Fatalf("a corrupt quarantine moved records: %+v", st)
 	}
-	if d := damaged(t, dir); len(d) != 2 || !slices.Contains(d, string(b)) {
+	if d := damaged(t, q); len(d) != 2 || !slices.Contains(d, string(b)) {
 		t.Fatalf("a corrupt quarantine must be kept whole: %q", d)
 	}
 }
@@ -721,7 +711,7 @@ func TestRequeueAfterATornQuarantine(t *testing.T) {
 	if got := readAll(t, s, 10); fmt.Sprint(got) != "[bad-1 bad-2]" {
 		t.Fatalf("requeued: %v (\"bad-2\", quarantined after the torn frame, must be moved too)", got)
 	}
-	if d := damaged(t, dir); len(d) != 1 || !strings.Contains(d[0], string(torn)) || !strings.HasSuffix(d[0], "bad-2") {
+	if d := damaged(t, q); len(d) != 1 || !strings.Contains(d[0], string(torn)) || !strings.HasSuffix(d[0], "bad-2") {
 		t.Fatalf("the damaged quarantine is not kept whole: %q", d)
 	}
 }
