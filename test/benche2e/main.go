@@ -19,6 +19,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -141,6 +142,9 @@ func main() {
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 20, "longest CPU profile -pprof records (the throughput phase's first seconds)")
 	fs.StringVar(&o.keep, "keep", "", "keep the scratch files in this folder (default: a temporary one, removed)")
 	_ = fs.Parse(os.Args[1:])
+	if err := o.check(); err != nil {
+		log.Fatal(err)
+	}
 
 	dir := o.keep
 	if dir == "" {
@@ -186,7 +190,7 @@ func main() {
 			}
 			results = append(results, r)
 		}
-		printTable(sc, results)
+		printTable(o, sc, results)
 	}
 }
 
@@ -202,12 +206,14 @@ func findScenario(name string) scenario {
 
 // result is one dialect's figures for one scenario.
 type result struct {
-	dialect                              string
+	dialect, scenario                    string
 	seedRate                             float64 // records/s through InsertGenerations
 	directP50, directP99, addP50, addP99 time.Duration
 	directRate, gatewayRate              float64 // calls/s at -conc
 	firstRate, lastRate                  float64 // gateway calls/s, first and last window of the long run
 	cpuPerCall, upstreamCPUPerCall       time.Duration
+	dbCPUPerCall                         time.Duration // PostgreSQL's backends
+	commitsPerKCall                      float64       // PostgreSQL's commits
 	gcPerKCall                           float64
 	syscallsPerCall                      float64 // reads and writes
 	heapPerStream                        float64 // bytes
@@ -217,7 +223,7 @@ type result struct {
 	flatCalls, holdStreams, rows         int
 }
 
-func printTable(sc scenario, rs []*result) {
+func printTable(o options, sc scenario, rs []*result) {
 	fmt.Printf("\n%s, through the gateway vs direct to the same fake (ratios and differences from one run)\n\n", sc.name)
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', tabwriter.Debug)
 	head := "| measure\t"
@@ -228,10 +234,15 @@ func printTable(sc scenario, rs []*result) {
 	}
 	fmt.Fprintln(w, head)
 	fmt.Fprintln(w, sep)
-	row := func(name string, f func(r *result) string) {
+	// A phase run for no calls is skipped: its row says so.
+	row := func(name string, f func(r *result) string, ran func(options) bool) {
 		line := "| " + name + "\t"
 		for _, r := range rs {
-			line += " " + f(r) + "\t"
+			if ran(o) {
+				line += " " + f(r) + "\t"
+			} else {
+				line += " skipped\t"
+			}
 		}
 		fmt.Fprintln(w, line)
 	}
@@ -241,25 +252,31 @@ func printTable(sc scenario, rs []*result) {
 	}
 	row(latency, func(r *result) string {
 		return fmt.Sprintf("%s / %s ms (direct %s / %s)", ms(r.addP50), ms(r.addP99), ms(r.directP50), ms(r.directP99))
-	})
+	}, latencyRan)
 	row("throughput c=32, gateway / direct", func(r *result) string {
 		return fmt.Sprintf("%.2f (%.0f / %.0f calls/s)", r.gatewayRate/r.directRate, r.gatewayRate, r.directRate)
-	})
+	}, throughputRan)
 	row("flatness: last / first window", func(r *result) string {
 		return fmt.Sprintf("%.2f (%.0f / %.0f calls/s, %dk calls)", r.lastRate/r.firstRate, r.lastRate, r.firstRate, r.flatCalls/1000)
-	})
+	}, flatRan)
 	row("gateway CPU per call", func(r *result) string {
 		return fmt.Sprintf("%d µs (fake + load: %d µs)", r.cpuPerCall.Microseconds(), r.upstreamCPUPerCall.Microseconds())
-	})
-	row("gateway GC cycles per 1k calls", func(r *result) string { return fmt.Sprintf("%.1f", r.gcPerKCall) })
-	row("gateway read+write syscalls per call", func(r *result) string { return fmt.Sprintf("%.1f", r.syscallsPerCall) })
+	}, flatRan)
+	row("database server CPU per call", func(r *result) string {
+		if r.dialect != "postgres" {
+			return "in the gateway's"
+		}
+		return fmt.Sprintf("%d µs (PostgreSQL's backends; %.0f commits per 1k calls)", r.dbCPUPerCall.Microseconds(), r.commitsPerKCall)
+	}, flatRan)
+	row("gateway GC cycles per 1k calls", func(r *result) string { return fmt.Sprintf("%.1f", r.gcPerKCall) }, flatRan)
+	row("gateway read+write syscalls per call", func(r *result) string { return fmt.Sprintf("%.1f", r.syscallsPerCall) }, flatRan)
 	row("heap per stream in flight", func(r *result) string {
 		return fmt.Sprintf("%.1f KiB (%d streams: %d -> %d MB)", r.heapPerStream/1024, r.holdStreams, r.heapBase, r.heapHeld)
-	})
+	}, heapRan)
 	row("GET /generation c=1, p50 / p99", func(r *result) string {
 		return fmt.Sprintf("%s / %s ms (%d records)", ms(r.getP50), ms(r.getP99), r.rows)
-	})
-	row("seeding through the store", func(r *result) string { return fmt.Sprintf("%.0f records/s", r.seedRate) })
+	}, getRan)
+	row("seeding through the store", func(r *result) string { return fmt.Sprintf("%.0f records/s", r.seedRate) }, seedRan)
 	_ = w.Flush()
 	for _, r := range rs {
 		for _, e := range r.gatewayErrors {
@@ -268,15 +285,24 @@ func printTable(sc scenario, rs []*result) {
 	}
 }
 
+// Which phases a run makes: a count of 0 skips its phase.
+func latencyRan(o options) bool    { return o.latencyCalls > 0 }
+func throughputRan(o options) bool { return o.throughputCalls > 0 }
+func flatRan(o options) bool       { return o.flatCalls > 0 }
+func heapRan(o options) bool       { return o.holdStreams > 0 }
+func seedRan(o options) bool       { return o.rows > 0 }
+func getRan(o options) bool        { return seedRan(o) && o.getCalls > 0 }
+
 func ms(d time.Duration) string {
 	return strconv.FormatFloat(float64(d.Microseconds())/1000, 'f', 2, 64)
 }
 
 // measure runs every phase of one scenario against a gateway on a fresh database of the dialect.
 func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*result, error) {
-	r := &result{dialect: dialect, flatCalls: o.flatCalls, holdStreams: o.holdStreams, rows: o.rows}
+	r := &result{dialect: dialect, scenario: sc.name, flatCalls: o.flatCalls, holdStreams: o.holdStreams, rows: o.rows}
 	ctx := context.Background()
 	var dbURL string
+	var db *backends
 	switch dialect {
 	case "sqlite":
 		path := filepath.Join(dir, "sqlite-"+sc.name, "switchboard.db")
@@ -284,12 +310,13 @@ func measure(o options, dir, dialect string, sc scenario, fake *fakeProc) (*resu
 		dbURL = "sqlite:" + path
 	case "postgres":
 		// The process id keeps runs side by side on one server apart.
-		u, drop, err := scratchPostgres(ctx, o.pgURL, fmt.Sprintf("switchboard_bench_%s_%d", sc.name, os.Getpid()))
+		name := fmt.Sprintf("switchboard_bench_%s_%d", sc.name, os.Getpid())
+		u, conn, drop, err := scratchPostgres(ctx, o.pgURL, name)
 		if err != nil {
 			return nil, err
 		}
 		defer drop()
-		dbURL = u
+		dbURL, db = u, &backends{conn: conn, name: name}
 	default:
 		return nil, fmt.Errorf("unknown dialect %q", dialect)
 	}
@@ -360,57 +387,118 @@ models:%s
 		return nil, err
 	}
 
-	log.Printf("%s: added latency, %d pairs at c=1", dialect, o.latencyCalls)
+	if latencyRan(o) {
+		if err := latency(r, o, base); err != nil {
+			return nil, err
+		}
+	}
+	if throughputRan(o) {
+		if err := throughput(r, o, base, pprofAddr); err != nil {
+			return nil, err
+		}
+	}
+	if flatRan(o) {
+		if err := flatness(r, o, base, gw, fake, db); err != nil {
+			return nil, err
+		}
+	}
+	if heapRan(o) {
+		if err := heldHeap(r, o, base, sc.hold, gw); err != nil {
+			return nil, err
+		}
+	}
+	if getRan(o) {
+		log.Printf("%s: GET /generation, %d calls at c=1 over %d records", r.dialect, o.getCalls, o.rows)
+		get := base
+		get.Mode, get.N, get.Rows, get.Gateway = "get", o.getCalls, o.rows, gw.url+"/api/v1/generation"
+		out, err := runLoadProc(get, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.getP50, r.getP99 = out.GatewayP50, out.GatewayP99
+	}
+	return r, nil
+}
+
+// latency measures the added latency at c=1.
+func latency(r *result, o options, base loadArgs) error {
+	log.Printf("%s: added latency, %d pairs at c=1", r.dialect, o.latencyCalls)
 	lat := base
 	lat.Mode, lat.Conc, lat.N = "pairs", 1, o.latencyCalls
 	out, err := runLoadProc(lat, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.directP50, r.directP99 = out.DirectP50, out.DirectP99
 	r.addP50, r.addP99 = out.GatewayP50-out.DirectP50, out.GatewayP99-out.DirectP99
+	return nil
+}
 
-	log.Printf("%s: throughput, %d calls each way at c=%d", dialect, o.throughputCalls, o.conc)
+// throughput measures the gateway's rate against direct calls' at -conc, with a CPU profile when asked.
+func throughput(r *result, o options, base loadArgs, pprofAddr string) error {
+	log.Printf("%s: throughput, %d calls each way at c=%d", r.dialect, o.throughputCalls, o.conc)
 	tp := base
 	tp.Mode, tp.Conc, tp.N, tp.Block = "blocks", o.conc, o.throughputCalls, o.block
 	profiled := make(chan error, 1)
 	if o.pprof != "" {
 		go func() {
 			url := fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", pprofAddr, o.pprofSeconds)
-			profiled <- saveProfile(url, filepath.Join(o.pprof, sc.name+"-"+dialect+".pprof"))
+			profiled <- saveProfile(url, filepath.Join(o.pprof, r.scenario+"-"+r.dialect+".pprof"))
 		}()
 	}
-	if out, err = runLoadProc(tp, nil); err != nil {
-		return nil, err
+	out, err := runLoadProc(tp, nil)
+	if err != nil {
+		return err
 	}
 	if o.pprof != "" {
 		if err := <-profiled; err != nil {
-			return nil, err
+			return err
 		}
 		// What the gateway allocated since it started (the warm-up, latency and throughput phases).
 		url := "http://" + pprofAddr + "/debug/pprof/allocs"
-		if err := saveProfile(url, filepath.Join(o.pprof, sc.name+"-"+dialect+".allocs.pprof")); err != nil {
-			return nil, err
+		if err := saveProfile(url, filepath.Join(o.pprof, r.scenario+"-"+r.dialect+".allocs.pprof")); err != nil {
+			return err
 		}
 	}
 	r.directRate, r.gatewayRate = out.DirectRate, out.GatewayRate
+	return nil
+}
 
-	log.Printf("%s: flatness and CPU, %d calls through the gateway at c=%d", dialect, o.flatCalls, o.conc)
+// flatness runs -flat-calls through the gateway at -conc: the first and last window's rates, and the gateway's
+// (and on PostgreSQL the database server's) CPU, GC cycles and system calls per call.
+func flatness(r *result, o options, base loadArgs, gw *gateway, fake *fakeProc, db *backends) error {
+	log.Printf("%s: flatness and CPU, %d calls through the gateway at c=%d", r.dialect, o.flatCalls, o.conc)
 	flat := base
 	flat.Mode, flat.Conc, flat.N, flat.Window = "flat", o.conc, o.flatCalls, min(o.window, o.flatCalls/2)
 	cpu0, fake0, gc0, sys0 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount(), procSyscalls(gw.pid())
+	db0, err := db.cpu()
+	if err != nil {
+		return err
+	}
 	var load time.Duration
-	if out, err = runLoadProc(flat, &load); err != nil {
-		return nil, err
+	out, err := runLoadProc(flat, &load)
+	if err != nil {
+		return err
 	}
 	cpu1, fake1, gc1, sys1 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount(), procSyscalls(gw.pid())
+	db1, err := db.cpu()
+	if err != nil {
+		return err
+	}
+	n := time.Duration(o.flatCalls)
 	r.syscallsPerCall = float64(sys1-sys0) / float64(o.flatCalls)
-	r.cpuPerCall = (cpu1 - cpu0) / time.Duration(o.flatCalls)
-	r.upstreamCPUPerCall = (fake1 - fake0 + load) / time.Duration(o.flatCalls)
+	r.cpuPerCall = (cpu1 - cpu0) / n
+	r.upstreamCPUPerCall = (fake1 - fake0 + load) / n
+	r.dbCPUPerCall = db1.since(db0) / n
+	r.commitsPerKCall = float64(db1.commits-db0.commits) * 1000 / float64(o.flatCalls)
 	r.gcPerKCall = float64(gc1-gc0) * 1000 / float64(o.flatCalls)
 	r.firstRate, r.lastRate = out.FirstRate, out.LastRate
+	return nil
+}
 
-	log.Printf("%s: heap with %d streams in flight", dialect, o.holdStreams)
+// heldHeap measures the gateway's live heap with -hold streams in flight and without.
+func heldHeap(r *result, o options, base loadArgs, body string, gw *gateway) error {
+	log.Printf("%s: heap with %d streams in flight", r.dialect, o.holdStreams)
 	churn := base
 	churn.Mode, churn.Conc, churn.N = "flat", 4, 3000
 	heap := func() (int64, error) {
@@ -426,33 +514,23 @@ models:%s
 		return gw.lastLive(), nil
 	}
 	hold := base
-	hold.Mode, hold.N, hold.GatewayBody = "hold", o.holdStreams, sc.hold
+	hold.Mode, hold.N, hold.GatewayBody = "hold", o.holdStreams, body
 	holder, err := startHolder(hold)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	held, err := heap()
 	holder.release()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	baseline, err := heap()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r.heapBase, r.heapHeld = baseline, held
 	r.heapPerStream = float64(held-baseline) * (1 << 20) / float64(o.holdStreams)
-
-	if o.rows > 0 {
-		log.Printf("%s: GET /generation, %d calls at c=1 over %d records", dialect, o.getCalls, o.rows)
-		get := base
-		get.Mode, get.N, get.Rows, get.Gateway = "get", o.getCalls, o.rows, gw.url+"/api/v1/generation"
-		if out, err = runLoadProc(get, nil); err != nil {
-			return nil, err
-		}
-		r.getP50, r.getP99 = out.GatewayP50, out.GatewayP99
-	}
-	return r, nil
+	return nil
 }
 
 // saveProfile saves a profile of the gateway (from server.pprof_addr) into path.
@@ -481,6 +559,26 @@ func saveProfile(url, path string) error {
 }
 
 // seedID is the id of the i-th seeded record: in the gateway's format, gen-<unix seconds>-<32 hex digits>.
+// check refuses counts that no phase can run: negative ones, and blocks or windows of no calls for a phase
+// that runs (a count of 0 skips its phase).
+func (o options) check() error {
+	for name, n := range map[string]int{"-latency-calls": o.latencyCalls, "-throughput-calls": o.throughputCalls,
+		"-flat-calls": o.flatCalls, "-hold": o.holdStreams, "-rows": o.rows, "-get-calls": o.getCalls} {
+		if n < 0 {
+			return fmt.Errorf("%s must not be negative (0 skips its phase)", name)
+		}
+	}
+	switch {
+	case o.conc < 1:
+		return errors.New("-conc must be at least 1")
+	case throughputRan(o) && o.block < 1:
+		return errors.New("-block must be at least 1 when -throughput-calls is not 0")
+	case flatRan(o) && o.window < 1:
+		return errors.New("-window must be at least 1 when -flat-calls is not 0")
+	}
+	return nil
+}
+
 func seedID(i int) string { return fmt.Sprintf("gen-1700000000-%032x", i) }
 
 // seed writes rows generation records through the store, as the recorder would, into the default workspace.
@@ -520,28 +618,80 @@ func seed(ctx context.Context, dbURL string, rows int) (float64, error) {
 	return float64(rows) / time.Since(start).Seconds(), nil
 }
 
-// scratchPostgres creates an empty database next to the one base names and returns its URL and a drop.
-func scratchPostgres(ctx context.Context, base, name string) (string, func(), error) {
+// scratchPostgres creates an empty database next to the one base names and returns its URL, a connection to
+// base (until the drop) and a drop.
+func scratchPostgres(ctx context.Context, base, name string) (string, *pgx.Conn, func(), error) {
 	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
-		return "", nil, fmt.Errorf("postgres (-pg): %w", err)
+		return "", nil, nil, fmt.Errorf("postgres (-pg): %w", err)
 	}
 	ident := pgx.Identifier{name}.Sanitize()
 	_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)")
 	if _, err := conn.Exec(ctx, "CREATE DATABASE "+ident); err != nil {
 		conn.Close(ctx)
-		return "", nil, fmt.Errorf("create database: %w", err)
+		return "", nil, nil, fmt.Errorf("create database: %w", err)
 	}
 	u, err := url.Parse(base)
 	if err != nil {
 		conn.Close(ctx)
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	u.Path = "/" + name
-	return u.String(), func() {
+	return u.String(), conn, func() {
 		_, _ = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+ident+" WITH (FORCE)")
 		conn.Close(ctx)
 	}, nil
+}
+
+// backends are the PostgreSQL server's processes serving one database, whose CPU is what the gateway's calls
+// cost the server (read from /proc: when the server runs on this machine); nil on SQLite, whose work is the
+// gateway's own.
+type backends struct {
+	conn *pgx.Conn
+	name string
+}
+
+// backendCPU is the CPU time each backend had used, by process id, and the database's commits so far.
+type backendCPU struct {
+	pids    map[int]time.Duration
+	commits int64
+}
+
+func (b *backends) cpu() (backendCPU, error) {
+	if b == nil {
+		return backendCPU{}, nil
+	}
+	ctx := context.Background()
+	// The statistics a backend gathers reach pg_stat_database when its transaction ends, at most once a second.
+	var out backendCPU
+	if err := b.conn.QueryRow(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = $1", b.name).Scan(&out.commits); err != nil {
+		return out, fmt.Errorf("read commits: %w", err)
+	}
+	rows, err := b.conn.Query(ctx, "SELECT pid FROM pg_stat_activity WHERE datname = $1", b.name)
+	if err != nil {
+		return out, fmt.Errorf("list backends: %w", err)
+	}
+	pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+	if err != nil {
+		return out, fmt.Errorf("list backends: %w", err)
+	}
+	out.pids = map[int]time.Duration{}
+	for _, pid := range pids {
+		if d, err := pidCPU(int(pid)); err == nil {
+			out.pids[int(pid)] = d
+		}
+	}
+	return out, nil
+}
+
+// since is the CPU the backends used after then, all of theirs for those started since (what those that ended
+// in between used is missed).
+func (c backendCPU) since(then backendCPU) time.Duration {
+	var d time.Duration
+	for pid, t := range c.pids {
+		d += t - then.pids[pid]
+	}
+	return d
 }
 
 // gateway is the switchboard process.
@@ -627,15 +777,23 @@ func (g *gateway) stop() []string {
 
 // procCPU is a process's user and system CPU time so far, from /proc.
 func procCPU(pid int) time.Duration {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	d, err := pidCPU(pid)
 	if err != nil {
 		log.Fatalf("read /proc: %v (benche2e needs Linux)", err)
+	}
+	return d
+}
+
+func pidCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
 	}
 	// Fields after the command name, which is in parentheses and may hold spaces: utime and stime are 14 and 15.
 	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / 100 // USER_HZ is 100 on Linux
+	return time.Duration(ut+st) * time.Second / 100, nil // USER_HZ is 100 on Linux
 }
 
 // procSyscalls is how many read and write system calls a process made so far, from /proc.
