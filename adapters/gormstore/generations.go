@@ -387,9 +387,27 @@ func (s *GenerationStore) take(ctx context.Context, row any, id string) error {
 	return nil
 }
 
+// purgeOldest deletes the limit oldest records created before a time; on SQLite their contents go with them (the
+// foreign key cascades).
+const purgeOldest = `DELETE FROM generations WHERE id IN
+	(SELECT id FROM generations WHERE created_at < ? ORDER BY created_at LIMIT ?)`
+
+// purgeOldestWithContents is purgeOldest on PostgreSQL, where no foreign key ties the contents to their records
+// (migration 0008): one statement deletes both, so that they are the same records, and counts the records.
+const purgeOldestWithContents = `WITH gone AS (` + purgeOldest + ` RETURNING id),
+	contents AS (DELETE FROM generation_contents WHERE id IN (SELECT id FROM gone))
+	SELECT count(*) FROM gone`
+
 func (s *GenerationStore) PurgeGenerations(ctx context.Context, before time.Time, limit int) (int64, error) {
-	res := s.db.WithContext(ctx).Exec(`DELETE FROM generations WHERE id IN
-		(SELECT id FROM generations WHERE created_at < ? ORDER BY created_at LIMIT ?)`, before.UTC(), limit)
+	db := s.db.WithContext(ctx)
+	if Dialect(s.db) == Postgres {
+		var n int64
+		if err := db.Raw(purgeOldestWithContents, before.UTC(), limit).Scan(&n).Error; err != nil {
+			return 0, fmt.Errorf("purge generations: %w", err)
+		}
+		return n, nil
+	}
+	res := db.Exec(purgeOldest, before.UTC(), limit)
 	if res.Error != nil {
 		return 0, fmt.Errorf("purge generations: %w", res.Error)
 	}

@@ -23,15 +23,19 @@ import (
 )
 
 // Each migration is one SQL file, NNNN_name.sql, written once for both dialects: {{.Time}} and {{.JSON}} stand for
-// the column types that differ. Statements end with a semicolon at the end of a line.
+// the column types that differ, and {{if .Postgres}} guards what only PostgreSQL runs. Statements end with a
+// semicolon at the end of a line.
 //
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-type dialectTypes struct{ Time, JSON string }
+type dialectTypes struct {
+	Time, JSON string
+	Postgres   bool
+}
 
 var typesOf = map[string]dialectTypes{
-	Postgres: {Time: "TIMESTAMPTZ", JSON: "JSONB"},
+	Postgres: {Time: "TIMESTAMPTZ", JSON: "JSONB", Postgres: true},
 	SQLite:   {Time: "DATETIME", JSON: "TEXT"},
 }
 

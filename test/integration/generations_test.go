@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"sort"
 	"sync"
 	"testing"
@@ -59,6 +60,53 @@ func TestGenerationStoreLargeBatch(t *testing.T) {
 			t.Fatalf("the last content of the batch: %v", err)
 		}
 	})
+}
+
+// TestContentsUnkeyedOnPostgres: migration 0008 drops the foreign key from generation_contents to generations on a
+// PostgreSQL database at schema 7 that holds records; they keep their contents, records and contents written
+// after it read back, and a purge still takes an old record's content with it and leaves a recent one's.
+func TestContentsUnkeyedOnPostgres(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.Postgres(t)
+	for _, stmt := range []string{ // back to schema 7: the key as 0002 made it
+		"ALTER TABLE generation_contents ADD CONSTRAINT generation_contents_id_fkey FOREIGN KEY (id) REFERENCES generations (id) ON DELETE CASCADE",
+		"DELETE FROM schema_migrations WHERE version >= 8",
+	} {
+		if err := db.Exec(stmt).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := gormstore.NewGenerationStore(db)
+	before, after := fullEntry("gen-1-before", t0.Add(-48*time.Hour)), fullEntry("gen-1-after", t0)
+	if err := s.InsertGenerations(ctx, []generation.Entry{before}); err != nil {
+		t.Fatal(err)
+	}
+	if err := gormstore.Migrate(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	var keys int64
+	if err := db.Raw("SELECT COUNT(*) FROM pg_constraint WHERE conname = 'generation_contents_id_fkey'").Scan(&keys).Error; err != nil || keys != 0 {
+		t.Fatalf("%d foreign keys left on generation_contents (%v)", keys, err)
+	}
+	if err := s.InsertGenerations(ctx, []generation.Entry{after}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []generation.Entry{before, after} {
+		if got, err := s.GenerationContent(ctx, e.Record.ID); err != nil || !reflect.DeepEqual(got, *e.Content) {
+			t.Fatalf("%s content\n got %+v (%v)\nwant %+v", e.Record.ID, got, err, *e.Content)
+		}
+	}
+	if n, err := s.PurgeGenerations(ctx, t0.Add(-24*time.Hour), 10); err != nil || n != 1 {
+		t.Fatalf("purge removed %d records (%v), want 1", n, err)
+	}
+	var contents []string
+	if err := db.Raw("SELECT id FROM generation_contents").Scan(&contents).Error; err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(contents, []string{"gen-1-after"}) {
+		t.Fatalf("contents after the purge: %v, want only gen-1-after's", contents)
+	}
 }
 
 func countGenerations(t testing.TB, db *gorm.DB) int64 {
