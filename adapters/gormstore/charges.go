@@ -44,8 +44,10 @@ type spendKey struct{ guardrailID, window string }
 // charges are the statements that book the charges of entries written in the same transaction (see
 // generation.Entry): key usage by UTC day, the organization's credit usage, and the settlement of the holds the
 // calls took against guardrail budgets, the key's limit and the credits (the last two carry the generation id).
-// Rows are touched in a fixed order so that concurrent writers cannot deadlock. On SQLite the holds are deleted by
-// ids given as one JSON array, so that the statements keep one shape whatever the batch (see prepared).
+// Rows are touched in a fixed order so that concurrent writers cannot deadlock. The holds are deleted by ids given
+// as one parameter (on SQLite a JSON array, on PostgreSQL an array), so that the statements keep one shape
+// whatever the batch: SQLite parses each once (see prepared), and PostgreSQL plans one statement where a list of
+// placeholders was a statement per batch size, each prepared and planned anew.
 func charges(entries []generation.Entry, dialect string) []statement {
 	usage := map[usageKey]int64{}
 	spend := map[spendKey]int64{}
@@ -69,11 +71,7 @@ func charges(entries []generation.Entry, dialect string) []statement {
 		if dialect == SQLite {
 			return "IN (SELECT value FROM json_each(?))", []any{mustJSON(ids)}
 		}
-		args := make([]any, len(ids))
-		for i, id := range ids {
-			args[i] = id
-		}
-		return "IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")", args
+		return "= ANY(?)", []any{ids}
 	}
 	deleteHolds := func(table string, ids []string) statement {
 		where, args := in(ids)
