@@ -412,8 +412,10 @@ func (s *Spool) scan(seg uint64, from int64, quarantined digests) (size, n, at i
 		return 0, 0, 0, fmt.Errorf("spool: %w", err)
 	}
 	var held []int64 // where the records from from on that the quarantine holds start
+	var frames, frameBytes int64
 	found := from == 0
 	end, damage, err := s.eachFrame(f, info.Size(), func(off int64, p []byte) {
+		frames, frameBytes = frames+1, frameBytes+headerLen+int64(len(p))
 		found = found || off == from
 		if off >= from {
 			n++
@@ -434,7 +436,7 @@ func (s *Spool) scan(seg uint64, from int64, quarantined digests) (size, n, at i
 	}
 	switch {
 	case len(damage) > 0:
-		if err := s.keepDamage(f, seg, end, damage, from); err != nil {
+		if err := s.keepDamage(f, seg, end, damage, from, frameBytes/max(frames, 1)); err != nil {
 			return 0, 0, 0, err
 		}
 	case err != nil:
@@ -475,7 +477,7 @@ func (d spans) moved(off int64) int64 {
 // zeroed bytes held are not, as a machine's crash zeroes what it had not written yet, which without Sync it may
 // lose (see the package's doc), as a zeroed tail. When from moves, the release cursor is deleted first, so that
 // a crash before the next is written replays the whole spool rather than start at a wrong offset.
-func (s *Spool) keepDamage(f *os.File, seg uint64, end int64, damage spans, from int64) error {
+func (s *Spool) keepDamage(f *os.File, seg uint64, end int64, damage spans, from, mean int64) error {
 	path := s.path(seg)
 	lost := 0
 	for _, d := range damage {
@@ -483,7 +485,7 @@ func (s *Spool) keepDamage(f *os.File, seg uint64, end int64, damage spans, from
 		if _, err := f.ReadAt(b, d.from); err != nil {
 			return fmt.Errorf("spool: %s: %w", path, err)
 		}
-		n := recordsIn(b)
+		n := recordsIn(b, mean)
 		if d.from >= from {
 			lost += n
 		}
@@ -537,9 +539,9 @@ func (s *Spool) keepDamage(f *os.File, seg uint64, end int64, damage spans, from
 }
 
 // recordsIn is how many records damaged bytes held: none when they are all zero; else the frames their headers
-// chain when they end exactly at the damage's end (a payload corrupt, its header whole), or at least one more
-// than those they chain before they stop.
-func recordsIn(b []byte) int {
+// chain when they end exactly at the damage's end (a payload corrupt, its header whole); else as many frames of
+// the segment's mean length as fit in them, and at least one more than they chain before they stop.
+func recordsIn(b []byte, mean int64) int {
 	if !slices.ContainsFunc(b, func(c byte) bool { return c != 0 }) {
 		return 0
 	}
@@ -554,7 +556,7 @@ func recordsIn(b []byte) int {
 	if off == int64(len(b)) {
 		return n
 	}
-	return n + 1
+	return max(n+1, int(int64(len(b))/max(mean, 1)))
 }
 
 func writeSynced(path string, b []byte) error {
