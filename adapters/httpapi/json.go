@@ -25,8 +25,11 @@ var (
 
 // bindJSON decodes the body into dst with messages that name the problem: the byte offset of a syntax error,
 // the field of a type mismatch. Unknown fields are ignored, as clients send extras.
-func bindJSON(c *gin.Context, dst any) error {
-	dec := json.NewDecoder(c.Request.Body)
+func bindJSON(c *gin.Context, dst any) error { return decodeJSON(c.Request.Body, dst) }
+
+// decodeJSON is bindJSON's decoding, of the body r.
+func decodeJSON(r io.Reader, dst any) error {
+	dec := json.NewDecoder(r)
 	dec.UseNumber() // free-form values keep their numbers exactly
 	err := dec.Decode(dst)
 	if err == nil {

@@ -52,7 +52,7 @@ func (voice) jsonType() string { return `a voice name, or an object {"id": "..."
 
 func (h *SpeechHandler) create(c *gin.Context) {
 	var body speechReq
-	if err := bindJSON(c, &body); err != nil {
+	if err := bindSpeech(c, &body); err != nil {
 		writeError(c, err)
 		return
 	}
