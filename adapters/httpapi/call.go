@@ -21,7 +21,7 @@ func caller(c *gin.Context) generation.Caller {
 		}
 		return domain.RepairText(v)
 	}
-	referer := header("HTTP-Referer")
+	referer := header("Http-Referer") // HTTP-Referer, in the canonical form a lookup need not make anew
 	if referer == "" {
 		referer = header("Referer")
 	}

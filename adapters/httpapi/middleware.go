@@ -22,12 +22,34 @@ import (
 
 type ctxKey int
 
-const requestIDKey ctxKey = iota
+const requestKey ctxKey = iota
+
+// request is what the middleware learns of a request, kept in its context under one key: its id (requestID),
+// the server's logger (accessLog) and, once guard admitted it, the caller. The middleware then copy the
+// *http.Request once between them (observe), and gin allocates no Keys map.
+type request struct {
+	id        string
+	log       *slog.Logger
+	principal account.Principal
+	admitted  bool
+}
+
+// requestOf is the request's record, which the first middleware to ask puts on its context.
+func requestOf(c *gin.Context) *request {
+	if r, ok := c.Request.Context().Value(requestKey).(*request); ok {
+		return r
+	}
+	r := &request{}
+	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestKey, r))
+	return r
+}
 
 // RequestID returns the id of the request that ctx belongs to, or "".
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+	if r, ok := ctx.Value(requestKey).(*request); ok {
+		return r.id
+	}
+	return ""
 }
 
 // LogHandler decorates h so that every record logged with a request's context carries its request_id.
@@ -54,12 +76,13 @@ func (h requestIDHandler) WithGroup(name string) slog.Handler {
 func observe(m ports.Metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
-		c.Request = c.Request.WithContext(ports.WithArrival(c.Request.Context(), start))
+		r := &request{}
+		c.Request = c.Request.WithContext(ports.WithArrival(context.WithValue(c.Request.Context(), requestKey, r), start))
 		c.Next()
 		kind := "none"
-		if p, ok := c.Get(principalKey); ok {
+		if r.admitted {
 			kind = "inference"
-			if p.(account.Principal).Management {
+			if r.principal.Management {
 				kind = "management"
 			}
 		}
@@ -87,7 +110,7 @@ func requestID() gin.HandlerFunc {
 			id = "req-" + hex.EncodeToString(b[:])
 		}
 		c.Header("X-Request-Id", id)
-		c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestIDKey, id))
+		requestOf(c).id = id
 		c.Next()
 	}
 }
@@ -104,12 +127,10 @@ func saneRequestID(id string) bool {
 	return true
 }
 
-const loggerKey = "switchboard.logger"
-
 // loggerOf is the server's logger, which accessLog put on the request.
 func loggerOf(c *gin.Context) *slog.Logger {
-	if l, ok := c.Get(loggerKey); ok {
-		return l.(*slog.Logger)
+	if r, ok := c.Request.Context().Value(requestKey).(*request); ok && r.log != nil {
+		return r.log
 	}
 	return slog.Default()
 }
@@ -118,9 +139,13 @@ func loggerOf(c *gin.Context) *slog.Logger {
 func accessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
-		c.Set(loggerKey, log)
+		requestOf(c).log = log
 		c.Next()
-		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "request",
+		ctx := c.Request.Context()
+		if !log.Enabled(ctx, slog.LevelInfo) {
+			return
+		}
+		log.LogAttrs(ctx, slog.LevelInfo, "request",
 			slog.String("method", c.Request.Method),
 			slog.String("path", c.Request.URL.Path),
 			slog.Int("status", c.Writer.Status()),
@@ -160,12 +185,13 @@ func bodyLimit(n int64) gin.HandlerFunc {
 	}
 }
 
-const principalKey = "switchboard.principal"
-
-// principal is the caller that the auth middleware admitted.
+// principal is the caller that the auth middleware admitted. Only routes behind guard ask.
 func principal(c *gin.Context) account.Principal {
-	p, _ := c.Get(principalKey)
-	return p.(account.Principal)
+	r := requestOf(c)
+	if !r.admitted {
+		panic("httpapi: principal asked on a route without guard")
+	}
+	return r.principal
 }
 
 // guard admits a request by its bearer key and by the kind of key the route takes, then its path and query by
@@ -200,7 +226,8 @@ func (g guard) require(kinds keyKinds) gin.HandlerFunc {
 			writeError(c, account.ErrInferenceOnly)
 			return
 		}
-		c.Set(principalKey, p)
+		r := requestOf(c)
+		r.principal, r.admitted = p, true
 		if err := checkRequest(c); err != nil {
 			writeError(c, err)
 			return
