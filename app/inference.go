@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -137,7 +138,9 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 			panic(v)
 		}
 	}()
-	c.input, c.counts = m.Input(c.texts)
+	if !slices.Equal(c.texts, spec.Texts) { // the guardrails redacted: the record keeps what went upstream
+		c.input, c.counts = m.Input(c.texts)
+	}
 	if err := p.route(ctx, c, m, admitted.Endpoints, spec.Options); err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
 	}

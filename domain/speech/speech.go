@@ -32,8 +32,11 @@ func (f Format) ContentType() string {
 	if f == MP3 {
 		return "audio/mpeg"
 	}
-	return fmt.Sprintf("audio/pcm;rate=%d;channels=1", PCMRate)
+	return pcmType
 }
+
+// pcmType is PCM's media type, made once rather than on every call.
+var pcmType = fmt.Sprintf("audio/pcm;rate=%d;channels=1", PCMRate)
 
 // MaxInput bounds the text of one call, in characters.
 const MaxInput = 100_000
