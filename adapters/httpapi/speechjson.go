@@ -141,11 +141,13 @@ func (p *jsonScanner) field(key string, r *speechReq) bool {
 }
 
 // jsonScanner reads JSON from b at i. s is b as a string when b is small: the strings it decodes are then
-// slices of s, which costs one allocation for all of them.
+// slices of s, which costs one allocation for all of them. slots are where decoded strings go, also allocated
+// together.
 type jsonScanner struct {
-	b []byte
-	s string
-	i int
+	b     []byte
+	s     string
+	i     int
+	slots []string
 }
 
 // maxSharedBody bounds the bodies whose decoded strings share one allocation, which each of them keeps alive.
@@ -199,8 +201,11 @@ func (p *jsonScanner) optString(dst **string) bool {
 	if !ok {
 		return false
 	}
-	s := p.text(raw, plain)
-	*dst = &s
+	if len(p.slots) == 0 {
+		p.slots = make([]string, len(speechFields))
+	}
+	*dst, p.slots = &p.slots[0], p.slots[1:]
+	**dst = p.text(raw, plain)
 	return true
 }
 
