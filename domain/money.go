@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 	"strconv"
 	"strings"
 )
@@ -87,11 +88,47 @@ func (m Micros) Decimal() string {
 	return s
 }
 
-// MulDiv returns m*num/den rounded half away from zero. It is exact for any sizes a gateway sees.
+// MulDiv returns m*num/den rounded half away from zero. It is exact for any sizes a gateway sees: in int64
+// arithmetic when m*num fits, as every price of a call does, and in big integers otherwise.
 func (m Micros) MulDiv(num, den int64) Micros {
 	if den == 0 {
 		return 0
 	}
+	if q, ok := mulDivSmall(int64(m), num, den); ok {
+		return Micros(q)
+	}
+	return m.mulDivBig(num, den)
+}
+
+// mulDivSmall is MulDiv on the magnitudes, when m*num fits in an int64: it reports false otherwise.
+func mulDivSmall(m, num, den int64) (int64, bool) {
+	if m == math.MinInt64 || num == math.MinInt64 || den == math.MinInt64 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(uint64(abs(m)), uint64(abs(num)))
+	if hi != 0 || lo > math.MaxInt64 {
+		return 0, false
+	}
+	p, d := int64(lo), abs(den)
+	q, r := p/d, p%d
+	if r >= d-r && r != 0 { // half or more of the divisor: away from zero
+		q++
+	}
+	if (m < 0) != (num < 0) != (den < 0) {
+		q = -q
+	}
+	return q, true
+}
+
+func abs(n int64) int64 {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// mulDivBig is MulDiv in big integers, for products past int64.
+func (m Micros) mulDivBig(num, den int64) Micros {
 	p := new(big.Int).Mul(big.NewInt(int64(m)), big.NewInt(num))
 	d := big.NewInt(den)
 	q, r := new(big.Int).QuoRem(p, d, new(big.Int))

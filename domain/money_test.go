@@ -1,6 +1,7 @@
 package domain_test
 
 import (
+	"math"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -49,6 +50,22 @@ func TestMicrosDecimal(t *testing.T) {
 	}
 }
 
+// FuzzMicrosMulDiv: the int64 path answers as the big-integer one, whatever the operands.
+func FuzzMicrosMulDiv(f *testing.F) {
+	for _, s := range [][3]int64{{15_000_000, 11, 1_000_000}, {-5, 1, 2}, {5, 1, -3}, {1 << 62, 4, 8}, {math.MaxInt64, 1, 1},
+		{math.MinInt64, 1, 1}, {3_037_000_499, 3_037_000_499, 7}, {3_037_000_500, 3_037_000_500, 7}, {1, 1, math.MinInt64}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, m, num, den int64) {
+		if den == 0 {
+			return
+		}
+		if got, want := domain.Micros(m).MulDiv(num, den), domain.MulDivBig(domain.Micros(m), num, den); got != want {
+			t.Fatalf("%d.MulDiv(%d,%d) = %d, big integers %d", m, num, den, got, want)
+		}
+	})
+}
+
 func TestMicrosMulDiv(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
@@ -62,6 +79,16 @@ func TestMicrosMulDiv(t *testing.T) {
 		{100_000, 48_000 * 3, 48_000, 300_000}, // $0.10/s × 3 s of 24 kHz s16 audio
 		{1 << 62, 4, 8, 1 << 61},               // no overflow in the product
 		{-5, 1, 2, -3},                         // half away from zero
+		{5, -1, 2, -3},
+		{5, 1, -2, -3},
+		{-5, -1, -2, -3},
+		{-5, -1, 2, 3},
+		{4, 1, 3, 1},
+		{5, 1, 3, 2},
+		{0, -7, -3, 0},
+		{math.MaxInt64, 1, 1, math.MaxInt64},
+		{math.MaxInt64, 2, 2, math.MaxInt64},     // past int64 in the product: big integers
+		{math.MinInt64, 1, 2, math.MinInt64 / 2}, // the one magnitude int64 cannot hold
 		{7, 1, 0, 0},
 	}
 	for _, tt := range tests {
