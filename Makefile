@@ -60,8 +60,8 @@ bench-e2e:
 # Go native fuzzing: each target for FUZZTIME (make test replays only the committed seeds). A failing input is
 # written under the package's testdata/fuzz, where the normal run replays it from then on.
 FUZZTIME ?= 1m
-FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries adapters/upstream:FuzzScrub \
-	domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary
+FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries adapters/httpapi:FuzzSpeechBody \
+	adapters/upstream:FuzzScrub domain:FuzzMicrosMulDiv domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \
