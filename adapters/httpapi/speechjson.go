@@ -77,35 +77,9 @@ func parseSpeech(body []byte, r *speechReq) bool {
 	if !p.skipSpace() || p.b[p.i] != '{' {
 		return false
 	}
-	p.i++
-	if !p.skipSpace() {
-		return false
-	}
-	if p.b[p.i] == '}' {
-		p.i++
-		return p.atEnd()
-	}
-	for {
-		key, plain, ok := p.rawString()
-		if !ok || !plain || !p.colon() {
-			return false
-		}
-		if !p.field(p.text(key, plain), r) || !p.skipSpace() {
-			return false
-		}
-		switch p.b[p.i] {
-		case ',':
-			p.i++
-			if !p.skipSpace() {
-				return false
-			}
-		case '}':
-			p.i++
-			return p.atEnd()
-		default:
-			return false
-		}
-	}
+	return p.list('}', func(key []byte, plain bool) bool {
+		return plain && p.field(p.text(key, plain), r)
+	}) && p.atEnd()
 }
 
 // field decodes the value of key into r, or skips it when key is none of r's.
@@ -246,16 +220,12 @@ func (p *jsonScanner) rawString() (raw []byte, plain, ok bool) {
 			plain = false
 		case c == '\\':
 			plain = false
-			if i+1 >= len(p.b) {
+			switch {
+			case i+1 >= len(p.b):
 				return nil, false, false
-			}
-			switch p.b[i+1] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case escapes[p.b[i+1]] != 0:
 				i++
-			case 'u':
-				if getu4(p.b[i:]) < 0 {
-					return nil, false, false
-				}
+			case getu4(p.b[i:]) >= 0:
 				i += 5
 			default:
 				return nil, false, false
@@ -289,34 +259,22 @@ func unquote(raw []byte) string {
 	for r := 0; r < len(raw); {
 		switch c := raw[r]; {
 		case c == '\\':
-			switch raw[r+1] {
-			case 'b':
-				out = append(out, '\b')
-			case 'f':
-				out = append(out, '\f')
-			case 'n':
-				out = append(out, '\n')
-			case 'r':
-				out = append(out, '\r')
-			case 't':
-				out = append(out, '\t')
-			case 'u':
-				rr := getu4(raw[r:])
-				r += 6
-				if utf16.IsSurrogate(rr) {
-					if dec := utf16.DecodeRune(rr, getu4(raw[r:])); dec != unicode.ReplacementChar {
-						out = utf8.AppendRune(out, dec)
-						r += 6
-						continue
-					}
-					rr = unicode.ReplacementChar
-				}
-				out = utf8.AppendRune(out, rr)
+			if e := escapes[raw[r+1]]; e != 0 {
+				out = append(out, e)
+				r += 2
 				continue
-			default: // '"', '\\', '/'
-				out = append(out, raw[r+1])
 			}
-			r += 2
+			rr := getu4(raw[r:]) // \uXXXX, which rawString checked
+			r += 6
+			if utf16.IsSurrogate(rr) {
+				if dec := utf16.DecodeRune(rr, getu4(raw[r:])); dec != unicode.ReplacementChar {
+					out = utf8.AppendRune(out, dec)
+					r += 6
+					continue
+				}
+				rr = unicode.ReplacementChar
+			}
+			out = utf8.AppendRune(out, rr)
 		case c < utf8.RuneSelf:
 			out = append(out, c)
 			r++
@@ -332,6 +290,9 @@ func unquote(raw []byte) string {
 	}
 	return string(out)
 }
+
+// escapes are the one-character escapes of JSON strings and what each stands for (0 for none).
+var escapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
 
 // getu4 decodes \uXXXX at the start of s, or returns -1.
 func getu4(s []byte) rune {
@@ -408,15 +369,16 @@ func (p *jsonScanner) skipValue(depth int) bool {
 	case 'f':
 		return p.literal("false")
 	case '[':
-		return p.skipList(']', depth)
+		return p.list(']', func([]byte, bool) bool { return p.skipValue(depth + 1) })
 	case '{':
-		return p.skipList('}', depth)
+		return p.list('}', func([]byte, bool) bool { return p.skipValue(depth + 1) })
 	}
 	return p.number()
 }
 
-// skipList reads an array (end is ']') or an object (end is '}') at i.
-func (p *jsonScanner) skipList(end byte, depth int) bool {
+// list reads an array (end is ']') or an object (end is '}') at i, each value with entry, which also gets an
+// object entry's key as rawString returned it.
+func (p *jsonScanner) list(end byte, entry func(key []byte, plain bool) bool) bool {
 	p.i++
 	if !p.skipSpace() {
 		return false
@@ -426,12 +388,15 @@ func (p *jsonScanner) skipList(end byte, depth int) bool {
 		return true
 	}
 	for {
+		var key []byte
+		var plain bool
 		if end == '}' {
-			if _, _, ok := p.rawString(); !ok || !p.colon() {
+			var ok bool
+			if key, plain, ok = p.rawString(); !ok || !p.colon() {
 				return false
 			}
 		}
-		if !p.skipValue(depth+1) || !p.skipSpace() {
+		if !entry(key, plain) || !p.skipSpace() {
 			return false
 		}
 		switch p.b[p.i] {

@@ -98,7 +98,7 @@ func TestParseSpeech(t *testing.T) {
 // TestParseSpeechAllocations: a plain request costs one copy of its body, one block of strings and its speed,
 // where encoding/json took 13 allocations.
 func TestParseSpeechAllocations(t *testing.T) {
-	body := []byte(`{"model":"tts","input":"Hello there","voice":"alloy","response_format":"mp3","speed":1.5,"user":"u"}`)
+	body := []byte(`{"model":"tts","input":"Hello there","voice":"alloy","response_format":"mp3","speed":1.5,"user":"u","extra":{"a":[1,"b",{}]}}`)
 	if n := testing.AllocsPerRun(100, func() {
 		var r speechReq
 		if !parseSpeech(body, &r) {
