@@ -1,0 +1,419 @@
+package httpserver
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http/httpguts"
+)
+
+// conn is one client connection, served by one goroutine (serve), request after request.
+type conn struct {
+	srv    *Server
+	rwc    net.Conn
+	remote string
+	r      connReader
+	br     *bufio.Reader
+	// idleSince is when the connection began to wait for a request (UnixNano), 0 while it serves one; fresh
+	// while it has not had one yet.
+	idleSince  atomic.Int64
+	fresh      atomic.Bool
+	lastMethod string
+	raw        []byte   // the bytes a request's head was read from (hostField)
+	keys       []string // scratch for sorting a response's header names
+
+	// The watch for a caller who leaves (watch): guarded by mu.
+	mu       sync.Mutex
+	timer    *time.Timer
+	watched  *response // the response whose caller is watched for, nil when none
+	reading  bool      // a read of the connection is under way in the timer's goroutine
+	aborted  bool      // ... and was cut by unwatch
+	readDone chan struct{}
+	gone     bool // the read found the connection closed or broken
+}
+
+func (c *conn) setIdle(fresh bool) {
+	c.fresh.Store(fresh)
+	c.idleSince.Store(time.Now().UnixNano())
+}
+
+// connReader reads the connection for the bufio.Reader: up to a limit while a request's head is read, recording
+// what it reads meanwhile, and first the byte a watch read, if it read one.
+type connReader struct {
+	c       *conn
+	remain  int64
+	record  bool
+	hasByte bool
+	byteBuf [1]byte
+}
+
+func (r *connReader) Read(p []byte) (int, error) {
+	if r.remain <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(p)) > r.remain {
+		p = p[:r.remain]
+	}
+	var n int
+	var err error
+	if r.hasByte {
+		p[0], r.hasByte, n = r.byteBuf[0], false, 1
+	} else {
+		n, err = r.c.rwc.Read(p)
+	}
+	r.remain -= int64(n)
+	if r.record {
+		r.c.raw = append(r.c.raw, p[:n]...)
+	}
+	return n, err
+}
+
+// maxHeaderBytes bounds a request's line and headers, as net/http's default; past it the answer is 431. What
+// is read of the connection for a request's head is bounded by headLimit (net/http's initialReadLimitSize).
+const (
+	maxHeaderBytes = http.DefaultMaxHeaderBytes
+	headLimit      = maxHeaderBytes + 4096
+)
+
+func (c *conn) serve() {
+	s := c.srv
+	if ra := c.rwc.RemoteAddr(); ra != nil {
+		c.remote = ra.String()
+	}
+	base := s.BaseContext
+	if base == nil {
+		base = context.Background()
+	}
+	base = context.WithValue(base, http.LocalAddrContextKey, c.rwc.LocalAddr())
+	c.r = connReader{c: c, remain: math.MaxInt64}
+	c.br = bufferPool.Get().(*bufio.Reader)
+	c.br.Reset(&c.r)
+	var inFlight *response
+	defer func() {
+		if p := recover(); p != nil && p != http.ErrAbortHandler && s.Log != nil {
+			buf := make([]byte, 64<<10)
+			buf = buf[:runtime.Stack(buf, false)]
+			s.Log.Error("http: panic serving a request", "remote", c.remote, "panic", fmt.Sprint(p), "stack", string(buf))
+		}
+		if inFlight != nil {
+			inFlight.cancel()
+			c.unwatch()
+		}
+		_ = c.rwc.Close()
+		c.br.Reset(nil)
+		bufferPool.Put(c.br)
+		s.forget(c)
+	}()
+
+	_ = c.rwc.SetReadDeadline(deadline(s.readHeaderTimeout()))
+	// The connection is busy from the first bytes of a request on: a shutdown closes it only before.
+	c.r.remain = headLimit
+	if _, err := c.br.Peek(1); err != nil {
+		return
+	}
+	for {
+		c.idleSince.Store(0)
+		w, rej := c.readRequest(base)
+		if s.shutting.Load() {
+			return
+		}
+		if rej != nil {
+			if rej.status != 0 {
+				c.reject(rej)
+			}
+			return
+		}
+		inFlight = w
+		s.Handler.ServeHTTP(w, w.req)
+		inFlight = nil
+		w.finish()
+		c.unwatch()
+		w.cancel()
+		if w.closeAfter || c.gone {
+			if w.lingerClose {
+				c.closeWriteAndWait()
+			}
+			return
+		}
+		if s.shutting.Load() {
+			return
+		}
+		_ = c.rwc.SetWriteDeadline(time.Time{}) // a stream's own deadline must not outlive it
+		c.setIdle(false)
+		// Wait for the next request before its header timeout starts, as net/http does (and as it does, a
+		// connection that ends within 4 bytes of a next request is closed without an answer).
+		_ = c.rwc.SetReadDeadline(deadline(s.idleTimeout()))
+		if _, err := c.br.Peek(4); err != nil {
+			return
+		}
+		_ = c.rwc.SetReadDeadline(deadline(s.readHeaderTimeout()))
+		c.r.remain = headLimit // as net/http: what the wait for the request read is not counted
+	}
+}
+
+// rejection is a request refused before any handler: status 0 for one not answered (the connection failed).
+type rejection struct {
+	status int
+	reason string
+}
+
+// readRequest reads the next request and checks it as net/http's server does.
+func (c *conn) readRequest(base context.Context) (*response, *rejection) {
+	s := c.srv
+	t0 := time.Now()
+	if c.lastMethod == http.MethodPost {
+		// RFC 9112 section 2.2: a server should ignore empty lines before a request (old clients sent CRLF after a
+		// POST body).
+		peek, _ := c.br.Peek(4)
+		_, _ = c.br.Discard(leadingCRLF(peek))
+	}
+	c.raw = c.raw[:0]
+	if n := c.br.Buffered(); n > 0 {
+		head, _ := c.br.Peek(n)
+		c.raw = append(c.raw, head...)
+	}
+	c.r.record = true
+	req, err := http.ReadRequest(c.br)
+	c.r.record = false
+	if err != nil {
+		switch {
+		case c.r.remain <= 0:
+			return nil, &rejection{status: http.StatusRequestHeaderFieldsTooLarge}
+		case strings.HasPrefix(err.Error(), "unsupported transfer encoding") ||
+			strings.HasPrefix(err.Error(), "too many transfer encodings"):
+			return nil, &rejection{status: http.StatusNotImplemented}
+		case commonReadError(err):
+			return nil, &rejection{}
+		}
+		return nil, &rejection{status: http.StatusBadRequest}
+	}
+	c.r.remain = math.MaxInt64
+	if req.ProtoMajor != 1 {
+		return nil, &rejection{http.StatusHTTPVersionNotSupported, "unsupported protocol version"}
+	}
+	c.lastMethod = req.Method
+	hosts, host := hostField(c.raw)
+	if cap(c.raw) > 64<<10 {
+		c.raw = nil // a large head's buffer is not kept for the connection's life
+	}
+	if req.ProtoAtLeast(1, 1) && hosts == 0 && req.Method != http.MethodConnect {
+		return nil, &rejection{http.StatusBadRequest, "missing required Host header"}
+	}
+	if hosts > 1 {
+		// net/http parses a second Host into the same header's values, which its server refuses as malformed.
+		return nil, &rejection{http.StatusBadRequest, "malformed Host header"}
+	}
+	if hosts == 1 && !httpguts.ValidHostHeader(host) {
+		return nil, &rejection{http.StatusBadRequest, "malformed Host header"}
+	}
+	for k, vv := range req.Header {
+		if !httpguts.ValidHeaderFieldName(k) {
+			return nil, &rejection{http.StatusBadRequest, "invalid header name"}
+		}
+		for _, v := range vv {
+			if !httpguts.ValidHeaderFieldValue(v) {
+				return nil, &rejection{http.StatusBadRequest, "invalid header value"}
+			}
+		}
+	}
+	expect := req.Header.Get("Expect")
+	continues := httpguts.HeaderValuesContainsToken(req.Header["Expect"], "100-continue")
+	if expect != "" && !continues {
+		return nil, &rejection{status: http.StatusExpectationFailed}
+	}
+
+	ctx, cancel := context.WithCancel(base)
+	req = req.WithContext(ctx)
+	req.RemoteAddr = c.remote
+	if s.ReadTimeout > 0 {
+		_ = c.rwc.SetReadDeadline(t0.Add(s.ReadTimeout))
+	} else {
+		_ = c.rwc.SetReadDeadline(time.Time{})
+	}
+	if s.WriteTimeout > 0 {
+		_ = c.rwc.SetWriteDeadline(time.Now().Add(s.WriteTimeout))
+	}
+	w := &response{c: c, req: req, cancel: cancel, header: make(http.Header), contentLength: -1,
+		isHEAD: req.Method == http.MethodHead, wantsClose: req.Close ||
+			httpguts.HeaderValuesContainsToken(req.Header["Connection"], "close"),
+		wants10KeepAlive: req.ProtoMajor == 1 && req.ProtoMinor == 0 &&
+			httpguts.HeaderValuesContainsToken(req.Header["Connection"], "keep-alive")}
+	if req.Body == http.NoBody {
+		c.watch(w)
+	} else {
+		w.body = &bodyReader{w: w, rc: req.Body, expect: continues && req.ProtoAtLeast(1, 1) && req.ContentLength != 0}
+		req.Body = w.body
+	}
+	return w, nil
+}
+
+// leadingCRLF counts the CR and LF bytes at the start of peek.
+func leadingCRLF(peek []byte) int {
+	n := 0
+	for n < len(peek) && (peek[n] == '\r' || peek[n] == '\n') {
+		n++
+	}
+	return n
+}
+
+// commonReadError is a read that failed for the connection's sake (closed, timed out): not answered.
+func commonReadError(err error) bool {
+	if err == io.EOF {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "read"
+}
+
+// hostField counts the Host fields of the request head at the start of raw (http.ReadRequest, which accepted it,
+// keeps only the first) and returns the first's value as net/http's textproto reads it: the line trimmed, each
+// continuation line (obs-fold) trimmed and joined to it with a space, the value after the colon trimmed on the
+// left.
+func hostField(raw []byte) (n int, value string) {
+	_, rest, _ := bytes.Cut(raw, []byte("\n")) // the request line
+	var v []byte
+	inFirst := false
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if len(line) == 0 {
+			break
+		}
+		if line[0] == ' ' || line[0] == '\t' {
+			if inFirst {
+				v = append(append(v, ' '), trim(line)...)
+			}
+			continue
+		}
+		inFirst = false
+		name, val, _ := bytes.Cut(trim(line), []byte(":"))
+		if !strings.EqualFold(string(name), "Host") {
+			continue
+		}
+		n++
+		if n == 1 {
+			v, inFirst = append(v, val...), true
+		}
+	}
+	return n, string(bytes.TrimLeft(v, " \t"))
+}
+
+// trim removes leading and trailing spaces and tabs, as textproto does (and CR and LF, which cannot be there).
+func trim(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }
+
+// reject answers a refused request and closes the connection (after a lingering half-close for a head too large,
+// whose sender may still be writing it).
+func (c *conn) reject(r *rejection) {
+	ct, body := "text/plain; charset=utf-8", []byte(fmt.Sprintf("%d %s", r.status, http.StatusText(r.status)))
+	if r.reason != "" {
+		body = fmt.Appendf(body, ": %s", r.reason)
+	}
+	if c.srv.Reject != nil {
+		ct, body = c.srv.Reject(r.status, r.reason)
+	}
+	msg := fmt.Appendf(nil, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n",
+		r.status, http.StatusText(r.status), ct, len(body))
+	_ = c.rwc.SetWriteDeadline(time.Now().Add(rejectWriteTimeout))
+	if _, err := c.rwc.Write(append(msg, body...)); err == nil && r.status == http.StatusRequestHeaderFieldsTooLarge {
+		c.closeWriteAndWait()
+	}
+}
+
+// rejectWriteTimeout bounds the write of a refusal to a caller who does not read.
+const rejectWriteTimeout = 10 * time.Second
+
+// rstAvoidanceDelay is how long a half-closed connection is kept before it is closed (net/http's): closing it
+// with unread data sends a reset, which may make the client drop the answer it has not read yet.
+const rstAvoidanceDelay = 500 * time.Millisecond
+
+func (c *conn) closeWriteAndWait() {
+	if cw, ok := c.rwc.(interface{ CloseWrite() error }); ok {
+		_ = cw.CloseWrite()
+	}
+	time.Sleep(rstAvoidanceDelay)
+}
+
+// watch arms the watch for w's caller leaving: if w's handler still runs watchDelay from now, a read of the
+// connection (in the timer's goroutine) waits for what the caller sends next. An error (the caller closed or
+// reset the connection) cancels the request's context; a byte (a pipelined request) is kept for the next read. A
+// connection that holds a pipelined request already is not watched.
+func (c *conn) watch(w *response) {
+	if c.br.Buffered() > 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.watched = w
+	if c.timer == nil {
+		c.timer = time.AfterFunc(watchDelay, c.watchRead)
+		return
+	}
+	c.timer.Reset(watchDelay)
+}
+
+func (c *conn) watchRead() {
+	c.mu.Lock()
+	w := c.watched
+	if w == nil || c.reading {
+		// Nothing to watch, or a late run of the timer armed for the previous request (unwatch found it not
+		// started yet) already watches this one.
+		c.mu.Unlock()
+		return
+	}
+	c.reading, c.readDone = true, make(chan struct{})
+	// The body is read: ReadTimeout has done its work, and must not end a long answer (net/http's background
+	// read inherits it, so a request running past it is cancelled).
+	_ = c.rwc.SetReadDeadline(time.Time{})
+	c.mu.Unlock()
+
+	n, err := c.rwc.Read(c.r.byteBuf[:])
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.r.hasByte = n == 1
+	if err != nil && !c.aborted {
+		c.gone = true
+		w.cancel()
+	}
+	c.reading = false
+	close(c.readDone)
+}
+
+// unwatch stops the watch, cutting its read if one is under way, and waits for it to end.
+func (c *conn) unwatch() {
+	if c.timer == nil {
+		return
+	}
+	c.mu.Lock()
+	c.watched = nil
+	c.timer.Stop()
+	if !c.reading {
+		c.mu.Unlock()
+		return
+	}
+	c.aborted = true
+	_ = c.rwc.SetReadDeadline(time.Unix(1, 0))
+	done := c.readDone
+	c.mu.Unlock()
+	<-done
+	c.mu.Lock()
+	c.aborted = false
+	c.mu.Unlock()
+}
