@@ -15,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/adapters/httpserver"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -206,17 +207,18 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// cause, so that a call cut this way is told apart from a caller who left.
 	base, cut := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cut(nil)
-	srv := &http.Server{
-		Handler:           releaseHeld(s.engine),
-		ConnContext:       withConn,
+	srv := &httpserver.Server{
+		Handler:           s.engine,
 		ReadTimeout:       s.cfg.ReadTimeout,
 		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
 		WriteTimeout:      s.cfg.WriteTimeout,
 		IdleTimeout:       s.cfg.IdleTimeout,
-		BaseContext:       func(net.Listener) context.Context { return base },
+		BaseContext:       base,
+		Reject:            rejection,
+		Log:               s.log,
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(envelopeListener{ln}) }()
+	go func() { errc <- srv.Serve(ln) }()
 	s.log.Info("listening", "addr", ln.Addr().String(), "base_path", s.cfg.BasePath)
 	select {
 	case err := <-errc:

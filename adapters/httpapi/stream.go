@@ -13,14 +13,13 @@ const streamIdle = 60 * time.Second
 
 // flushWriter writes a stream to the response: Write hands bytes to the response's buffers, Flush sends them
 // (a no-op when nothing was written since the last), as ports.Flusher says: what was written since the last
-// flush leaves in one write on the connection (envelopeConn.hold). Its write deadline is an idle one: pushed
+// flush leaves in one write on the connection (httpserver's response buffers it). Its write deadline is an idle one: pushed
 // streamIdle ahead by the first write and by the first after each quarter of it, rather than on every chunk. A
 // timer marks the quarter, so a write reads no clock in between (a stream of 200 tokens read it 200 times); the
 // handler stops it when the response is done.
 type flushWriter struct {
 	c       *gin.Context
 	rc      *http.ResponseController
-	conn    *envelopeConn // nil when the request did not come through envelopeListener
 	started bool
 	unsent  bool // written since the last flush
 	// quarter fires a quarter of streamIdle after the deadline was pushed and sets stale: the next write pushes
@@ -30,7 +29,7 @@ type flushWriter struct {
 }
 
 func newFlushWriter(c *gin.Context) flushWriter {
-	return flushWriter{c: c, rc: http.NewResponseController(c.Writer), conn: heldConn(c.Request.Context())}
+	return flushWriter{c: c, rc: http.NewResponseController(c.Writer)}
 }
 
 func (s *flushWriter) start(status int) {
@@ -44,9 +43,6 @@ func (s *flushWriter) Write(p []byte) error {
 		s.pushDeadline()
 	}
 	s.unsent = true
-	if s.conn != nil {
-		s.conn.hold()
-	}
 	_, err := s.c.Writer.Write(p)
 	return err
 }
@@ -76,11 +72,5 @@ func (s *flushWriter) Flush() error {
 		return nil
 	}
 	s.unsent = false
-	err := s.rc.Flush()
-	if s.conn != nil {
-		if rerr := s.conn.release(); err == nil {
-			err = rerr
-		}
-	}
-	return err
+	return s.rc.Flush()
 }
