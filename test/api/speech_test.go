@@ -305,6 +305,39 @@ func TestSpeechDisconnectCancelsUpstream(t *testing.T) {
 	}
 }
 
+// TestSpeechCallerLeavesBeforeUpstreamAnswers: a caller who goes away while the upstream has not answered yet (the
+// gateway has sent nothing, so no write notices) cancels the upstream call too: the server watches a connection
+// whose request is still running.
+func TestSpeechCallerLeavesBeforeUpstreamAnswers(t *testing.T) {
+	t.Parallel()
+	u := newUpstreams(t)
+	g := harness.Start(t, harness.WithConfig(u.config("openai")))
+	key, _ := g.Key(t, nil)
+	u.openai.Script(fakes.Step{Hold: make(chan struct{})}) // never answers
+	body, _ := json.Marshal(map[string]any{"model": "tts", "input": "hello", "voice": "alloy"})
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", g.URL+"/audio/speech", bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+key)
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	harness.Eventually(t, 10*time.Second, func() bool { return len(u.openai.Requests()) == 1 })
+	cancel() // the caller goes away
+	if err := <-done; err == nil {
+		t.Fatal("answered though the upstream never did")
+	}
+	select {
+	case <-u.openai.Gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the upstream call was not cancelled")
+	}
+}
+
 // TestSpeechOptions forwards only the matched provider's options, under the canonical fields, without callback
 // or URL-valued keys; other and unknown slugs are ignored.
 func TestSpeechOptions(t *testing.T) {

@@ -1,5 +1,5 @@
 // Package harness runs the real gateway, assembled by wire exactly as `switchboard serve` does, on a fresh
-// PostgreSQL database behind an httptest server, and gives tests a client for it.
+// PostgreSQL database behind the gateway's own server, and gives tests a client for it.
 package harness
 
 import (
@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,16 +120,34 @@ func Start(t testing.TB, opts ...Option) *Gateway {
 	if err != nil {
 		t.Fatalf("start gateway: %v", err)
 	}
-	srv := httptest.NewServer(gw.Server.Handler())
+	// The gateway's own server, as serve runs it, so that every test's calls go through it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, shutdown := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- gw.Server.Serve(sctx, ln) }()
+	root := "http://" + ln.Addr().String()
+	client := &http.Client{Transport: &http.Transport{}}
 	var once sync.Once
-	stop := func() { once.Do(func() { srv.Close(); cleanup() }) } // no request in flight, then drain background work
+	stop := func() { // no request in flight, then drain background work
+		once.Do(func() {
+			shutdown()
+			if err := <-served; err != nil {
+				t.Errorf("serve: %v", err)
+			}
+			client.CloseIdleConnections()
+			cleanup()
+		})
+	}
 	t.Cleanup(stop)
 	_, admin, err := gw.Accounts.CreateKey(ctx, account.Principal{}, account.KeySpec{Name: "admin", Management: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Gateway{URL: srv.URL + cfg.Server.BasePath, Root: srv.URL, Admin: admin, DatabaseURL: dbURL,
-		Clock: o.clock, App: gw, client: srv.Client(), stop: stop}
+	return &Gateway{URL: root + cfg.Server.BasePath, Root: root, Admin: admin, DatabaseURL: dbURL,
+		Clock: o.clock, App: gw, client: client, stop: stop}
 }
 
 // Stop shuts the gateway down as serve does on SIGTERM: it stops serving, then drains its background work.
