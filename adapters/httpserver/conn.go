@@ -378,8 +378,8 @@ func (c *conn) watchRead() {
 		return
 	}
 	c.reading, c.readDone = true, make(chan struct{})
-	// The body is read: ReadTimeout has done its work, and must not end a long answer (net/http's background
-	// read inherits it, so a request running past it is cancelled).
+	// The body is read: ReadTimeout has done its work, and must not end a long answer (as net/http's background
+	// read, which clears the deadline too).
 	_ = c.rwc.SetReadDeadline(time.Time{})
 	c.mu.Unlock()
 
