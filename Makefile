@@ -61,7 +61,8 @@ bench-e2e:
 # written under the package's testdata/fuzz, where the normal run replays it from then on.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries adapters/httpapi:FuzzSpeechBody \
-	adapters/httpserver:FuzzRequests adapters/upstream:FuzzScrub domain:FuzzMicrosMulDiv domain/guardrail:FuzzContentFilters \
+	adapters/httpserver:FuzzRequests adapters/spool:FuzzSegment adapters/upstream:FuzzH1Response \
+	adapters/upstream:FuzzScrub domain:FuzzMicrosMulDiv domain/guardrail:FuzzContentFilters \
 	domain/generation:FuzzEntryBinary
 
 fuzz:
