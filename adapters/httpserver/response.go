@@ -122,16 +122,17 @@ func write[T []byte | string](w *response, p T) (int, error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	if w.bufs == nil {
-		w.bufs = buffersPool.Get().(*buffers)
-	}
 	n := 0
 	for n < len(p) {
+		if w.bufs == nil {
+			w.bufs = buffersPool.Get().(*buffers)
+		}
 		b := &w.bufs.pending
 		if len(*b) == cap(*b) {
 			if err := w.flush(false); err != nil {
 				return n, err
 			}
+			continue
 		}
 		k := copy((*b)[len(*b):cap(*b)], p[n:])
 		*b = (*b)[:len(*b)+k]
@@ -166,6 +167,7 @@ func (w *response) finish() {
 		w.WriteHeader(http.StatusOK)
 	}
 	_ = w.flush(true)
+	w.release() // kept when the send failed
 	w.done = true
 	if w.contentLength != -1 && bodyAllowedForStatus(w.status) && !w.isHEAD && w.written != w.contentLength {
 		w.closeAfter = true // the caller would read the next response as the rest of this one
@@ -177,13 +179,18 @@ func (w *response) finish() {
 	if w.body != nil && !w.closeAfter && !w.body.sawEOF {
 		w.closeAfter = true // sent with its head before the handler was done with the body: not read to its end
 	}
-	if w.bufs != nil {
-		w.bufs.pending, w.bufs.out = w.bufs.pending[:0], w.bufs.out[:0]
-		if cap(w.bufs.out) <= 4*bufferSize {
-			buffersPool.Put(w.bufs)
-		}
-		w.bufs = nil
+}
+
+// release gives the buffers back once what they held is sent: a stream waiting for its upstream holds none.
+func (w *response) release() {
+	if w.bufs == nil {
+		return
 	}
+	w.bufs.pending, w.bufs.out = w.bufs.pending[:0], w.bufs.out[:0]
+	if cap(w.bufs.out) <= 4*bufferSize {
+		buffersPool.Put(w.bufs)
+	}
+	w.bufs = nil
 }
 
 // flush sends the head, if not sent yet, and what is pending (as a chunk when chunked), and for the last the
@@ -215,12 +222,14 @@ func (w *response) flush(last bool) error {
 		out = append(out, "0\r\n\r\n"...)
 	}
 	if w.bufs != nil {
-		w.bufs.pending, w.bufs.out = pending[:0], out[:0]
+		w.bufs.out = out // grown for a large head: kept for the pool
 	}
-	if len(out) == 0 {
-		return nil
+	var err error
+	if len(out) > 0 {
+		err = w.send(out)
 	}
-	return w.send(out)
+	w.release()
+	return err
 }
 
 // send writes b to the connection; a failure fails the response and cancels the request.
