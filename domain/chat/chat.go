@@ -251,7 +251,7 @@ func Parse(b Body) (Request, error) {
 	}
 	r.Messages = make([]Message, len(msgs))
 	for i, m := range msgs {
-		if err := parseMessage(m, &r.Messages[i], fmt.Sprintf("messages[%d]", i)); err != nil {
+		if err := parseMessage(m, &r.Messages[i], i); err != nil {
 			return r, err
 		}
 	}
@@ -387,8 +387,8 @@ func parseModels(b Body, r *Request) error {
 func (r Request) checkText() error {
 	for i, m := range r.Messages {
 		for j, p := range m.Content {
-			if err := domain.CheckText(fmt.Sprintf("messages[%d].content[%d].text", i, j), p.Text); err != nil {
-				return err
+			if !domain.Storable(p.Text) { // the field's name is only made for the error
+				return domain.CheckText(fmt.Sprintf("messages[%d].content[%d].text", i, j), p.Text)
 			}
 		}
 	}
@@ -415,7 +415,9 @@ func checkOptionChoices(options map[string]any) error {
 	return nil
 }
 
-func parseMessage(raw json.RawMessage, m *Message, at string) error {
+// parseMessage reads messages[i]; the names of its fields are only made for an error, as most calls have none.
+func parseMessage(raw json.RawMessage, m *Message, i int) error {
+	at := func(field string) string { return "messages[" + strconv.Itoa(i) + "]" + field }
 	var w struct {
 		Role       *string         `json:"role"`
 		Content    json.RawMessage `json:"content"`
@@ -431,10 +433,10 @@ func parseMessage(raw json.RawMessage, m *Message, at string) error {
 		} `json:"tool_calls"`
 	}
 	if err := strict(raw, &w); err != nil {
-		return domain.Invalid(at, "must be a message object with a role and content: "+err.Error())
+		return domain.Invalid(at(""), "must be a message object with a role and content: "+err.Error())
 	}
 	if w.Role == nil || !slices.Contains(roles, *w.Role) {
-		return domain.Invalid(at+".role", "must be one of "+strings.Join(roles, ", "))
+		return domain.Invalid(at(".role"), "must be one of "+strings.Join(roles, ", "))
 	}
 	m.Role = *w.Role
 	if w.Name != nil {
@@ -444,17 +446,17 @@ func parseMessage(raw json.RawMessage, m *Message, at string) error {
 		m.ToolCallID = *w.ToolCallID
 	}
 	if m.Role == "tool" && m.ToolCallID == "" {
-		return domain.Invalid(at+".tool_call_id", "is required in a tool message")
+		return domain.Invalid(at(".tool_call_id"), "is required in a tool message")
 	}
 	for i, tc := range w.ToolCalls {
 		if tc.ID == "" || tc.Function.Name == "" {
-			return domain.Invalid(fmt.Sprintf("%s.tool_calls[%d]", at, i), "needs an id and a function name")
+			return domain.Invalid(at(fmt.Sprintf(".tool_calls[%d]", i)), "needs an id and a function name")
 		}
 		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
 	}
 	if isNull(w.Content) {
 		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
-			return domain.Invalid(at+".content", "is required")
+			return domain.Invalid(at(".content"), "is required")
 		}
 		m.Null = true
 		return nil
@@ -466,7 +468,7 @@ func parseMessage(raw json.RawMessage, m *Message, at string) error {
 	}
 	var parts []json.RawMessage
 	if err := json.Unmarshal(w.Content, &parts); err != nil || len(parts) > MaxParts {
-		return domain.Invalid(at+".content", fmt.Sprintf("must be a string or an array of at most %d content parts", MaxParts))
+		return domain.Invalid(at(".content"), fmt.Sprintf("must be a string or an array of at most %d content parts", MaxParts))
 	}
 	for i, p := range parts {
 		var pw struct {
@@ -477,9 +479,9 @@ func parseMessage(raw json.RawMessage, m *Message, at string) error {
 				Detail string `json:"detail"`
 			} `json:"image_url"`
 		}
-		pat := fmt.Sprintf("%s.content[%d]", at, i)
+		pat := func() string { return at(fmt.Sprintf(".content[%d]", i)) }
 		if err := json.Unmarshal(p, &pw); err != nil || pw.Type == "" {
-			return domain.Invalid(pat, "must be a content part object with a type")
+			return domain.Invalid(pat(), "must be a content part object with a type")
 		}
 		part := Part{Type: pw.Type}
 		switch pw.Type {
@@ -487,7 +489,7 @@ func parseMessage(raw json.RawMessage, m *Message, at string) error {
 			part.Text = pw.Text
 		case "image_url":
 			if pw.ImageURL.URL == "" {
-				return domain.Invalid(pat+".image_url.url", "is required")
+				return domain.Invalid(pat()+".image_url.url", "is required")
 			}
 			part.ImageURL, part.Detail = pw.ImageURL.URL, pw.ImageURL.Detail
 		default:

@@ -358,3 +358,33 @@ func TestToolCallIndexes(t *testing.T) {
 		}
 	}
 }
+
+// TestMessageErrorFields holds each refusal of a message to the field it names, past the first message and part:
+// the names are made only when a message is refused.
+func TestMessageErrorFields(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		second string // the second message
+		field  string
+	}{
+		{`5`, "messages[1]"},
+		{`{"role":"robot","content":"x"}`, "messages[1].role"},
+		{`{"role":"tool","content":"x"}`, "messages[1].tool_call_id"},
+		{`{"role":"assistant","content":null,"tool_calls":[{"id":"a","function":{"name":"f"}},{"id":"b"}]}`, "messages[1].tool_calls[1]"},
+		{`{"role":"user","content":null}`, "messages[1].content"},
+		{`{"role":"user","content":5}`, "messages[1].content"},
+		{`{"role":"user","content":[{"type":"text","text":"a"},{"text":"b"}]}`, "messages[1].content[1]"},
+		{`{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{}}]}`, "messages[1].content[1].image_url.url"},
+		{`{"role":"user","content":[{"type":"text","text":"a"},{"type":"text","text":"b\u0000"}]}`, "messages[1].content[1].text"},
+		{`{"role":"user","content":"\u0000"}`, "messages[1].content[0].text"},
+	} {
+		_, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"},`+tt.second+`]}`))
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != tt.field {
+			t.Errorf("%s: err %v, want a 400 naming %s", tt.second, err, tt.field)
+		}
+	}
+	if _, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"user","content":[{"type":"text","text":"b"}]}]}`)); err != nil {
+		t.Errorf("a valid request: %v", err)
+	}
+}
