@@ -1,0 +1,402 @@
+package jsonenc
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"math/bits"
+	"strconv"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Scanner reads JSON from b at i, without allocating but for the strings it returns, as encoding/json decodes it
+// into a struct (see Object, Str, Int): a decoder of a few fields of a stream's events, one a token, written by
+// hand on it reads them in one pass where a reflective decoder copied and allocated every event.
+type Scanner struct {
+	b []byte
+	i int
+}
+
+// ErrSyntax is JSON that is not; ErrType a value of the wrong type for where it is read.
+var (
+	ErrSyntax = errors.New("malformed JSON")
+	ErrType   = errors.New("a JSON value of the wrong type")
+)
+
+// maxDepth bounds the nesting of skipped values, as encoding/json's own limit does.
+const maxDepth = 10000
+
+// Is reports whether an object's key is name (lower-case ASCII) as encoding/json matches them: without regard to
+// case, Unicode's folding included. A key of name's length matches only by ASCII's case (a character that folds
+// to an ASCII letter, as U+017F and U+212A do, is longer than it); a shorter one never does.
+func Is(key []byte, name string) bool {
+	if len(key) != len(name) {
+		return len(key) > len(name) && bytes.EqualFold(key, []byte(name))
+	}
+	for i, c := range key {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != name[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// ws skips white space and returns the position of what follows.
+func (s *Scanner) ws() int {
+	i := s.i
+	for i < len(s.b) {
+		if c := s.b[i]; c > ' ' || c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			break
+		}
+		i++
+	}
+	s.i = i
+	return i
+}
+
+func (s *Scanner) peek() byte {
+	if s.ws() < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// literal consumes word, reporting whether it was there.
+func (s *Scanner) literal(word string) bool {
+	if s.ws(); bytes.HasPrefix(s.b[s.i:], []byte(word)) {
+		s.i += len(word)
+		return true
+	}
+	return false
+}
+
+// null consumes a null, reporting whether the value was one.
+func (s *Scanner) Null() bool { return s.peek() == 'n' && s.literal("null") }
+
+// object calls member with each member's key (valid until the next read), the scanner at its value, which member
+// consumes.
+func (s *Scanner) Object(member func(key []byte) error) error {
+	if s.peek() != '{' {
+		return ErrType
+	}
+	s.i++
+	if s.peek() == '}' {
+		s.i++
+		return nil
+	}
+	return s.Members(member)
+}
+
+// members reads an object's members from a key on: object past its opening brace, less an empty object's end.
+func (s *Scanner) Members(member func(key []byte) error) error {
+	for {
+		if s.peek() != '"' {
+			return ErrSyntax
+		}
+		key, escaped, err := s.rawString()
+		if err != nil {
+			return err
+		}
+		if escaped {
+			key = unescape(key)
+		}
+		if s.peek() != ':' {
+			return ErrSyntax
+		}
+		s.i++
+		if err := member(key); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case '}':
+			s.i++
+			return nil
+		default:
+			return ErrSyntax
+		}
+	}
+}
+
+// array calls elem for each element, the scanner at it; null is an empty array.
+func (s *Scanner) Array(elem func(i int) error) error {
+	if s.Null() {
+		return nil
+	}
+	if s.peek() != '[' {
+		return ErrType
+	}
+	s.i++
+	if s.peek() == ']' {
+		s.i++
+		return nil
+	}
+	for i := 0; ; i++ {
+		if err := elem(i); err != nil {
+			return err
+		}
+		switch s.peek() {
+		case ',':
+			s.i++
+		case ']':
+			s.i++
+			return nil
+		default:
+			return ErrSyntax
+		}
+	}
+}
+
+// rawString reads a string at its opening quote and returns what is between the quotes, and whether it holds
+// escapes (checked to be JSON's).
+func (s *Scanner) rawString() (raw []byte, escaped bool, err error) {
+	s.i++
+	start := s.i
+	for {
+		if s.plain(); s.i == len(s.b) {
+			return nil, false, ErrSyntax
+		}
+		switch s.b[s.i] {
+		case '"':
+			s.i++
+			return s.b[start : s.i-1], escaped, nil
+		case '\\':
+			escaped = true
+			if s.i+1 >= len(s.b) {
+				return nil, false, ErrSyntax
+			}
+			switch s.b[s.i+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				s.i += 2
+			case 'u':
+				if s.i+6 > len(s.b) {
+					return nil, false, ErrSyntax
+				}
+				if _, ok := hex4(s.b[s.i+2 : s.i+6]); !ok {
+					return nil, false, ErrSyntax
+				}
+				s.i += 6
+			default:
+				return nil, false, ErrSyntax
+			}
+		default: // a control character
+			return nil, false, ErrSyntax
+		}
+	}
+}
+
+// plain moves past the bytes of a string that need no look (all but a quote, a backslash and a control
+// character), eight at a time while it can.
+func (s *Scanner) plain() {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	b, i := s.b, s.i
+	for ; i+8 <= len(b); i += 8 {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(ones*'"'), x^(ones*'\\')
+		// the high bit of each byte below 0x20, and of each zero byte in q or bs (a quote or a backslash): exact
+		// up to the first one, as a subtraction's borrow only runs upwards from such a byte
+		if m := ((x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs) & highs; m != 0 {
+			s.i = i + bits.TrailingZeros64(m)/8
+			return
+		}
+	}
+	for i < len(b) && !special[b[i]] {
+		i++
+	}
+	s.i = i
+}
+
+// special marks the bytes plain stops at.
+var special = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
+// str reads a string into dst, leaving it for null.
+func (s *Scanner) Str(dst *string) error {
+	if s.Null() {
+		return nil
+	}
+	if s.peek() != '"' {
+		if err := s.skip(0); err != nil {
+			return err
+		}
+		return ErrType
+	}
+	raw, escaped, err := s.rawString()
+	if err != nil || !escaped && utf8.Valid(raw) {
+		if err == nil {
+			*dst = string(raw)
+		}
+		return err
+	}
+	*dst = string(unescape(raw))
+	return nil
+}
+
+// int reads an integer into dst, leaving it for null; a number with a fraction or an exponent, or past int64, is
+// the wrong type.
+func (s *Scanner) Int(dst *int64) error {
+	if s.Null() {
+		return nil
+	}
+	start := s.ws()
+	if err := s.skip(0); err != nil {
+		return err
+	}
+	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
+	if err != nil {
+		return ErrType
+	}
+	*dst = n
+	return nil
+}
+
+// skip consumes one value of any kind, checking that it is JSON.
+func (s *Scanner) skip(depth int) error {
+	if depth > maxDepth {
+		return ErrSyntax
+	}
+	switch c := s.peek(); {
+	case c == '"':
+		_, _, err := s.rawString()
+		return err
+	case c == '{':
+		return s.Object(func([]byte) error { return s.skip(depth + 1) })
+	case c == '[':
+		return s.Array(func(int) error { return s.skip(depth + 1) })
+	case c == 't' && s.literal("true"), c == 'f' && s.literal("false"), c == 'n' && s.literal("null"):
+		return nil
+	case c == '-' || '0' <= c && c <= '9':
+		return s.number()
+	}
+	return ErrSyntax
+}
+
+// number consumes a number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (s *Scanner) number() error {
+	digits := func() bool {
+		start := s.i
+		for s.i < len(s.b) && '0' <= s.b[s.i] && s.b[s.i] <= '9' {
+			s.i++
+		}
+		return s.i > start
+	}
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	if s.i < len(s.b) && s.b[s.i] == '0' {
+		s.i++
+	} else if !digits() {
+		return ErrSyntax
+	}
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		s.i++
+		if !digits() {
+			return ErrSyntax
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		if !digits() {
+			return ErrSyntax
+		}
+	}
+	return nil
+}
+
+// unescape decodes the escapes of a string rawString checked, as encoding/json does: a \u escape of half a
+// surrogate pair, or invalid UTF-8, becomes U+FFFD.
+func unescape(raw []byte) []byte {
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c != '\\' {
+			if c < utf8.RuneSelf {
+				out = append(out, c)
+				i++
+				continue
+			}
+			r, size := utf8.DecodeRune(raw[i:])
+			out = utf8.AppendRune(out, r)
+			i += size
+			continue
+		}
+		switch raw[i+1] {
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, _ := hex4(raw[i+2 : i+6])
+			i += 6
+			if utf16.IsSurrogate(r) {
+				r2 := utf8.RuneError
+				if i+6 <= len(raw) && raw[i] == '\\' && raw[i+1] == 'u' {
+					r2, _ = hex4(raw[i+2 : i+6])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					r = dec
+					i += 6
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default: // " \ /
+			out = append(out, raw[i+1])
+		}
+		i += 2
+	}
+	return out
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(b []byte) (r rune, ok bool) {
+	for _, c := range b {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// NewScanner reads b from its start.
+func NewScanner(b []byte) Scanner { return Scanner{b: b} }
+
+// Pos is where the scanner is in b; Seek moves it there.
+func (s *Scanner) Pos() int { return s.i }
+
+func (s *Scanner) Seek(i int) { s.i = i }
+
+// Skip consumes one value of any kind, checking that it is JSON.
+func (s *Scanner) Skip() error { return s.skip(0) }
+
+// End reports whether nothing but white space is left: a whole value was read, with nothing after it.
+func (s *Scanner) End() bool { return s.ws() == len(s.b) }
