@@ -4,46 +4,149 @@ import (
 	"io"
 	"net/http"
 
-	gojson "github.com/goccy/go-json"
-
+	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 )
 
-// event is one event of the Messages API's stream: message_start, content_block_start / _delta / _stop,
-// message_delta, message_stop, ping, error.
+// event is what the gateway reads of one event of the Messages API's stream: message_start, content_block_start /
+// _delta / _stop, message_delta, message_stop, ping, error. Each object member is held by value with has*
+// saying whether it was there (encoding/json's pointer: a null clears it, a second one reads into the first).
 type event struct {
-	Type    string `json:"type"`
-	Index   int    `json:"index"`
-	Message *struct {
-		Usage usage `json:"usage"`
-	} `json:"message"`
-	ContentBlock *struct {
-		Type string `json:"type"`
-		ID   string `json:"id"`
-		Name string `json:"name"`
-		Text string `json:"text"`
-	} `json:"content_block"`
-	Delta *struct {
-		Type        string `json:"type"`
-		Text        string `json:"text"`
-		PartialJSON string `json:"partial_json"`
-		Thinking    string `json:"thinking"`
-		StopReason  string `json:"stop_reason"`
-	} `json:"delta"`
-	Usage *usage `json:"usage"`
-	Error *struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-	} `json:"error"`
+	typ                                              string
+	index                                            int64
+	message                                          usage // message_start's message.usage
+	block                                            block
+	delta                                            delta
+	usage                                            usage
+	err                                              eventError
+	hasMessage, hasBlock, hasDelta, hasUsage, hasErr bool
+}
+
+// block is a content_block_start's block.
+type block struct{ typ, id, name, text string }
+
+// delta is a content_block_delta's delta, or message_delta's (its stop_reason).
+type delta struct{ typ, text, partialJSON, thinking, stopReason string }
+
+// eventError is an error event's error.
+type eventError struct{ typ, message string }
+
+// decodeEvent reads an event in one pass over its bytes (jsonenc.Scanner), as encoding/json would decode it into
+// pointers to structs of those fields: keys matched without regard to case, unknown members skipped (and checked
+// to be JSON), a value of the wrong type an error, a null leaving a string or a number as it was and clearing an
+// object. goccy/go-json before decoded each event, one a token, by reflection, allocating every object in it.
+func decodeEvent(data []byte) (ev event, err error) {
+	s := jsonenc.NewScanner(data)
+	if s.Null() && s.End() {
+		return ev, nil // as encoding/json decodes null into a struct: nothing
+	}
+	// object reads a member held by pointer: null clears it, an object reads into it.
+	object := func(has *bool, clear func(), fields func(key []byte) error) error {
+		if s.Null() {
+			*has = false
+			clear()
+			return nil
+		}
+		*has = true
+		return s.Object(fields)
+	}
+	err = s.Object(func(key []byte) error {
+		switch {
+		case jsonenc.Is(key, "type"):
+			return s.Str(&ev.typ)
+		case jsonenc.Is(key, "index"):
+			return s.Int(&ev.index)
+		case jsonenc.Is(key, "message"):
+			return object(&ev.hasMessage, func() { ev.message = usage{} }, func(key []byte) error {
+				if jsonenc.Is(key, "usage") {
+					if s.Null() { // a struct held by value: null leaves it
+						return nil
+					}
+					return readUsage(&s, &ev.message)
+				}
+				return s.Skip()
+			})
+		case jsonenc.Is(key, "content_block"):
+			b := &ev.block
+			return object(&ev.hasBlock, func() { *b = block{} }, func(key []byte) error {
+				switch {
+				case jsonenc.Is(key, "type"):
+					return s.Str(&b.typ)
+				case jsonenc.Is(key, "id"):
+					return s.Str(&b.id)
+				case jsonenc.Is(key, "name"):
+					return s.Str(&b.name)
+				case jsonenc.Is(key, "text"):
+					return s.Str(&b.text)
+				}
+				return s.Skip()
+			})
+		case jsonenc.Is(key, "delta"):
+			d := &ev.delta
+			return object(&ev.hasDelta, func() { *d = delta{} }, func(key []byte) error {
+				switch {
+				case jsonenc.Is(key, "type"):
+					return s.Str(&d.typ)
+				case jsonenc.Is(key, "text"):
+					return s.Str(&d.text)
+				case jsonenc.Is(key, "partial_json"):
+					return s.Str(&d.partialJSON)
+				case jsonenc.Is(key, "thinking"):
+					return s.Str(&d.thinking)
+				case jsonenc.Is(key, "stop_reason"):
+					return s.Str(&d.stopReason)
+				}
+				return s.Skip()
+			})
+		case jsonenc.Is(key, "usage"):
+			if s.Null() {
+				ev.hasUsage, ev.usage = false, usage{}
+				return nil
+			}
+			ev.hasUsage = true
+			return readUsage(&s, &ev.usage)
+		case jsonenc.Is(key, "error"):
+			e := &ev.err
+			return object(&ev.hasErr, func() { *e = eventError{} }, func(key []byte) error {
+				switch {
+				case jsonenc.Is(key, "type"):
+					return s.Str(&e.typ)
+				case jsonenc.Is(key, "message"):
+					return s.Str(&e.message)
+				}
+				return s.Skip()
+			})
+		}
+		return s.Skip()
+	})
+	if err == nil && !s.End() {
+		err = jsonenc.ErrSyntax
+	}
+	return ev, err
+}
+
+// readUsage reads a usage object into u.
+func readUsage(s *jsonenc.Scanner, u *usage) error {
+	return s.Object(func(key []byte) error {
+		switch {
+		case jsonenc.Is(key, "input_tokens"):
+			return s.Int(&u.InputTokens)
+		case jsonenc.Is(key, "output_tokens"):
+			return s.Int(&u.OutputTokens)
+		case jsonenc.Is(key, "cache_creation_input_tokens"):
+			return s.Int(&u.CacheCreationInputTokens)
+		case jsonenc.Is(key, "cache_read_input_tokens"):
+			return s.Int(&u.CacheReadInputTokens)
+		}
+		return s.Skip()
+	})
 }
 
 // usage is Anthropic's count: the prompt is its input plus what was written to and read from the cache.
 type usage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	InputTokens, OutputTokens                      int64
+	CacheCreationInputTokens, CacheReadInputTokens int64
 }
 
 // stream reads the Messages API's events and yields OpenAI-shaped chunks: text and thinking deltas as content
@@ -53,13 +156,13 @@ type stream struct {
 	sse    *upstream.SSE
 	status int
 	// tools maps a tool_use block's index to its tool call's.
-	tools   map[int]int
+	tools   map[int64]int
 	usage   chat.Usage
 	stopped bool
 }
 
 func newStream(body io.Reader, status int) *stream {
-	return &stream{sse: upstream.NewSSE(body), status: status, tools: map[int]int{}}
+	return &stream{sse: upstream.NewSSE(body), status: status, tools: map[int64]int{}}
 }
 
 func (s *stream) Next() (chat.Chunk, error) {
@@ -71,46 +174,46 @@ func (s *stream) Next() (chat.Chunk, error) {
 		if err != nil {
 			return chat.Chunk{}, upstream.Broke(err, s.status)
 		}
-		var ev event
-		if err := gojson.Unmarshal(data, &ev); err != nil {
+		ev, err := decodeEvent(data)
+		if err != nil {
 			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
 		var out chat.Chunk
-		switch ev.Type {
+		switch ev.typ {
 		case "message_start":
-			if ev.Message != nil {
-				s.count(ev.Message.Usage)
+			if ev.hasMessage {
+				s.count(ev.message)
 			}
 		case "content_block_start":
-			if b := ev.ContentBlock; b != nil {
-				switch b.Type {
+			if b := ev.block; ev.hasBlock {
+				switch b.typ {
 				case "tool_use":
 					i := len(s.tools)
-					s.tools[ev.Index] = i
-					out.ToolCalls = []chat.ToolCallDelta{{Index: i, ID: b.ID, Name: b.Name}}
+					s.tools[ev.index] = i
+					out.ToolCalls = []chat.ToolCallDelta{{Index: i, ID: b.id, Name: b.name}}
 				case "text":
-					out.Content = b.Text
+					out.Content = b.text
 				}
 			}
 		case "content_block_delta":
-			if d := ev.Delta; d != nil {
-				switch d.Type {
+			if d := ev.delta; ev.hasDelta {
+				switch d.typ {
 				case "text_delta":
-					out.Content = d.Text
+					out.Content = d.text
 				case "thinking_delta":
-					out.Reasoning = d.Thinking
+					out.Reasoning = d.thinking
 				case "input_json_delta":
-					if i, ok := s.tools[ev.Index]; ok && d.PartialJSON != "" {
-						out.ToolCalls = []chat.ToolCallDelta{{Index: i, Arguments: d.PartialJSON}}
+					if i, ok := s.tools[ev.index]; ok && d.partialJSON != "" {
+						out.ToolCalls = []chat.ToolCallDelta{{Index: i, Arguments: d.partialJSON}}
 					}
 				}
 			}
 		case "message_delta":
-			if ev.Usage != nil {
-				s.count(*ev.Usage)
+			if ev.hasUsage {
+				s.count(ev.usage)
 			}
-			if ev.Delta != nil && ev.Delta.StopReason != "" {
-				out.FinishReason, out.NativeFinishReason = chat.Finish(ev.Delta.StopReason), ev.Delta.StopReason
+			if ev.hasDelta && ev.delta.stopReason != "" {
+				out.FinishReason, out.NativeFinishReason = chat.Finish(ev.delta.stopReason), ev.delta.stopReason
 			}
 		case "message_stop":
 			s.stopped = true
@@ -154,11 +257,11 @@ var errorStatus = map[string]int{
 
 func (s *stream) failed(ev event, data []byte) error {
 	status, msg := http.StatusInternalServerError, ""
-	if ev.Error != nil {
-		if st, ok := errorStatus[ev.Error.Type]; ok {
+	if ev.hasErr {
+		if st, ok := errorStatus[ev.err.typ]; ok {
 			status = st
 		}
-		msg = ev.Error.Message
+		msg = ev.err.message
 	}
 	return upstream.EventFailed(status, msg, data)
 }

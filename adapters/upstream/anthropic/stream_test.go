@@ -1,0 +1,120 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+// wire is an event as encoding/json decodes it: the shape goccy/go-json decoded the events into before.
+type wire struct {
+	Type    string `json:"type"`
+	Index   int64  `json:"index"`
+	Message *struct {
+		Usage wireUsage `json:"usage"`
+	} `json:"message"`
+	ContentBlock *struct {
+		Type string `json:"type"`
+		ID   string `json:"id"`
+		Name string `json:"name"`
+		Text string `json:"text"`
+	} `json:"content_block"`
+	Delta *struct {
+		Type        string `json:"type"`
+		Text        string `json:"text"`
+		PartialJSON string `json:"partial_json"`
+		Thinking    string `json:"thinking"`
+		StopReason  string `json:"stop_reason"`
+	} `json:"delta"`
+	Usage *wireUsage `json:"usage"`
+	Error *struct {
+		Type    string `json:"type"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+type wireUsage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+// reference decodes an event with encoding/json, and returns it as decodeEvent would.
+func reference(data []byte) (event, error) {
+	var w wire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return event{}, err
+	}
+	ev := event{typ: w.Type, index: w.Index}
+	if m := w.Message; m != nil {
+		ev.hasMessage, ev.message = true, usage(m.Usage)
+	}
+	if b := w.ContentBlock; b != nil {
+		ev.hasBlock, ev.block = true, block{typ: b.Type, id: b.ID, name: b.Name, text: b.Text}
+	}
+	if d := w.Delta; d != nil {
+		ev.hasDelta, ev.delta = true, delta{typ: d.Type, text: d.Text, partialJSON: d.PartialJSON, thinking: d.Thinking, stopReason: d.StopReason}
+	}
+	if u := w.Usage; u != nil {
+		ev.hasUsage, ev.usage = true, usage(*u)
+	}
+	if e := w.Error; e != nil {
+		ev.hasErr, ev.err = true, eventError{typ: e.Type, message: e.Message}
+	}
+	return ev, nil
+}
+
+// eventSeeds are the Messages API's events as it sends them, and the edges of encoding/json's decoding: case,
+// nulls, keys given twice, values of the wrong type, escapes, what is not JSON.
+var eventSeeds = []string{
+	`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":3,"cache_read_input_tokens":4,"output_tokens":1}}}`,
+	`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+	`{"type":"ping"}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`,
+	`{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm \u00e9\ud83d\ude00"}}`,
+	`{"type":"content_block_start","index":1,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}`,
+	`{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"location\": \"San Fra"}}`,
+	`{"type":"content_block_stop","index":0}`,
+	`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":15}}`,
+	`{"type":"message_stop"}`,
+	`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`,
+	`null`, `{}`, ` {"type" : "ping" } `, `[]`, `5`, `"x"`, `{"type":5}`, `{"type":null}`, `{"index":1.5}`, `{"index":"1"}`,
+	`{"index":9223372036854775808}`, `{"index":-3,"index":null}`, `{"TYPE":"ping","Index":2}`, `{"ſtop_reason":1}`,
+	`{"message":null}`, `{"message":{"usage":null}}`, `{"message":{"usage":{"input_tokens":1}},"message":{"usage":{"output_tokens":2}}}`,
+	`{"message":{"usage":{"input_tokens":1}},"message":null}`, `{"message":5}`, `{"message":{"usage":5}}`,
+	`{"delta":{"type":"text_delta","text":"a"},"delta":{"text":null}}`, `{"delta":{"text":"a"},"delta":null,"delta":{}}`,
+	`{"delta":{"text":1}}`, `{"delta":[]}`, `{"content_block":{"type":"text","text":"a\nb"},"content_block":null}`,
+	`{"usage":{"output_tokens":1},"usage":null}`, `{"usage":{"output_tokens":1},"usage":{"input_tokens":2,"output_tokens":null}}`,
+	`{"usage":{"output_tokens":1e3}}`, `{"error":{},"error":null}`, `{"error":{"message":5}}`, `{"error":"x"}`,
+	`{"type":"ping"} x`, `{"type":"ping"`, `{"type":"pi\ng"}`, `{"type":"\x"}`, `{"a":[1,{"b":null}],"type":"ping"}`,
+	`{"type":"a\u0000b"}`, "{\"type\":\"\xff\"}", `{"type":"\ud800"}`, `{"a":01}`, `{"a":tru}`, `nul`,
+}
+
+func TestDecodeEvent(t *testing.T) {
+	t.Parallel()
+	for _, s := range eventSeeds {
+		checkEvent(t, []byte(s))
+	}
+}
+
+// FuzzDecodeEvent holds decodeEvent to encoding/json: the same event from what it accepts, an error for what it
+// refuses.
+func FuzzDecodeEvent(f *testing.F) {
+	for _, s := range eventSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkEvent)
+}
+
+func checkEvent(t *testing.T, data []byte) {
+	t.Helper()
+	got, err := decodeEvent(data)
+	want, werr := reference(data)
+	switch {
+	case (err == nil) != (werr == nil):
+		t.Fatalf("%q: error %v, encoding/json's %v", data, err, werr)
+	case err == nil && !reflect.DeepEqual(got, want):
+		t.Fatalf("%q:\n got %+v\nwant %+v", data, got, want)
+	}
+}
