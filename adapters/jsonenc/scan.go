@@ -74,10 +74,10 @@ func (s *Scanner) literal(word string) bool {
 	return false
 }
 
-// null consumes a null, reporting whether the value was one.
+// Null consumes a null, reporting whether the value was one.
 func (s *Scanner) Null() bool { return s.peek() == 'n' && s.literal("null") }
 
-// object calls member with each member's key (valid until the next read), the scanner at its value, which member
+// Object calls member with each member's key (valid until the next read), the scanner at its value, which member
 // consumes.
 func (s *Scanner) Object(member func(key []byte) error) error {
 	if s.peek() != '{' {
@@ -91,7 +91,7 @@ func (s *Scanner) Object(member func(key []byte) error) error {
 	return s.Members(member)
 }
 
-// members reads an object's members from a key on: object past its opening brace, less an empty object's end.
+// Members reads an object's members from a key on: object past its opening brace, less an empty object's end.
 func (s *Scanner) Members(member func(key []byte) error) error {
 	for {
 		if s.peek() != '"' {
@@ -123,7 +123,7 @@ func (s *Scanner) Members(member func(key []byte) error) error {
 	}
 }
 
-// array calls elem for each element, the scanner at it; null is an empty array.
+// Array calls elem for each element, the scanner at it; null is an empty array.
 func (s *Scanner) Array(elem func(i int) error) error {
 	if s.Null() {
 		return nil
@@ -220,7 +220,7 @@ var special = func() (t [256]bool) {
 	return t
 }()
 
-// str reads a string into dst, leaving it for null.
+// Str reads a string into dst, leaving it for null.
 func (s *Scanner) Str(dst *string) error {
 	if s.Null() {
 		return nil
@@ -242,7 +242,34 @@ func (s *Scanner) Str(dst *string) error {
 	return nil
 }
 
-// int reads an integer into dst, leaving it for null; a number with a fraction or an exponent, or past int64, is
+// Bool reads a boolean into dst, leaving it for null.
+func (s *Scanner) Bool(dst *bool) error {
+	switch {
+	case s.Null():
+	case s.literal("true"):
+		*dst = true
+	case s.literal("false"):
+		*dst = false
+	default:
+		if err := s.skip(0); err != nil {
+			return err
+		}
+		return ErrType
+	}
+	return nil
+}
+
+// Raw reads a value of any kind, checked to be JSON, and returns a copy of its bytes, as encoding/json fills a
+// json.RawMessage: null is "null".
+func (s *Scanner) Raw() ([]byte, error) {
+	start := s.ws()
+	if err := s.skip(0); err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), s.b[start:s.i]...), nil
+}
+
+// Int reads an integer into dst, leaving it for null; a number with a fraction or an exponent, or past int64, is
 // the wrong type.
 func (s *Scanner) Int(dst *int64) error {
 	if s.Null() {

@@ -12,8 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	gojson "github.com/goccy/go-json"
-
+	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -226,34 +225,205 @@ func imagePart(u string) map[string]any {
 	return map[string]any{"fileData": map[string]any{"mimeType": mt, "fileUri": u}}
 }
 
-// response is one event of streamGenerateContent: a GenerateContentResponse.
+// response is what the gateway reads of one event of streamGenerateContent, a GenerateContentResponse: the first
+// candidate's parts and finish reason, the prompt's block reason, the usage, the error. Objects held by pointer in
+// encoding/json's terms are held by value with has* saying whether they were there (a null clears one, a second
+// reads into the first); a list keeps what an earlier one of the same key left within its capacity, as
+// encoding/json's slices do.
 type response struct {
-	Candidates []struct {
-		Content struct {
-			Parts []struct {
-				Text         string `json:"text"`
-				Thought      bool   `json:"thought"`
-				FunctionCall *struct {
-					Name string          `json:"name"`
-					Args json.RawMessage `json:"args"`
-				} `json:"functionCall"`
-			} `json:"parts"`
-		} `json:"content"`
-		FinishReason string `json:"finishReason"`
-	} `json:"candidates"`
-	PromptFeedback *struct {
-		BlockReason string `json:"blockReason"`
-	} `json:"promptFeedback"`
-	UsageMetadata *struct {
-		PromptTokenCount        int64 `json:"promptTokenCount"`
-		CandidatesTokenCount    int64 `json:"candidatesTokenCount"`
-		ThoughtsTokenCount      int64 `json:"thoughtsTokenCount"`
-		CachedContentTokenCount int64 `json:"cachedContentTokenCount"`
-	} `json:"usageMetadata"`
-	Error *struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-	} `json:"error"`
+	candidate candidate
+	// candidates is how many candidates the event has; only the first is read.
+	candidates  int
+	blockReason string
+	usage       usageMetadata
+	err         responseError
+	// hasFeedback says a promptFeedback object was there, hasUsage a usageMetadata, hasErr an error.
+	hasFeedback, hasUsage, hasErr bool
+}
+
+type candidate struct {
+	parts        []part
+	finishReason string
+}
+
+type part struct {
+	text    string
+	thought bool
+	call    functionCall
+	hasCall bool
+}
+
+type functionCall struct {
+	name string
+	args []byte // as it came, as a json.RawMessage
+}
+
+type usageMetadata struct{ promptTokenCount, candidatesTokenCount, thoughtsTokenCount, cachedContentTokenCount int64 }
+
+type responseError struct {
+	code    int64
+	message string
+}
+
+// decodeResponse reads an event in one pass over its bytes (jsonenc.Scanner), as encoding/json would decode it:
+// keys matched without regard to case, unknown members skipped (and checked to be JSON), a value of the wrong
+// type an error, a null leaving a string, a number or a boolean as it was and clearing a list or an object held
+// by pointer. goccy/go-json before decoded each event, one a token, by reflection.
+func decodeResponse(data []byte) (ev response, err error) {
+	s := jsonenc.NewScanner(data)
+	if s.Null() && s.End() {
+		return ev, nil // as encoding/json decodes null into a struct: nothing
+	}
+	// held reads a member held by pointer: null clears it, an object reads into it.
+	held := func(has *bool, clear func(), fields func(key []byte) error) error {
+		if s.Null() {
+			*has = false
+			clear()
+			return nil
+		}
+		*has = true
+		return s.Object(fields)
+	}
+	err = s.Object(func(key []byte) error {
+		switch {
+		case jsonenc.Is(key, "candidates"):
+			if s.Null() {
+				ev.candidate, ev.candidates = candidate{}, 0
+				return nil
+			}
+			n := 0
+			err := s.Array(func(i int) error {
+				n = i + 1
+				if i == 0 {
+					return readCandidate(&s, &ev.candidate)
+				}
+				var rest candidate
+				return readCandidate(&s, &rest)
+			})
+			if ev.candidates = n; n == 0 { // [] is a new list: what an earlier one left is gone
+				ev.candidate = candidate{}
+			}
+			return err
+		case jsonenc.Is(key, "promptfeedback"):
+			return held(&ev.hasFeedback, func() { ev.blockReason = "" }, func(key []byte) error {
+				if jsonenc.Is(key, "blockreason") {
+					return s.Str(&ev.blockReason)
+				}
+				return s.Skip()
+			})
+		case jsonenc.Is(key, "usagemetadata"):
+			u := &ev.usage
+			return held(&ev.hasUsage, func() { *u = usageMetadata{} }, func(key []byte) error {
+				switch {
+				case jsonenc.Is(key, "prompttokencount"):
+					return s.Int(&u.promptTokenCount)
+				case jsonenc.Is(key, "candidatestokencount"):
+					return s.Int(&u.candidatesTokenCount)
+				case jsonenc.Is(key, "thoughtstokencount"):
+					return s.Int(&u.thoughtsTokenCount)
+				case jsonenc.Is(key, "cachedcontenttokencount"):
+					return s.Int(&u.cachedContentTokenCount)
+				}
+				return s.Skip()
+			})
+		case jsonenc.Is(key, "error"):
+			e := &ev.err
+			return held(&ev.hasErr, func() { *e = responseError{} }, func(key []byte) error {
+				switch {
+				case jsonenc.Is(key, "code"):
+					return s.Int(&e.code)
+				case jsonenc.Is(key, "message"):
+					return s.Str(&e.message)
+				}
+				return s.Skip()
+			})
+		}
+		return s.Skip()
+	})
+	if err == nil && !s.End() {
+		err = jsonenc.ErrSyntax
+	}
+	return ev, err
+}
+
+// readCandidate reads a candidate into c: its content's parts and its finish reason. A candidate is held by value
+// in its list: null leaves it.
+func readCandidate(s *jsonenc.Scanner, c *candidate) error {
+	if s.Null() {
+		return nil
+	}
+	return s.Object(func(key []byte) error {
+		switch {
+		case jsonenc.Is(key, "content"):
+			if s.Null() {
+				return nil
+			}
+			return s.Object(func(key []byte) error {
+				if jsonenc.Is(key, "parts") {
+					return readParts(s, &c.parts)
+				}
+				return s.Skip()
+			})
+		case jsonenc.Is(key, "finishreason"):
+			return s.Str(&c.finishReason)
+		}
+		return s.Skip()
+	})
+}
+
+// readParts reads a list of parts into parts as encoding/json fills a slice: each item read into the one already
+// there (what an earlier list left within the slice's capacity), the rest cut; null and [] leave no list.
+func readParts(s *jsonenc.Scanner, parts *[]part) error {
+	if s.Null() {
+		*parts = nil
+		return nil
+	}
+	n := 0
+	err := s.Array(func(i int) error {
+		n = i + 1
+		if i < cap(*parts) {
+			*parts = (*parts)[:i+1]
+		} else {
+			*parts = append(*parts, part{})
+		}
+		p := &(*parts)[i]
+		if s.Null() {
+			return nil
+		}
+		return s.Object(func(key []byte) error {
+			switch {
+			case jsonenc.Is(key, "text"):
+				return s.Str(&p.text)
+			case jsonenc.Is(key, "thought"):
+				return s.Bool(&p.thought)
+			case jsonenc.Is(key, "functioncall"):
+				if s.Null() {
+					p.call, p.hasCall = functionCall{}, false
+					return nil
+				}
+				p.hasCall = true
+				return s.Object(func(key []byte) error {
+					switch {
+					case jsonenc.Is(key, "name"):
+						return s.Str(&p.call.name)
+					case jsonenc.Is(key, "args"):
+						args, err := s.Raw()
+						if err == nil {
+							p.call.args = args
+						}
+						return err
+					}
+					return s.Skip()
+				})
+			}
+			return s.Skip()
+		})
+	})
+	*parts = (*parts)[:n]
+	if n == 0 { // [] is a new list: what an earlier one left is gone
+		*parts = nil
+	}
+	return err
 }
 
 // chatStream reads Gemini's events into chunks. Gemini has no end marker: the event with a finish reason is
@@ -279,40 +449,40 @@ func (s *chatStream) Next() (chat.Chunk, error) {
 		if err != nil {
 			return chat.Chunk{}, upstream.Broke(err, s.status)
 		}
-		var ev response
-		if err := gojson.Unmarshal(data, &ev); err != nil {
+		ev, err := decodeResponse(data)
+		if err != nil {
 			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
-		if ev.Error != nil {
-			status := ev.Error.Code
+		if ev.hasErr {
+			status := int(ev.err.code)
 			if status < 400 {
 				status = http.StatusInternalServerError
 			}
-			return chat.Chunk{}, upstream.EventFailed(status, ev.Error.Message, data)
+			return chat.Chunk{}, upstream.EventFailed(status, ev.err.message, data)
 		}
 		var out chat.Chunk
 		native := ""
-		if len(ev.Candidates) > 0 {
-			cand := ev.Candidates[0]
-			for _, p := range cand.Content.Parts {
+		if ev.candidates > 0 {
+			cand := ev.candidate
+			for _, p := range cand.parts {
 				switch {
-				case p.FunctionCall != nil:
-					args := string(p.FunctionCall.Args)
+				case p.hasCall:
+					args := string(p.call.args)
 					if args == "" || args == "null" {
 						args = "{}"
 					}
 					out.ToolCalls = append(out.ToolCalls, chat.ToolCallDelta{Index: s.calls, ID: "call_" + strconv.Itoa(s.calls),
-						Name: p.FunctionCall.Name, Arguments: args})
+						Name: p.call.name, Arguments: args})
 					s.calls++
-				case p.Thought:
-					out.Reasoning += p.Text
+				case p.thought:
+					out.Reasoning += p.text
 				default:
-					out.Content += p.Text
+					out.Content += p.text
 				}
 			}
-			native = cand.FinishReason
-		} else if ev.PromptFeedback != nil && ev.PromptFeedback.BlockReason != "" {
-			native = ev.PromptFeedback.BlockReason
+			native = cand.finishReason
+		} else if ev.hasFeedback && ev.blockReason != "" {
+			native = ev.blockReason
 		}
 		if native != "" {
 			s.finished = true
@@ -321,9 +491,9 @@ func (s *chatStream) Next() (chat.Chunk, error) {
 			if s.calls > 0 && out.FinishReason == "stop" {
 				out.FinishReason = "tool_calls"
 			}
-			if u := ev.UsageMetadata; u != nil {
-				out.Usage = &chat.Usage{PromptTokens: u.PromptTokenCount, CompletionTokens: u.CandidatesTokenCount + u.ThoughtsTokenCount,
-					ReasoningTokens: u.ThoughtsTokenCount, CachedTokens: u.CachedContentTokenCount}
+			if u := ev.usage; ev.hasUsage {
+				out.Usage = &chat.Usage{PromptTokens: u.promptTokenCount, CompletionTokens: u.candidatesTokenCount + u.thoughtsTokenCount,
+					ReasoningTokens: u.thoughtsTokenCount, CachedTokens: u.cachedContentTokenCount}
 			}
 		}
 		if !out.Empty() {
