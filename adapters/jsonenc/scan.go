@@ -16,6 +16,8 @@ import (
 type Scanner struct {
 	b []byte
 	i int
+	// depth is how many objects and arrays the scanner is in.
+	depth int
 }
 
 // ErrSyntax is JSON that is not; ErrType a value of the wrong type for where it is read.
@@ -24,7 +26,8 @@ var (
 	ErrType   = errors.New("a JSON value of the wrong type")
 )
 
-// maxDepth bounds the nesting of skipped values, as encoding/json's own limit does.
+// maxDepth bounds the nesting of objects and arrays, as encoding/json's own limit does: the value that holds the
+// rest counts.
 const maxDepth = 10000
 
 // Is reports whether an object's key is name (lower-case ASCII) as encoding/json matches them: without regard to
@@ -84,15 +87,30 @@ func (s *Scanner) Object(member func(key []byte) error) error {
 		return ErrType
 	}
 	s.i++
+	if s.depth++; s.depth > maxDepth {
+		return ErrSyntax
+	}
+	var err error
 	if s.peek() == '}' {
 		s.i++
-		return nil
+	} else {
+		err = s.members(member)
 	}
-	return s.Members(member)
+	s.depth--
+	return err
 }
 
-// Members reads an object's members from a key on: object past its opening brace, less an empty object's end.
+// Members reads an object's members from a key on: Object past its opening brace, less an empty object's end.
 func (s *Scanner) Members(member func(key []byte) error) error {
+	if s.depth++; s.depth > maxDepth {
+		return ErrSyntax
+	}
+	err := s.members(member)
+	s.depth--
+	return err
+}
+
+func (s *Scanner) members(member func(key []byte) error) error {
 	for {
 		if s.peek() != '"' {
 			return ErrSyntax
@@ -132,10 +150,21 @@ func (s *Scanner) Array(elem func(i int) error) error {
 		return ErrType
 	}
 	s.i++
+	if s.depth++; s.depth > maxDepth {
+		return ErrSyntax
+	}
+	var err error
 	if s.peek() == ']' {
 		s.i++
-		return nil
+	} else {
+		err = s.elements(elem)
 	}
+	s.depth--
+	return err
+}
+
+// elements reads an array's elements, Array past its opening bracket.
+func (s *Scanner) elements(elem func(i int) error) error {
 	for i := 0; ; i++ {
 		if err := elem(i); err != nil {
 			return err
@@ -226,7 +255,7 @@ func (s *Scanner) Str(dst *string) error {
 		return nil
 	}
 	if s.peek() != '"' {
-		if err := s.skip(0); err != nil {
+		if err := s.skip(); err != nil {
 			return err
 		}
 		return ErrType
@@ -251,7 +280,7 @@ func (s *Scanner) Bool(dst *bool) error {
 	case s.literal("false"):
 		*dst = false
 	default:
-		if err := s.skip(0); err != nil {
+		if err := s.skip(); err != nil {
 			return err
 		}
 		return ErrType
@@ -263,7 +292,7 @@ func (s *Scanner) Bool(dst *bool) error {
 // json.RawMessage: null is "null".
 func (s *Scanner) Raw() ([]byte, error) {
 	start := s.ws()
-	if err := s.skip(0); err != nil {
+	if err := s.skip(); err != nil {
 		return nil, err
 	}
 	return append([]byte(nil), s.b[start:s.i]...), nil
@@ -276,7 +305,7 @@ func (s *Scanner) Int(dst *int64) error {
 		return nil
 	}
 	start := s.ws()
-	if err := s.skip(0); err != nil {
+	if err := s.skip(); err != nil {
 		return err
 	}
 	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
@@ -288,18 +317,15 @@ func (s *Scanner) Int(dst *int64) error {
 }
 
 // skip consumes one value of any kind, checking that it is JSON.
-func (s *Scanner) skip(depth int) error {
-	if depth > maxDepth {
-		return ErrSyntax
-	}
+func (s *Scanner) skip() error {
 	switch c := s.peek(); {
 	case c == '"':
 		_, _, err := s.rawString()
 		return err
 	case c == '{':
-		return s.Object(func([]byte) error { return s.skip(depth + 1) })
+		return s.Object(func([]byte) error { return s.skip() })
 	case c == '[':
-		return s.Array(func(int) error { return s.skip(depth + 1) })
+		return s.Array(func(int) error { return s.skip() })
 	case c == 't' && s.literal("true"), c == 'f' && s.literal("false"), c == 'n' && s.literal("null"):
 		return nil
 	case c == '-' || '0' <= c && c <= '9':
@@ -423,7 +449,7 @@ func (s *Scanner) Pos() int { return s.i }
 func (s *Scanner) Seek(i int) { s.i = i }
 
 // Skip consumes one value of any kind, checking that it is JSON.
-func (s *Scanner) Skip() error { return s.skip(0) }
+func (s *Scanner) Skip() error { return s.skip() }
 
 // End reports whether nothing but white space is left: a whole value was read, with nothing after it.
 func (s *Scanner) End() bool { return s.ws() == len(s.b) }

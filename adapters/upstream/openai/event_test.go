@@ -110,6 +110,10 @@ func TestDecodeEvent(t *testing.T) {
 	for _, s := range eventSeeds {
 		checkEvent(t, []byte(s))
 	}
+	// encoding/json's bound on nesting, the event's own object counted: 9999 arrays in it are taken, 10000 are not
+	for _, n := range []int{9999, 10000} {
+		checkEvent(t, []byte(`{"a":`+strings.Repeat("[", n)+strings.Repeat("]", n)+`}`))
+	}
 	deep := strings.Repeat("[", 20000) + strings.Repeat("]", 20000)
 	if _, err := new(decoder).decode([]byte(`{"a":` + deep + `}`)); err == nil {
 		t.Error("an event nested 20000 deep was taken")
