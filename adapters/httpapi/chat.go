@@ -1,10 +1,13 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
@@ -20,8 +23,8 @@ type ChatHandler struct{ chat ports.ChatService }
 func NewChatHandler(s ports.ChatService) *ChatHandler { return &ChatHandler{chat: s} }
 
 func (h *ChatHandler) create(c *gin.Context) {
-	var body chat.Body
-	if err := bindJSON(c, &body); err != nil {
+	body, err := readChatBody(c.Request.Body)
+	if err != nil {
 		writeError(c, err)
 		return
 	}
@@ -41,6 +44,50 @@ func (h *ChatHandler) create(c *gin.Context) {
 		}
 		writeError(c, err)
 	}
+}
+
+// readChatBody reads a chat request's body into its members, each as it came. The body of a call is on the path
+// to its first token, and its prompt may be long: encoding/json's decoder went over it twice, at a fraction of the
+// speed of jsonenc.Scanner's one pass (a body of 64 KiB of prompt took milliseconds). The members alias the body's
+// bytes. What the scanner does not take — not an object, not JSON, data after it, a key that is not UTF-8 (which
+// encoding/json would mend), a failed read — goes through decodeJSON, for the error the caller got before.
+func readChatBody(r io.Reader) (chat.Body, error) {
+	raw, err := io.ReadAll(r)
+	if err == nil {
+		if body, ok := splitObject(raw); ok {
+			return body, nil
+		}
+	}
+	var body chat.Body
+	return body, decodeJSON(io.MultiReader(bytes.NewReader(raw), failedRead{err}), &body)
+}
+
+// splitObject reads raw, a JSON object, into its members as encoding/json decodes one into a chat.Body (a key
+// given twice: the last), reporting whether it could.
+func splitObject(raw []byte) (chat.Body, bool) {
+	s := jsonenc.NewScanner(raw)
+	body := chat.Body{}
+	err := s.Object(func(key []byte) error {
+		if !utf8.Valid(key) { // escapes are undone into UTF-8: only a raw key may not be
+			return errKeyNotUTF8
+		}
+		v, err := s.Value()
+		body[string(key)] = v[:len(v):len(v)] // an append to one reallocates rather than write over the next
+		return err
+	})
+	return body, err == nil && s.End()
+}
+
+var errKeyNotUTF8 = errors.New("a key that is not UTF-8")
+
+// failedRead ends what was read of a body with the error that ended the read (none: the end).
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) {
+	if f.err == nil {
+		return 0, io.EOF
+	}
+	return 0, f.err
 }
 
 // chatSink writes a chat answer in OpenAI's shape: a stream of chat.completion.chunk server-sent events ending

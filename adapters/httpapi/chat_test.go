@@ -3,7 +3,14 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -113,5 +120,53 @@ func TestStreamEventHeads(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// chatBodySeeds are chat bodies as callers send them, and the edges of encoding/json's decoding of an object into
+// a chat.Body: keys twice, escaped and not UTF-8, white space, nesting, what is not an object or not JSON.
+var chatBodySeeds = []string{
+	`{"model":"bench/chat","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`,
+	`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a\n\u00e9"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}],"provider":{"options":{"openai":{"seed":1e3}}}}`,
+	` { "model" : "m" , "model" : "n" } `, `{}`, `{"a":null,"b":[],"c":{},"d":-0.5e-3,"e":false}`, `{"\u006dodel":"m","mo\"del":1}`,
+	"{\"k\xff\":1}", `{"\ud800":1}`, "{\"\\ud83d\\ude00\":1}", `{"Model":"m","model":"n"}`, `null`, `[]`, `"x"`, ``, ` `,
+	`{"a":1} {}`, `{"a":1}x`, `{"a":1`, `{"a":01}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}", `{"a":[1,}`, `{"a" 1}`, `{,}`,
+	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`, `{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
+	`{"a":` + strings.Repeat(`{"b":`, 9999) + `1` + strings.Repeat("}", 9999) + `}`, `{"a":` + strings.Repeat(`{"b":`, 9999) + `{}` + strings.Repeat("}", 9999) + `}`,
+}
+
+func TestReadChatBody(t *testing.T) {
+	t.Parallel()
+	for _, s := range chatBodySeeds {
+		checkChatBody(t, []byte(s))
+	}
+	// An ordinary body takes the scanner's path, not decodeJSON's.
+	if _, ok := splitObject([]byte(chatBodySeeds[0])); !ok {
+		t.Error("benche2e's chat body went through decodeJSON")
+	}
+	// A read that fails is the caller's error as before: a body past the limit is a 413.
+	_, err := readChatBody(http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(chatBodySeeds[0])), 10))
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Kind != domain.KindTooLarge {
+		t.Errorf("a body past the limit: %v", err)
+	}
+}
+
+// FuzzReadChatBody holds readChatBody to decodeJSON, which decoded every chat body before: the same members, or
+// the same error.
+func FuzzReadChatBody(f *testing.F) {
+	for _, s := range chatBodySeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(checkChatBody)
+}
+
+func checkChatBody(t *testing.T, data []byte) {
+	t.Helper()
+	got, err := readChatBody(bytes.NewReader(data))
+	var want chat.Body
+	werr := decodeJSON(bytes.NewReader(data), &want)
+	if fmt.Sprint(err) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%q:\n got %v, %v\nwant %v, %v", data, got, err, want, werr)
 	}
 }

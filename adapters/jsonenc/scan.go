@@ -291,11 +291,17 @@ func (s *Scanner) Bool(dst *bool) error {
 // Raw reads a value of any kind, checked to be JSON, and returns a copy of its bytes, as encoding/json fills a
 // json.RawMessage: null is "null".
 func (s *Scanner) Raw() ([]byte, error) {
+	v, err := s.Value()
+	return append([]byte(nil), v...), err
+}
+
+// Value is Raw without the copy: the value's bytes within those the scanner reads.
+func (s *Scanner) Value() ([]byte, error) {
 	start := s.ws()
 	if err := s.skip(); err != nil {
 		return nil, err
 	}
-	return append([]byte(nil), s.b[start:s.i]...), nil
+	return s.b[start:s.i], nil
 }
 
 // Int reads an integer into dst, leaving it for null; a number with a fraction or an exponent, or past int64, is
