@@ -242,16 +242,13 @@ func Parse(b Body) (Request, error) {
 	if !ok || isNull(raw) {
 		return r, domain.Invalid("messages", "is required")
 	}
-	var msgs []json.RawMessage
-	if err := json.Unmarshal(raw, &msgs); err != nil {
-		return r, domain.Invalid("messages", "must be an array of messages")
-	}
-	if len(msgs) == 0 || len(msgs) > MaxMessages {
-		return r, domain.Invalid("messages", fmt.Sprintf("must hold 1 to %d messages", MaxMessages))
+	msgs, err := decodeMessages(raw)
+	if err != nil {
+		return r, err
 	}
 	r.Messages = make([]Message, len(msgs))
-	for i, m := range msgs {
-		if err := parseMessage(m, &r.Messages[i], i); err != nil {
+	for i, w := range msgs {
+		if err := w.message(&r.Messages[i], i); err != nil {
 			return r, err
 		}
 	}
@@ -415,25 +412,52 @@ func checkOptionChoices(options map[string]any) error {
 	return nil
 }
 
-// parseMessage reads messages[i]; the names of its fields are only made for an error, as most calls have none.
-func parseMessage(raw json.RawMessage, m *Message, i int) error {
-	at := func(field string) string { return "messages[" + strconv.Itoa(i) + "]" + field }
-	var w struct {
-		Role       *string         `json:"role"`
-		Content    json.RawMessage `json:"content"`
-		Name       *string         `json:"name"`
-		ToolCallID *string         `json:"tool_call_id"`
-		ToolCalls  []struct {
-			ID       string `json:"id"`
-			Type     string `json:"type"`
-			Function struct {
-				Name      string `json:"name"`
-				Arguments string `json:"arguments"`
-			} `json:"function"`
-		} `json:"tool_calls"`
+// messageWire is a message as it comes.
+type messageWire struct {
+	Role       *string         `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       *string         `json:"name"`
+	ToolCallID *string         `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+	// err is why the message is no message object: the error of messages[i], once those before it are read.
+	err error
+}
+
+// decodeMessages decodes the messages array, each message an object. The messages, the prompt, are most of a body,
+// on the path to the first token: they are decoded in one go, and only when that fails one by one, for the error
+// that names the message (encoding/json goes over what it decodes twice; as an array of raw messages decoded one
+// by one, four times).
+func decodeMessages(raw json.RawMessage) ([]*messageWire, error) {
+	var ws []*messageWire
+	if json.Unmarshal(raw, &ws) != nil || slices.Contains(ws, nil) { // null is no message object
+		var msgs []json.RawMessage
+		if err := json.Unmarshal(raw, &msgs); err != nil {
+			return nil, domain.Invalid("messages", "must be an array of messages")
+		}
+		ws = make([]*messageWire, len(msgs))
+		for i, m := range msgs {
+			ws[i] = new(messageWire)
+			ws[i].err = strict(m, ws[i])
+		}
 	}
-	if err := strict(raw, &w); err != nil {
-		return domain.Invalid(at(""), "must be a message object with a role and content: "+err.Error())
+	if len(ws) == 0 || len(ws) > MaxMessages {
+		return nil, domain.Invalid("messages", fmt.Sprintf("must hold 1 to %d messages", MaxMessages))
+	}
+	return ws, nil
+}
+
+// message reads messages[i]; the names of its fields are only made for an error, as most calls have none.
+func (w *messageWire) message(m *Message, i int) error {
+	at := func(field string) string { return "messages[" + strconv.Itoa(i) + "]" + field }
+	if w.err != nil {
+		return domain.Invalid(at(""), "must be a message object with a role and content: "+w.err.Error())
 	}
 	if w.Role == nil || !slices.Contains(roles, *w.Role) {
 		return domain.Invalid(at(".role"), "must be one of "+strings.Join(roles, ", "))

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -386,5 +387,21 @@ func TestMessageErrorFields(t *testing.T) {
 	}
 	if _, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"},{"role":"user","content":[{"type":"text","text":"b"}]}]}`)); err != nil {
 		t.Errorf("a valid request: %v", err)
+	}
+	// The messages are read in order: a message that is no object is refused after those before it, and a list
+	// too long before any of them.
+	for _, tt := range []struct{ messages, field string }{
+		{`[{"role":"robot","content":"x"},5]`, "messages[0].role"},
+		{`[{"role":"user","content":"x"},null,{"role":"robot"}]`, "messages[1]"},
+		{`[{"role":5}]`, "messages[0]"},
+		{`{}`, "messages"},
+		{`[]`, "messages"},
+		{`[5` + strings.Repeat(`,{"role":"user","content":"x"}`, chat.MaxMessages) + `]`, "messages"},
+	} {
+		_, err := chat.Parse(body(t, `{"model":"m","messages":`+tt.messages+`}`))
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != tt.field {
+			t.Errorf("%.40s: err %v, want a 400 naming %s", tt.messages, err, tt.field)
+		}
 	}
 }
