@@ -454,6 +454,31 @@ func (s *Scanner) Pos() int { return s.i }
 
 func (s *Scanner) Seek(i int) { s.i = i }
 
+// Document reads the scanner's bytes as one object, as encoding/json decodes a document into a struct: null is
+// no member, and nothing but white space may follow.
+func (s *Scanner) Document(member func(key []byte) error) error {
+	if s.Null() && s.End() {
+		return nil
+	}
+	err := s.Object(member)
+	if err == nil && !s.End() {
+		err = ErrSyntax
+	}
+	return err
+}
+
+// Held reads an object that encoding/json would hold by pointer into v, with has saying whether it is there: null
+// clears both, an object reads its members into what v holds (a second one of the same key into the first).
+func Held[T any](s *Scanner, has *bool, v *T, member func(key []byte) error) error {
+	if s.Null() {
+		var zero T
+		*has, *v = false, zero
+		return nil
+	}
+	*has = true
+	return s.Object(member)
+}
+
 // Skip consumes one value of any kind, checking that it is JSON.
 func (s *Scanner) Skip() error { return s.skip() }
 

@@ -38,27 +38,14 @@ type eventError struct{ typ, message string }
 // object. goccy/go-json before decoded each event, one a token, by reflection, allocating every object in it.
 func decodeEvent(data []byte) (ev event, err error) {
 	s := jsonenc.NewScanner(data)
-	if s.Null() && s.End() {
-		return ev, nil // as encoding/json decodes null into a struct: nothing
-	}
-	// object reads a member held by pointer: null clears it, an object reads into it.
-	object := func(has *bool, clear func(), fields func(key []byte) error) error {
-		if s.Null() {
-			*has = false
-			clear()
-			return nil
-		}
-		*has = true
-		return s.Object(fields)
-	}
-	err = s.Object(func(key []byte) error {
+	err = s.Document(func(key []byte) error {
 		switch {
 		case jsonenc.Is(key, "type"):
 			return s.Str(&ev.typ)
 		case jsonenc.Is(key, "index"):
 			return s.Int(&ev.index)
 		case jsonenc.Is(key, "message"):
-			return object(&ev.hasMessage, func() { ev.message = usage{} }, func(key []byte) error {
+			return jsonenc.Held(&s, &ev.hasMessage, &ev.message, func(key []byte) error {
 				if jsonenc.Is(key, "usage") {
 					if s.Null() { // a struct held by value: null leaves it
 						return nil
@@ -69,7 +56,7 @@ func decodeEvent(data []byte) (ev event, err error) {
 			})
 		case jsonenc.Is(key, "content_block"):
 			b := &ev.block
-			return object(&ev.hasBlock, func() { *b = block{} }, func(key []byte) error {
+			return jsonenc.Held(&s, &ev.hasBlock, b, func(key []byte) error {
 				switch {
 				case jsonenc.Is(key, "type"):
 					return s.Str(&b.typ)
@@ -84,7 +71,7 @@ func decodeEvent(data []byte) (ev event, err error) {
 			})
 		case jsonenc.Is(key, "delta"):
 			d := &ev.delta
-			return object(&ev.hasDelta, func() { *d = delta{} }, func(key []byte) error {
+			return jsonenc.Held(&s, &ev.hasDelta, d, func(key []byte) error {
 				switch {
 				case jsonenc.Is(key, "type"):
 					return s.Str(&d.typ)
@@ -108,7 +95,7 @@ func decodeEvent(data []byte) (ev event, err error) {
 			return readUsage(&s, &ev.usage)
 		case jsonenc.Is(key, "error"):
 			e := &ev.err
-			return object(&ev.hasErr, func() { *e = eventError{} }, func(key []byte) error {
+			return jsonenc.Held(&s, &ev.hasErr, e, func(key []byte) error {
 				switch {
 				case jsonenc.Is(key, "type"):
 					return s.Str(&e.typ)
@@ -120,9 +107,6 @@ func decodeEvent(data []byte) (ev event, err error) {
 		}
 		return s.Skip()
 	})
-	if err == nil && !s.End() {
-		err = jsonenc.ErrSyntax
-	}
 	return ev, err
 }
 

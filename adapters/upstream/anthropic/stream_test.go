@@ -2,8 +2,10 @@ package anthropic
 
 import (
 	"encoding/json"
-	"reflect"
+	"fmt"
 	"testing"
+
+	"github.com/switchboard-ai/switchboard/adapters/jsonenc/jsonenctest"
 )
 
 // wire is an event as encoding/json decodes it: the shape goccy/go-json decoded the events into before.
@@ -91,30 +93,12 @@ var eventSeeds = []string{
 	`{"type":"a\u0000b"}`, "{\"type\":\"\xff\"}", `{"type":"\ud800"}`, `{"a":01}`, `{"a":tru}`, `nul`,
 }
 
-func TestDecodeEvent(t *testing.T) {
-	t.Parallel()
-	for _, s := range eventSeeds {
-		checkEvent(t, []byte(s))
-	}
-}
-
 // FuzzDecodeEvent holds decodeEvent to encoding/json: the same event from what it accepts, an error for what it
-// refuses.
+// refuses. Its seeds run in every go test.
 func FuzzDecodeEvent(f *testing.F) {
-	for _, s := range eventSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(checkEvent)
-}
-
-func checkEvent(t *testing.T, data []byte) {
-	t.Helper()
-	got, err := decodeEvent(data)
-	want, werr := reference(data)
-	switch {
-	case (err == nil) != (werr == nil):
-		t.Fatalf("%q: error %v, encoding/json's %v", data, err, werr)
-	case err == nil && !reflect.DeepEqual(got, want):
-		t.Fatalf("%q:\n got %+v\nwant %+v", data, got, want)
-	}
+	jsonenctest.Seeds(f, eventSeeds, func(t *testing.T, data []byte) {
+		got, err := decodeEvent(data)
+		want, werr := reference(data)
+		jsonenctest.Same(t, fmt.Sprintf("%q", data), got, err, want, werr)
+	})
 }

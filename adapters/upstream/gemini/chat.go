@@ -271,20 +271,7 @@ type responseError struct {
 // by pointer. goccy/go-json before decoded each event, one a token, by reflection.
 func decodeResponse(data []byte) (ev response, err error) {
 	s := jsonenc.NewScanner(data)
-	if s.Null() && s.End() {
-		return ev, nil // as encoding/json decodes null into a struct: nothing
-	}
-	// held reads a member held by pointer: null clears it, an object reads into it.
-	held := func(has *bool, clear func(), fields func(key []byte) error) error {
-		if s.Null() {
-			*has = false
-			clear()
-			return nil
-		}
-		*has = true
-		return s.Object(fields)
-	}
-	err = s.Object(func(key []byte) error {
+	err = s.Document(func(key []byte) error {
 		switch {
 		case jsonenc.Is(key, "candidates"):
 			if s.Null() {
@@ -305,7 +292,7 @@ func decodeResponse(data []byte) (ev response, err error) {
 			}
 			return err
 		case jsonenc.Is(key, "promptfeedback"):
-			return held(&ev.hasFeedback, func() { ev.blockReason = "" }, func(key []byte) error {
+			return jsonenc.Held(&s, &ev.hasFeedback, &ev.blockReason, func(key []byte) error {
 				if jsonenc.Is(key, "blockreason") {
 					return s.Str(&ev.blockReason)
 				}
@@ -313,7 +300,7 @@ func decodeResponse(data []byte) (ev response, err error) {
 			})
 		case jsonenc.Is(key, "usagemetadata"):
 			u := &ev.usage
-			return held(&ev.hasUsage, func() { *u = usageMetadata{} }, func(key []byte) error {
+			return jsonenc.Held(&s, &ev.hasUsage, u, func(key []byte) error {
 				switch {
 				case jsonenc.Is(key, "prompttokencount"):
 					return s.Int(&u.promptTokenCount)
@@ -328,7 +315,7 @@ func decodeResponse(data []byte) (ev response, err error) {
 			})
 		case jsonenc.Is(key, "error"):
 			e := &ev.err
-			return held(&ev.hasErr, func() { *e = responseError{} }, func(key []byte) error {
+			return jsonenc.Held(&s, &ev.hasErr, e, func(key []byte) error {
 				switch {
 				case jsonenc.Is(key, "code"):
 					return s.Int(&e.code)
@@ -340,9 +327,6 @@ func decodeResponse(data []byte) (ev response, err error) {
 		}
 		return s.Skip()
 	})
-	if err == nil && !s.End() {
-		err = jsonenc.ErrSyntax
-	}
 	return ev, err
 }
 

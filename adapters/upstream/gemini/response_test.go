@@ -2,8 +2,10 @@ package gemini
 
 import (
 	"encoding/json"
-	"reflect"
+	"fmt"
 	"testing"
+
+	"github.com/switchboard-ai/switchboard/adapters/jsonenc/jsonenctest"
 )
 
 // wire is an event as encoding/json decodes it: the shape goccy/go-json decoded the events into before.
@@ -114,30 +116,12 @@ var responseSeeds = []string{
 	`{"ſinishReason":1,"candidateſ":[]}`,
 }
 
-func TestDecodeResponse(t *testing.T) {
-	t.Parallel()
-	for _, s := range responseSeeds {
-		checkResponse(t, []byte(s))
-	}
-}
-
 // FuzzDecodeResponse holds decodeResponse to encoding/json: the same event from what it accepts, an error for
-// what it refuses.
+// what it refuses. Its seeds run in every go test.
 func FuzzDecodeResponse(f *testing.F) {
-	for _, s := range responseSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(checkResponse)
-}
-
-func checkResponse(t *testing.T, data []byte) {
-	t.Helper()
-	got, err := decodeResponse(data)
-	want, werr := reference(data)
-	switch {
-	case (err == nil) != (werr == nil):
-		t.Fatalf("%q: error %v, encoding/json's %v", data, err, werr)
-	case err == nil && !reflect.DeepEqual(observed(got), observed(want)):
-		t.Fatalf("%q:\n got %+v\nwant %+v", data, observed(got), observed(want))
-	}
+	jsonenctest.Seeds(f, responseSeeds, func(t *testing.T, data []byte) {
+		got, err := decodeResponse(data)
+		want, werr := reference(data)
+		jsonenctest.Same(t, fmt.Sprintf("%q", data), observed(got), err, observed(want), werr)
+	})
 }

@@ -35,9 +35,6 @@ type decoder struct{ head []byte }
 
 func (d *decoder) decode(data []byte) (ev event, err error) {
 	s := jsonenc.NewScanner(data)
-	if s.Null() && s.End() {
-		return ev, nil // as encoding/json decodes null into a struct: nothing
-	}
 	var usage *chat.Usage // allocated once an event has one: most have none
 	// read reads the member of key when the gateway reads it, and reports whether it did.
 	read := func(key []byte) (bool, error) {
@@ -102,13 +99,12 @@ func (d *decoder) decode(data []byte) (ev event, err error) {
 	if len(d.head) > 0 && bytes.HasPrefix(data, d.head) {
 		s.Seek(len(d.head))
 		skipped = -1
-		err = s.Members(member)
+		if err = s.Members(member); err == nil && !s.End() {
+			err = jsonenc.ErrSyntax
+		}
 	} else {
 		d.head = d.head[:0]
-		err = s.Object(member)
-	}
-	if err == nil && !s.End() {
-		err = jsonenc.ErrSyntax
+		err = s.Document(member)
 	}
 	ev.Usage = usage
 	ev.Reasoning = ev.reasoning + ev.reasoningContent

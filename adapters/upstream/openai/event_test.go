@@ -2,10 +2,11 @@ package openai
 
 import (
 	"encoding/json"
-	"reflect"
+	"fmt"
 	"strings"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/adapters/jsonenc/jsonenctest"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 )
 
@@ -139,12 +140,7 @@ func TestDecoderHead(t *testing.T) {
 
 // FuzzDecodeEvent holds decoder to encoding/json: the same event from what it accepts, an error for what it
 // refuses, read alone and read again after itself (from its head, when it has one).
-func FuzzDecodeEvent(f *testing.F) {
-	for _, s := range eventSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, data []byte) { checkEvent(t, data) })
-}
+func FuzzDecodeEvent(f *testing.F) { jsonenctest.Seeds(f, eventSeeds, checkEvent) }
 
 // FuzzDecoderHead holds decoder to encoding/json for an event read after another.
 func FuzzDecoderHead(f *testing.F) {
@@ -170,10 +166,5 @@ func checkAfter(t *testing.T, prev, data []byte) {
 	}
 	got, err := d.decode(data)
 	want, werr := reference(data)
-	switch {
-	case (err == nil) != (werr == nil):
-		t.Fatalf("%q after %q: error %v, encoding/json's %v", data, prev, err, werr)
-	case err == nil && !reflect.DeepEqual(got, want):
-		t.Fatalf("%q after %q:\n got %+v\nwant %+v", data, prev, got, want)
-	}
+	jsonenctest.Same(t, fmt.Sprintf("%q after %q", data, prev), got, err, want, werr)
 }
