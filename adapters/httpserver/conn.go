@@ -125,10 +125,9 @@ func (c *conn) serve() {
 	}
 	for {
 		c.idleSince.Store(0)
+		// A request read during a shutdown is served (with Connection: close): it was sent before the caller could
+		// know.
 		w, rej := c.readRequest(base)
-		if s.shutting.Load() {
-			return
-		}
 		if rej != nil {
 			if rej.status != 0 {
 				c.reject(rej)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -474,5 +475,37 @@ func TestHeadTooLarge(t *testing.T) {
 	}()
 	if resp, _ := rawResponse(t, br, nil); resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
 		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// A connection accepted before a shutdown, whose request arrives during it, is answered (with Connection: close),
+// as net/http's server answers it: its caller sent the request before it could know.
+func TestShutdownAnswersNewConnection(t *testing.T) {
+	t.Parallel()
+	srv := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, "done")
+	})}
+	addr, _ := serve(t, srv)
+	fresh, freshBR := dial(t, addr)
+	other, otherBR := dial(t, addr) // accepted after fresh: once it is answered, fresh is accepted
+	_, _ = io.WriteString(other, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+	_, _ = rawResponse(t, otherBR, nil)
+
+	done := make(chan error, 1)
+	go func() { done <- srv.Shutdown(context.Background()) }()
+	for !srv.shutting.Load() {
+		runtime.Gosched()
+	}
+	_, _ = io.WriteString(fresh, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	resp, err := http.ReadResponse(freshBR, nil)
+	if err != nil {
+		t.Fatalf("request sent during the shutdown: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if string(body) != "done" || !resp.Close {
+		t.Errorf("request sent during the shutdown: %q, Connection: close %t", body, resp.Close)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("Shutdown: %v", err)
 	}
 }
