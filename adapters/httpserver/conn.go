@@ -110,6 +110,9 @@ func (c *conn) serve() {
 		if inFlight != nil {
 			inFlight.cancel()
 			c.unwatch()
+			if inFlight.body != nil {
+				_ = inFlight.body.Close() // as finish: no goroutine the handler left reads on
+			}
 		}
 		_ = c.rwc.Close()
 		c.br.Reset(nil)

@@ -176,8 +176,13 @@ func (w *response) finish() {
 	if w.err != nil || w.c.srv.shutting.Load() {
 		w.closeAfter = true
 	}
-	if w.body != nil && !w.closeAfter && !w.body.sawEOF {
-		w.closeAfter = true // sent with its head before the handler was done with the body: not read to its end
+	if w.body != nil {
+		if !w.closeAfter && !w.body.sawEOF {
+			w.closeAfter = true // sent with its head before the handler was done with the body: not read to its end
+		}
+		// A goroutine the handler left must not read on: the connection's read buffer goes to the next request,
+		// or to another connection.
+		_ = w.body.Close()
 	}
 }
 
@@ -492,8 +497,10 @@ func (w *response) tooLarge() {
 
 // bodyReader is the request's body as the handler reads it: it sends 100 Continue on the first read when the
 // caller asked for it, arms the watch for the caller leaving once the body is read, and never reads past the
-// body's end to close it (http.ReadRequest's body would read the rest, however large, on Close).
+// body's end to close it (http.ReadRequest's body would read the rest, however large, on Close). Its mutex makes
+// a read by a goroutine the handler left end before the body is closed when the handler returns, as net/http's.
 type bodyReader struct {
+	mu     sync.Mutex
 	w      *response
 	rc     io.ReadCloser
 	n      int64
@@ -506,6 +513,8 @@ type bodyReader struct {
 var continueLine = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
 func (b *bodyReader) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	if b.closed {
 		return 0, http.ErrBodyReadAfterClose
 	}
@@ -528,6 +537,8 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 
 // Close stops the handler's reads; what it left unread is dealt with when the response is sent.
 func (b *bodyReader) Close() error {
+	b.mu.Lock()
 	b.closed = true
+	b.mu.Unlock()
 	return nil
 }

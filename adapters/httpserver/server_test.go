@@ -5,6 +5,7 @@ import (
 
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -507,5 +508,42 @@ func TestShutdownAnswersNewConnection(t *testing.T) {
 	}
 	if err := <-done; err != nil {
 		t.Errorf("Shutdown: %v", err)
+	}
+}
+
+// A body read after its handler returned (by a goroutine the handler left) fails with http.ErrBodyReadAfterClose,
+// as net/http's does, instead of reading the connection's read buffer, which the server reuses for the next request
+// or, once the connection is closed, for another connection.
+func TestBodyReadAfterReturn(t *testing.T) {
+	t.Parallel()
+	leaked := make(chan io.Reader, 1)
+	srv := &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		leaked <- r.Body
+	})}
+	addr, _ := serve(t, srv)
+	c, br := dial(t, addr)
+	_, _ = io.WriteString(c, "POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 4\r\n\r\nab")
+	_, _ = rawResponse(t, br, nil)
+	for {
+		srv.mu.Lock()
+		n := len(srv.conns)
+		srv.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		runtime.Gosched()
+	}
+	body := <-leaked
+	err := func() (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = fmt.Errorf("panic: %v", p)
+			}
+		}()
+		_, err = body.Read(make([]byte, 8))
+		return err
+	}()
+	if !errors.Is(err, http.ErrBodyReadAfterClose) {
+		t.Errorf("read after the handler returned: %v", err)
 	}
 }
