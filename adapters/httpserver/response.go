@@ -88,13 +88,14 @@ func (w *response) WriteHeader(code int) {
 	}
 }
 
-// writeInterim sends a 1xx answer at once, with the header as it is.
+// writeInterim sends a 1xx answer at once, with the header as it is but its framing (net/http's
+// excludedHeadersNoBody): an interim answer has no body.
 func (w *response) writeInterim(code int) {
 	if w.headSent || w.err != nil {
 		return
 	}
 	b := appendStatusLine(nil, code)
-	b = w.appendFields(b, w.header, 0)
+	b = w.appendFields(b, w.header, dropContentLength|dropTransferEncoding)
 	w.send(append(b, "\r\n"...))
 }
 

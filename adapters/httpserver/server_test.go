@@ -547,3 +547,30 @@ func TestBodyReadAfterReturn(t *testing.T) {
 		t.Errorf("read after the handler returned: %v", err)
 	}
 }
+
+// A 1xx answer carries the header as it is but its framing (Content-Length, Transfer-Encoding), as net/http's does:
+// an interim answer has no body.
+func TestInterimHasNoFraming(t *testing.T) {
+	t.Parallel()
+	addr, _ := serve(t, &Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Link", "</a.css>; rel=preload")
+		w.Header().Set("Content-Length", "2")
+		w.Header().Set("Transfer-Encoding", "chunked")
+		w.WriteHeader(http.StatusEarlyHints)
+		w.Header().Del("Transfer-Encoding")
+		_, _ = io.WriteString(w, "hi")
+	})})
+	c, br := dial(t, addr)
+	_, _ = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	interim, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if interim.StatusCode != http.StatusEarlyHints || interim.Header.Get("Link") == "" ||
+		interim.Header.Get("Content-Length") != "" || len(interim.TransferEncoding) != 0 {
+		t.Errorf("interim %d %v", interim.StatusCode, interim.Header)
+	}
+	if resp, body := rawResponse(t, br, nil); resp.StatusCode != http.StatusOK || body != "hi" {
+		t.Errorf("final %d %q", resp.StatusCode, body)
+	}
+}
