@@ -46,13 +46,21 @@ type response struct {
 // chunk's framing, leaves in one write.
 const bufferSize = 32 << 10
 
+// A response's buffer keeps room in front of what the handler wrote, where the head and the chunk's size line are
+// put before a send, and behind it, for the chunk's CRLF and the terminator: what leaves in one write is one
+// stretch of one buffer, never a copy of the body into a second one (which doubled the memory a stream holds).
+const (
+	headroom = 1 << 10
+	tailroom = len("\r\n0\r\n\r\n")
+)
+
 type buffers struct {
-	pending []byte // written by the handler, not sent yet
-	out     []byte // what is sent: head, framing and pending
+	b    []byte // b[headroom:] is what the handler wrote and was not sent yet; its capacity leaves tailroom
+	head []byte // where the head and framing are put together before they go in front of it
 }
 
 var buffersPool = sync.Pool{New: func() any {
-	return &buffers{pending: make([]byte, 0, bufferSize), out: make([]byte, 0, bufferSize+4<<10)}
+	return &buffers{b: make([]byte, headroom, headroom+bufferSize+tailroom), head: make([]byte, 0, headroom)}
 }}
 
 var (
@@ -128,14 +136,14 @@ func write[T []byte | string](w *response, p T) (int, error) {
 		if w.bufs == nil {
 			w.bufs = buffersPool.Get().(*buffers)
 		}
-		b := &w.bufs.pending
-		if len(*b) == cap(*b) {
+		b := &w.bufs.b
+		if len(*b) == cap(*b)-tailroom {
 			if err := w.flush(false); err != nil {
 				return n, err
 			}
 			continue
 		}
-		k := copy((*b)[len(*b):cap(*b)], p[n:])
+		k := copy((*b)[len(*b):cap(*b)-tailroom], p[n:])
 		*b = (*b)[:len(*b)+k]
 		n += k
 		w.written += int64(k)
@@ -192,8 +200,9 @@ func (w *response) release() {
 	if w.bufs == nil {
 		return
 	}
-	w.bufs.pending, w.bufs.out = w.bufs.pending[:0], w.bufs.out[:0]
-	if cap(w.bufs.out) <= 4*bufferSize {
+	w.bufs.b = w.bufs.b[:headroom]
+	if cap(w.bufs.head) <= 4*headroom {
+		w.bufs.head = w.bufs.head[:0]
 		buffersPool.Put(w.bufs)
 	}
 	w.bufs = nil
@@ -205,30 +214,33 @@ func (w *response) flush(last bool) error {
 	if w.err != nil {
 		return w.err
 	}
-	var out []byte
-	var pending []byte
-	if w.bufs != nil {
-		out, pending = w.bufs.out[:0], w.bufs.pending
+	if w.bufs == nil {
+		w.bufs = buffersPool.Get().(*buffers)
 	}
+	b := w.bufs.b
+	pending := b[headroom:]
+	front := w.bufs.head[:0]
 	if !w.headSent {
-		out = w.appendHead(out, last, pending)
+		front = w.appendHead(front, last, pending)
 		w.headSent = true
 	}
-	if len(pending) > 0 && !w.isHEAD {
-		if w.chunked {
-			out = strconv.AppendInt(out, int64(len(pending)), 16)
-			out = append(out, "\r\n"...)
-			out = append(out, pending...)
-			out = append(out, "\r\n"...)
-		} else {
-			out = append(out, pending...)
-		}
+	if w.isHEAD {
+		b = b[:headroom]
+	} else if len(pending) > 0 && w.chunked {
+		front = strconv.AppendInt(front, int64(len(pending)), 16)
+		front = append(front, "\r\n"...)
+		b = append(b, "\r\n"...)
 	}
 	if last && w.chunked {
-		out = append(out, "0\r\n\r\n"...)
+		b = append(b, "0\r\n\r\n"...)
 	}
-	if w.bufs != nil {
-		w.bufs.out = out // grown for a large head: kept for the pool
+	w.bufs.head = front // grown for a large head: kept for the pool up to a bound
+	var out []byte
+	if len(front) <= headroom {
+		out = b[headroom-len(front):]
+		copy(out, front)
+	} else {
+		out = append(append(make([]byte, 0, len(front)+len(b)-headroom), front...), b[headroom:]...)
 	}
 	var err error
 	if len(out) > 0 {

@@ -125,6 +125,20 @@ func TestResponseFraming(t *testing.T) {
 				t.Errorf("write past the length: %v", err)
 			}
 		}, "abc", 3, 2, nil},
+		{"a head larger than the buffer's headroom, chunked: still one write per flush", "GET", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Large", strings.Repeat("h", 3*headroom))
+			_, _ = io.WriteString(w, clip)
+			w.(http.Flusher).Flush()
+			_, _ = io.WriteString(w, "tail")
+		}, clip + "tail", -1, 2, func(t *testing.T, h http.Header) {
+			if len(h.Get("X-Large")) != 3*headroom {
+				t.Errorf("X-Large: %d bytes", len(h.Get("X-Large")))
+			}
+		}},
+		{"a head larger than the headroom, unflushed", "GET", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Large", strings.Repeat("h", 3*headroom))
+			_, _ = io.WriteString(w, clip)
+		}, clip, int64(len(clip)), 1, nil},
 		{"nothing written: Content-Length 0", "GET", func(w http.ResponseWriter, r *http.Request) {}, "", 0, 1, nil},
 		{"HEAD: length of what would be sent, no body", "HEAD", func(w http.ResponseWriter, r *http.Request) {
 			_, _ = io.WriteString(w, "hello")
