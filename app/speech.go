@@ -44,6 +44,7 @@ type speechCall struct {
 	// body and first are the audio of the endpoint that answered, and its first bytes, once Open has them.
 	body  io.ReadCloser
 	first []byte
+	ended bool // first is the whole audio
 }
 
 func (s *speechCall) Spec() (Spec, error) {
@@ -78,12 +79,12 @@ func (s *speechCall) Open(ctx context.Context, ep catalog.Endpoint, texts []stri
 	if err != nil {
 		return "", err
 	}
-	first, err := firstBytes(a.Body, s.buf, a.Status, "audio")
+	first, ended, err := firstBytes(a.Body, s.buf, a.Status, "audio")
 	if err != nil {
 		a.Body.Close()
 		return "", err
 	}
-	s.body, s.first = a.Body, first
+	s.body, s.first, s.ended = a.Body, first, ended
 	return a.UpstreamID, nil
 }
 
@@ -91,7 +92,7 @@ func (s *speechCall) Open(ctx context.Context, ep catalog.Endpoint, texts []stri
 // mid-stream pays for what was made.
 func (s *speechCall) Deliver(_ context.Context, c *Call) Delivery {
 	s.sink.Start(s.req.Format.ContentType(), c.ID())
-	sent, err := pump(s.sink, s.body, s.buf, s.first)
+	sent, err := pump(s.sink, s.body, s.buf, s.first, s.ended)
 	s.body.Close()
 	d := Delivery{Err: err, Counts: generation.Counts{NumMediaCompletion: 1}}
 	if err == nil || callerLeft(err) {

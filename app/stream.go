@@ -49,28 +49,39 @@ func (f flushing) Read(p []byte) (int, error) {
 }
 
 // firstBytes waits for the first bytes of a streamed answer, so that a provider that fails before sending any
-// can still be failed over. An answer that ends empty is the provider's failure: what names what it lacks.
-func firstBytes(body io.Reader, buf []byte, status int, what string) ([]byte, error) {
-	n, err := io.ReadAtLeast(body, buf, 1)
-	if n > 0 {
-		return buf[:n], nil
+// can still be failed over, and says whether they are the whole answer (the read that brought them ended it). An
+// answer that ends empty is the provider's failure: what names what it lacks.
+func firstBytes(body io.Reader, buf []byte, status int, what string) ([]byte, bool, error) {
+	for {
+		n, err := body.Read(buf)
+		if n > 0 {
+			return buf[:n], err == io.EOF, nil // another failure comes again with the next read
+		}
+		if err == nil {
+			continue
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			err = &ports.UpstreamError{Status: status, Kind: domain.KindUpstream, Retryable: true, Reason: "the provider sent no " + what}
+		}
+		return nil, false, err
 	}
-	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		err = &ports.UpstreamError{Status: status, Kind: domain.KindUpstream, Retryable: true, Reason: "the provider sent no " + what}
-	}
-	return nil, err
 }
 
 // pump sends first (when there is one) at once, then the rest of body to sink as it arrives, flushing what
-// arrived together in one write, and returns the bytes sent. A failed read is an upstream failure; a failed
+// arrived together in one write, and returns the bytes sent. What arrives with the answer's end is not flushed:
+// the response's end sends it with its own framing in one write (a flush first cost a write of its own, and the
+// caller's wait for it). ended says first is the whole answer. A failed read is an upstream failure; a failed
 // write or flush means the caller is gone.
-func pump(sink writer, body io.Reader, buf, first []byte) (int64, error) {
+func pump(sink writer, body io.Reader, buf, first []byte, ended bool) (int64, error) {
 	var sent int64
 	if len(first) > 0 {
-		if sink.Write(first) != nil || sink.Flush() != nil {
+		if sink.Write(first) != nil || !ended && sink.Flush() != nil {
 			return 0, errCallerGone
 		}
 		sent = int64(len(first))
+	}
+	if ended {
+		return sent, nil
 	}
 	in := flushing{r: body, sink: sink}
 	for {
@@ -82,9 +93,6 @@ func pump(sink writer, body io.Reader, buf, first []byte) (int64, error) {
 			sent += int64(n)
 		}
 		if err == io.EOF {
-			if sink.Flush() != nil {
-				return sent, errCallerGone
-			}
 			return sent, nil
 		}
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,6 +28,9 @@ type wire struct {
 	held   []string // given to the sink since its last flush
 	sends  int
 	failAt int // the send that finds the caller gone (1 is the first); 0: none
+	// lastEOF: the read that brings the last piece says the answer ended (io.EOF with it), as a body whose
+	// length or final chunk arrived with its last bytes does.
+	lastEOF bool
 }
 
 func (w *wire) Read(p []byte) (int, error) {
@@ -38,6 +42,9 @@ func (w *wire) Read(p []byte) (int, error) {
 	w.trace = append(w.trace, "read "+strings.TrimSpace(strings.ReplaceAll(w.pieces[0][:n], "\n", " ")))
 	if w.pieces[0] = w.pieces[0][n:]; w.pieces[0] == "" {
 		w.pieces = w.pieces[1:]
+	}
+	if w.lastEOF && len(w.pieces) == 0 {
+		return n, io.EOF
 	}
 	return n, nil
 }
@@ -101,18 +108,25 @@ func (l lines) Next() (chat.Chunk, error) {
 
 // TestStreamFlushes: an answer's first piece is sent at once; after it, everything one read from the upstream
 // brought leaves in one write, sent before the next read, as that read may wait; a caller gone at a flush
-// ends the reading and closes the upstream. Speech and chat stream the same way.
+// ends the reading and closes the upstream. Speech and chat stream the same way. What came with the answer's end
+// is left to the response's end (unsent), which sends it with its own framing in one write.
 func TestStreamFlushes(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
-		name   string
-		chat   bool
-		pieces []string
-		failAt int
-		want   []string
+		name    string
+		chat    bool
+		pieces  []string
+		lastEOF bool
+		failAt  int
+		want    []string
+		unsent  []string // left to the response's end
 	}{
 		{name: "speech: each read's bytes in one write, before the next read", pieces: []string{"ab", "cd", "efgh"},
 			want: []string{"read ab", "send ab", "read cd", "send cd", "read efgh", "send efgh", "read EOF", "close"}},
+		{name: "speech: what came with the end is left to the response's end", pieces: []string{"ab", "cd"}, lastEOF: true,
+			want: []string{"read ab", "send ab", "read cd", "close"}, unsent: []string{"cd"}},
+		{name: "speech: an answer whole in its first read is sent with the response's end", pieces: []string{"abcd"}, lastEOF: true,
+			want: []string{"read abcd", "close"}, unsent: []string{"abcd"}},
 		{name: "chat: events that came in one read leave in one write", chat: true,
 			pieces: []string{"a\n", "b\nc\nd\n", "e\n", "DONE\n"},
 			want:   []string{"read a", "send a", "read b c d", "send b|c|d", "read e", "send e", "read DONE", "send [DONE]", "close"}},
@@ -127,7 +141,7 @@ func TestStreamFlushes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := &wire{pieces: tt.pieces, failAt: tt.failAt}
+			w := &wire{pieces: tt.pieces, failAt: tt.failAt, lastEOF: tt.lastEOF}
 			var err error
 			if tt.chat {
 				price := domain.Micros(1)
@@ -147,6 +161,9 @@ func TestStreamFlushes(t *testing.T) {
 			}
 			if got := strings.Join(w.trace, "\n"); got != strings.Join(tt.want, "\n") {
 				t.Fatalf("trace:\n%s\nwant:\n%s", got, strings.Join(tt.want, "\n"))
+			}
+			if !slices.Equal(w.held, tt.unsent) {
+				t.Fatalf("left unsent: %q, want %q", w.held, tt.unsent)
 			}
 		})
 	}

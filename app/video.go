@@ -283,7 +283,7 @@ func (v *Videos) Content(ctx context.Context, by account.Principal, id string, i
 	sink.Start(content)
 	bufp := downloadPool.Get().(*[]byte)
 	defer downloadPool.Put(bufp)
-	_, err = pump(sink, content.Body, *bufp, nil)
+	_, err = pump(sink, content.Body, *bufp, nil, false)
 	if errors.Is(err, errCallerGone) {
 		return context.Canceled
 	}
