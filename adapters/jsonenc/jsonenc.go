@@ -1,6 +1,6 @@
 // Package jsonenc appends JSON by hand where a reflective encoder costs too much: a chat answer's events, one a
 // token, and the body of a chat call to its upstream; and reads it by hand (Scanner) where a reflective decoder
-// does: the events of an upstream's stream.
+// does: the events of an upstream's stream, and the chat and speech requests' bodies.
 package jsonenc
 
 import "unicode/utf8"

@@ -11,7 +11,7 @@ import (
 )
 
 // Scanner reads JSON from b at i, without allocating but for the strings it returns, as encoding/json decodes it
-// into a struct (see Object, Str, Int): a decoder of a few fields of a stream's events, one a token, written by
+// into a struct (see Object, Str, Text, Int, Float): a decoder of a few fields of a stream's events, one a token, written by
 // hand on it reads them in one pass where a reflective decoder copied and allocated every event.
 type Scanner struct {
 	b []byte
@@ -254,21 +254,28 @@ func (s *Scanner) Str(dst *string) error {
 	if s.Null() {
 		return nil
 	}
+	text, _, err := s.Text()
+	if err == nil {
+		*dst = string(text)
+	}
+	return err
+}
+
+// Text reads a string and returns its text, as encoding/json decodes it: the bytes between its quotes, within
+// those the scanner reads (shared), when they hold no escape and are UTF-8, else a decoded copy. Any other value,
+// null too, is the wrong type.
+func (s *Scanner) Text() (text []byte, shared bool, err error) {
 	if s.peek() != '"' {
 		if err := s.skip(); err != nil {
-			return err
+			return nil, false, err
 		}
-		return ErrType
+		return nil, false, ErrType
 	}
 	raw, escaped, err := s.rawString()
 	if err != nil || !escaped && utf8.Valid(raw) {
-		if err == nil {
-			*dst = string(raw)
-		}
-		return err
+		return raw, err == nil, err
 	}
-	*dst = string(unescape(raw))
-	return nil
+	return unescape(raw), false, nil
 }
 
 // Bool reads a boolean into dst, leaving it for null.
@@ -310,15 +317,33 @@ func (s *Scanner) Int(dst *int64) error {
 	if s.Null() {
 		return nil
 	}
-	start := s.ws()
-	if err := s.skip(); err != nil {
+	v, err := s.Value()
+	if err != nil {
 		return err
 	}
-	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 64)
+	n, err := strconv.ParseInt(string(v), 10, 64)
 	if err != nil {
 		return ErrType
 	}
 	*dst = n
+	return nil
+}
+
+// Float reads a number into dst, leaving it for null; one past float64's range is the wrong type, as
+// encoding/json has it.
+func (s *Scanner) Float(dst *float64) error {
+	if s.Null() {
+		return nil
+	}
+	v, err := s.Value()
+	if err != nil {
+		return err
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil {
+		return ErrType
+	}
+	*dst = f
 	return nil
 }
 
