@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // chunk is what the fake writes and flushes at a time: odd on purpose, as a real upstream's chunks are.
@@ -21,11 +22,12 @@ const chunk = 4093
 
 // runFake serves OpenAI's speech route: clip bytes of audio in flushed chunks, or, for the model tts-hold, one
 // chunk and then nothing until the caller leaves (a stream in flight); and its chat completions route: a stream
-// of chatTokens tokens, or for chat-hold the first token and then nothing. It prints its URL and serves until
-// killed.
+// of chatTokens tokens, an event each, gap apart, or for chat-hold the first token and then nothing. It prints its
+// URL and serves until killed.
 func runFake(args []string) {
 	fs := flag.NewFlagSet("fake", flag.ExitOnError)
 	clip := fs.Int("clip", 16<<10, "bytes per answer")
+	gap := fs.Duration("gap", 0, "pause between a chat answer's events")
 	_ = fs.Parse(args)
 	audio := make([]byte, *clip)
 	for i := range audio {
@@ -81,6 +83,9 @@ func runFake(args []string) {
 				<-r.Context().Done()
 				return
 			}
+			if *gap > 0 && i < len(chatEvents)-1 {
+				time.Sleep(*gap)
+			}
 		}
 	})
 	log.Fatal(http.Serve(l, mux))
@@ -112,8 +117,8 @@ type fakeProc struct {
 	url string
 }
 
-func startFake(clip int) *fakeProc {
-	cmd := self("fake", "-clip", fmt.Sprint(clip))
+func startFake(clip int, gap time.Duration) *fakeProc {
+	cmd := self("fake", "-clip", fmt.Sprint(clip), "-gap", gap.String())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -90,6 +90,7 @@ type options struct {
 	dialects, scenarios string
 	bin, pgURL, keep    string
 	clip                int
+	tokenGap            time.Duration
 	latencyCalls        int
 	throughputCalls     int
 	block               int
@@ -127,6 +128,8 @@ func main() {
 	fs.StringVar(&o.pgURL, "pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
 		"PostgreSQL server to create a scratch database on")
 	fs.IntVar(&o.clip, "clip", 16<<10, "bytes the fake answers per call")
+	fs.DurationVar(&o.tokenGap, "token-gap", 0, "pause of the fake between the events of a chat answer, as a model's tokens come "+
+		"(0: the whole answer at once, faster than any model streams; Go's timers round a pause below 1ms up to about 1ms here)")
 	fs.IntVar(&o.latencyCalls, "latency-calls", 2000, "pairs of calls (direct, gateway) at concurrency 1")
 	fs.IntVar(&o.throughputCalls, "throughput-calls", 20000, "calls each way at -conc, in alternating blocks")
 	fs.IntVar(&o.block, "block", 2000, "calls in one block of the throughput phase")
@@ -174,11 +177,11 @@ func main() {
 			log.Fatalf("build: %v", err)
 		}
 	}
-	fmt.Printf("benche2e: clip %d B, %d latency pairs, %d throughput calls each way (blocks of %d) at c=%d, %d flatness calls, "+
-		"%d streams held, %d records seeded, credits %t; %s\n", o.clip, o.latencyCalls, o.throughputCalls, o.block, o.conc,
-		o.flatCalls, o.holdStreams, o.rows, o.credits, time.Now().UTC().Format(time.RFC3339))
+	fmt.Printf("benche2e: clip %d B, chat token gap %v, %d latency pairs, %d throughput calls each way (blocks of %d) at c=%d, "+
+		"%d flatness calls, %d streams held, %d records seeded, credits %t; %s\n", o.clip, o.tokenGap, o.latencyCalls,
+		o.throughputCalls, o.block, o.conc, o.flatCalls, o.holdStreams, o.rows, o.credits, time.Now().UTC().Format(time.RFC3339))
 
-	fake := startFake(o.clip)
+	fake := startFake(o.clip, o.tokenGap)
 	defer fake.stop()
 	for _, name := range split(o.scenarios) {
 		sc := findScenario(name)
