@@ -225,13 +225,18 @@ func Take(options map[string]any, key string) (string, bool) {
 	}
 }
 
-// NewJSONRequest builds a POST with a JSON body.
+// NewJSONRequest builds a POST of body encoded as JSON.
 func NewJSONRequest(ctx context.Context, url string, body any) (*http.Request, error) {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
+	return NewJSONPost(ctx, url, b)
+}
+
+// NewJSONPost builds a POST of a JSON body already encoded.
+func NewJSONPost(ctx context.Context, url string, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

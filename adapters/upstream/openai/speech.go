@@ -2,7 +2,11 @@ package openai
 
 import (
 	"context"
+	"errors"
+	"math"
+	"strconv"
 
+	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -10,12 +14,11 @@ import (
 // Synthesize calls POST /audio/speech. OpenAI's pcm is exactly the gateway's (raw 24 kHz s16le mono) and its mp3
 // is mp3, so the body streams through untouched. The format is always sent: OpenAI's default is mp3, ours pcm.
 func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (ports.Audio, error) {
-	canonical := map[string]any{"model": r.UpstreamModel, "input": r.Input, "voice": r.Voice,
-		"response_format": string(r.Format), "stream_format": "audio"}
-	if r.Speed != nil {
-		canonical["speed"] = *r.Speed
+	body, err := speechBody(r)
+	if err != nil {
+		return ports.Audio{}, upstream.Internal(err)
 	}
-	req, err := upstream.NewJSONRequest(ctx, c.cfg.BaseURL+"/audio/speech", upstream.Merge(r.Options, canonical))
+	req, err := upstream.NewJSONPost(ctx, c.cfg.BaseURL+"/audio/speech", body)
 	if err != nil {
 		return ports.Audio{}, upstream.Internal(err)
 	}
@@ -24,4 +27,51 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 		return ports.Audio{}, err
 	}
 	return ports.Audio{Body: resp.Body, UpstreamID: resp.Header.Get("x-request-id"), Status: resp.StatusCode}, nil
+}
+
+// speechBody is the request's body, appended by hand (encoding/json went through a map of the fields, by
+// reflection, with its keys sorted): the options the call's own fields do not name, then those fields, last, so
+// that an upstream that matches keys without regard to case and takes the last (encoding/json's way) reads the
+// gateway's. Speed is sent when the call sets it; otherwise an option may.
+func speechBody(r ports.SynthesisRequest) ([]byte, error) {
+	b := append(make([]byte, 0, 160+len(r.Input)+len(r.UpstreamModel)+len(r.Voice)), '{')
+	b, err := appendOptions(b, r.Options, func(k string) bool {
+		switch k {
+		case "model", "input", "voice", "response_format", "stream_format":
+			return true
+		}
+		return k == "speed" && r.Speed != nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	b = jsonenc.AppendString(append(b, `"model":`...), r.UpstreamModel)
+	b = jsonenc.AppendString(append(b, `,"input":`...), r.Input)
+	b = jsonenc.AppendString(append(b, `,"voice":`...), r.Voice)
+	b = jsonenc.AppendString(append(b, `,"response_format":`...), string(r.Format))
+	b = append(b, `,"stream_format":"audio"`...)
+	if r.Speed != nil {
+		if b, err = appendFloat(append(b, `,"speed":`...), *r.Speed); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendFloat appends f as encoding/json writes a float64: the shortest decimal that reads back as f, with an
+// exponent only for the very small and the very large.
+func appendFloat(b []byte, f float64) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, errors.New("json: unsupported value: " + strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		b = strconv.AppendFloat(b, f, 'e', -1, 64)
+		// e-09 as e-9, as encoding/json writes it
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+		return b, nil
+	}
+	return strconv.AppendFloat(b, f, 'f', -1, 64), nil
 }
