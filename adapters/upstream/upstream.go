@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -231,17 +232,62 @@ func NewJSONRequest(ctx context.Context, url string, body any) (*http.Request, e
 	if err != nil {
 		return nil, err
 	}
-	return NewJSONPost(ctx, url, b)
-}
-
-// NewJSONPost builds a POST of a JSON body already encoded.
-func NewJSONPost(ctx context.Context, url string, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("Content-Type", "application/json")
+	req.Header["Content-Type"] = jsonType
 	return req, nil
+}
+
+// jsonType is the Content-Type of a JSON body: one slice for every request, which no one writes to.
+var jsonType = []string{"application/json"}
+
+// Endpoint is a provider's URL, parsed once for every request to it (http.NewRequest parses its URL each time).
+type Endpoint struct {
+	url *url.URL
+	err error // what parsing the URL failed with: every request's failure
+}
+
+// ParseEndpoint parses raw as http.NewRequest parses a request's URL.
+func ParseEndpoint(raw string) Endpoint {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Endpoint{err: err}
+	}
+	u.Host = strings.TrimSuffix(u.Host, ":") // as http.NewRequest's removeEmptyPort
+	return Endpoint{url: u}
+}
+
+// post is a request with its URL and body, in one allocation.
+type post struct {
+	req  http.Request
+	url  url.URL
+	body jsonBody
+}
+
+// jsonBody is a request's body, which closing leaves as it is (io.NopCloser around a bytes.Reader).
+type jsonBody struct{ bytes.Reader }
+
+func (*jsonBody) Close() error { return nil }
+
+// Post builds a POST of a JSON body already encoded to e, as http.NewRequestWithContext builds it (and with the
+// same GetBody, for a redirect to send it again), but for its Host, which it leaves to the URL, as net/http
+// does when it is empty. header is the request's own; the Content-Type is set in it.
+func (e Endpoint) Post(ctx context.Context, body []byte, header http.Header) (*http.Request, error) {
+	if e.err != nil {
+		return nil, e.err
+	}
+	header["Content-Type"] = jsonType
+	p := &post{url: *e.url}
+	p.body.Reset(body)
+	p.req = http.Request{Method: http.MethodPost, URL: &p.url, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: header,
+		Body: &p.body, ContentLength: int64(len(body)), GetBody: func() (io.ReadCloser, error) {
+			r := &jsonBody{}
+			r.Reset(body)
+			return r, nil
+		}}
+	return p.req.WithContext(ctx), nil
 }
 
 // Failed builds the error for a response with an error status: msg is the provider's own message when it has one.

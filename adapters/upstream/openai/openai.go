@@ -15,11 +15,18 @@ import (
 type Client struct {
 	cfg  upstream.Config
 	http *http.Client
+	// auth is the Authorization header's value, one slice for every request (which no one writes to); speech
+	// is the speech endpoint, parsed once.
+	auth   []string
+	speech upstream.Endpoint
 }
 
 var _ ports.SpeechProvider = (*Client)(nil)
 
-func New(cfg upstream.Config, client *http.Client) *Client { return &Client{cfg: cfg, http: client} }
+func New(cfg upstream.Config, client *http.Client) *Client {
+	return &Client{cfg: cfg, http: client, auth: []string{"Bearer " + cfg.APIKey},
+		speech: upstream.ParseEndpoint(cfg.BaseURL + "/audio/speech")}
+}
 
 // apiError is OpenAI's error body.
 type apiError struct {
@@ -60,7 +67,7 @@ func appendOptions(b []byte, options map[string]any, sent func(key string) bool)
 }
 
 func (c *Client) do(req *http.Request) (*http.Response, error) {
-	req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	req.Header["Authorization"] = c.auth
 	resp, err := upstream.Do(c.http, req, c.cfg)
 	if err != nil {
 		return nil, err

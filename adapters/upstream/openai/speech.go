@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"net/http"
 	"strconv"
 
 	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
@@ -18,7 +19,7 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 	if err != nil {
 		return ports.Audio{}, upstream.Internal(err)
 	}
-	req, err := upstream.NewJSONPost(ctx, c.cfg.BaseURL+"/audio/speech", body)
+	req, err := c.speech.Post(ctx, body, make(http.Header, 2))
 	if err != nil {
 		return ports.Audio{}, upstream.Internal(err)
 	}
