@@ -38,9 +38,15 @@ const (
 	maxIdleConnsPerHost = 256
 	// maxHeaderBytes bounds a response's status line and headers (1xx answers included), and its trailer.
 	maxHeaderBytes = 1 << 20
-	// readBufferSize is as large as the stream buffer: one Read of a body carries whatever the upstream sent
-	// meanwhile, for one write and one flush downstream.
-	readBufferSize  = 16 << 10
+	// streamBufferSize is the stream buffer's size (the caller's buffer for a body's reads): a read of a body
+	// with nothing buffered goes straight into a buffer as large, as bufio does for a buffer as large as its own,
+	// so one Read carries whatever the upstream sent meanwhile, for one write and one flush downstream.
+	streamBufferSize = 16 << 10
+	// readBufferSize is the stream buffer and room for a response's head, which comes in the same read as the
+	// body's first bytes: a clip the upstream sent whole with a head of up to headRoom comes in one read, not
+	// the stream buffer's worth less the head and then the rest (a read more for each call).
+	headRoom        = 4 << 10
+	readBufferSize  = streamBufferSize + headRoom
 	writeBufferSize = 4 << 10
 )
 
@@ -82,7 +88,7 @@ func newH1Transport(tlsConfig *tls.Config) *h1Transport {
 			IdleConnTimeout:       idleConnTimeout,
 			TLSHandshakeTimeout:   tlsHandshakeTimeout,
 			ExpectContinueTimeout: time.Second,
-			ReadBufferSize:        readBufferSize,
+			ReadBufferSize:        streamBufferSize,
 		},
 		proxy:     http.ProxyFromEnvironment,
 		tlsConfig: tlsConfig,
@@ -729,14 +735,14 @@ func (b *body) read(p []byte) (int, error) {
 	br := b.c.br
 	switch b.mode {
 	case lengthData:
-		n, err := br.Read(p[:min(int64(len(p)), b.left)])
+		n, err := b.readData(p[:min(int64(len(p)), b.left)])
 		b.left -= int64(n)
 		if b.left == 0 {
 			return n, io.EOF
 		}
 		return n, unexpected(err)
 	case untilClose:
-		return br.Read(p)
+		return b.readData(p)
 	}
 	n := 0
 	for {
@@ -745,7 +751,7 @@ func (b *body) read(p []byte) (int, error) {
 			if n == len(p) {
 				return n, nil
 			}
-			m, err := br.Read(p[n:min(int64(len(p)), int64(n)+b.left)])
+			m, err := b.readData(p[n:min(int64(len(p)), int64(n)+b.left)])
 			n += m
 			b.left -= int64(m)
 			if err != nil {
@@ -793,6 +799,16 @@ func (b *body) read(p []byte) (int, error) {
 			}
 		}
 	}
+}
+
+// readData reads body bytes into p: those buffered, or when none are and p is a stream buffer's size or more,
+// straight from the connection (bufio would read through its buffer, which is larger by the head's room, and
+// leave its last bytes for another Read: another write and flush downstream).
+func (b *body) readData(p []byte) (int, error) {
+	if b.c.br.Buffered() == 0 && len(p) >= streamBufferSize {
+		return b.c.Read(p)
+	}
+	return b.c.br.Read(p)
 }
 
 // lineBuffered says whether a whole line is in the buffer, to be read without waiting.

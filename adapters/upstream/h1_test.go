@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -908,6 +909,63 @@ func TestH1UnderTheWatchdog(t *testing.T) {
 				t.Fatalf("err %v, want context.Canceled", err)
 			case !tt.cancel && (!errors.As(err, &ue) || ue.Kind != tt.kind):
 				t.Fatalf("err %v, want an upstream error of kind %v", err, tt.kind)
+			}
+		})
+	}
+}
+
+// countingScript is a script that counts the reads of the connection and what each asked for.
+type countingScript struct {
+	script
+	reads []int
+}
+
+func (s *countingScript) Read(p []byte) (int, error) {
+	s.reads = append(s.reads, len(p))
+	return s.script.Read(p)
+}
+
+// TestH1ReadsOfTheConnection: a body the upstream sent whole with its head, a stream buffer's worth, comes in the
+// head's read; the rest of a longer one, once what that read brought is taken, goes straight from the connection
+// into the caller's buffer, a stream buffer's worth a read, not through the read buffer (larger by the head's room,
+// which would leave a remainder for a Read, and a write downstream, of its own each time).
+func TestH1ReadsOfTheConnection(t *testing.T) {
+	t.Parallel()
+	const head = "HTTP/1.1 200 OK\r\nContent-Type: audio/pcm\r\nX-Request-Id: req_1\r\nContent-Length: 65536\r\n\r\n"
+	first := readBufferSize - len(head) // of the long body, with the head
+	tests := []struct {
+		name, raw string
+		reads     []int // what each read of the connection asked for
+		bodyReads []int // what each Read of the body returned
+	}{
+		{"a clip sent whole", "HTTP/1.1 200 OK\r\nContent-Length: 16384\r\n\r\n" + strings.Repeat("a", 16384),
+			[]int{readBufferSize}, []int{16384}},
+		{"a chunked clip sent whole", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4000\r\n" + strings.Repeat("a", 16384) + "\r\n0\r\n\r\n",
+			[]int{readBufferSize}, []int{16384}},
+		{"a long body", head + strings.Repeat("a", 65536), []int{readBufferSize, streamBufferSize, streamBufferSize, readBufferSize},
+			[]int{streamBufferSize, first - streamBufferSize, streamBufferSize, streamBufferSize, 65536 - first - 2*streamBufferSize}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			up := &countingScript{script: script{data: tt.raw}}
+			a, b := net.Pipe()
+			defer a.Close()
+			defer b.Close()
+			resp, _, err := readFrom(up, a, http.MethodGet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := make([]byte, streamBufferSize)
+			var got []int
+			for err == nil {
+				var n int
+				n, err = resp.Body.Read(p)
+				got = append(got, n)
+			}
+			if err != io.EOF || !slices.Equal(got, tt.bodyReads) || !slices.Equal(up.reads, tt.reads) {
+				t.Errorf("body reads %v, %v; want %v, EOF; reads of the connection asked for %v, want %v", got, err, tt.bodyReads,
+					up.reads, tt.reads)
 			}
 		})
 	}
