@@ -676,8 +676,14 @@ func (r Request) Texts() []string {
 	return out
 }
 
-// WithTexts returns the request with its text parts replaced, in the order Texts lists them (redacted).
+// WithTexts returns the request with its text parts replaced, in the order Texts lists them (redacted). A call
+// asks for it at each step (the record's input, the estimate, the upstream's request, the usage): when texts are
+// the request's own, as they are unless a guardrail redacted, the request is returned as it is, with no copy of
+// its messages and their parts.
 func (r Request) WithTexts(texts []string) Request {
+	if r.hasTexts(texts) {
+		return r
+	}
 	msgs := make([]Message, len(r.Messages))
 	i := 0
 	for mi, m := range r.Messages {
@@ -692,6 +698,22 @@ func (r Request) WithTexts(texts []string) Request {
 	}
 	r.Messages = msgs
 	return r
+}
+
+// hasTexts reports whether WithTexts(texts) would replace no text part's text with another.
+func (r Request) hasTexts(texts []string) bool {
+	i := 0
+	for _, m := range r.Messages {
+		for _, p := range m.Content {
+			if p.Type == "text" && i < len(texts) {
+				if texts[i] != p.Text {
+					return false
+				}
+				i++
+			}
+		}
+	}
+	return true
 }
 
 // Joined is a message's text parts, one after another.

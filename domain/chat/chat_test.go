@@ -405,3 +405,41 @@ func TestMessageErrorFields(t *testing.T) {
 		}
 	}
 }
+
+// TestWithTexts: the texts replace the text parts in order, on a copy; texts that are the request's own (no
+// guardrail redacted) give the request as it is, with nothing copied, as each step of a call asks for it.
+func TestWithTexts(t *testing.T) {
+	r, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"system","content":"a"},`+
+		`{"role":"user","content":[{"type":"text","text":"b"},{"type":"image_url","image_url":{"url":"u"}},{"type":"text","text":"c"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := func(r chat.Request) string { return strings.Join(r.Texts(), ",") }
+	for _, tc := range []struct {
+		name  string
+		texts []string
+		want  string
+	}{
+		{"its own", []string{"a", "b", "c"}, "a,b,c"},
+		{"equal copies", []string{strings.Clone("a"), "b", "c"}, "a,b,c"},
+		{"one redacted", []string{"a", "[REDACTED]", "c"}, "a,[REDACTED],c"},
+		{"fewer: the rest kept", []string{"x"}, "x,b,c"},
+		{"none", nil, "a,b,c"},
+		{"more: the rest ignored", []string{"a", "b", "c", "d"}, "a,b,c"},
+	} {
+		got := r.WithTexts(tc.texts)
+		if texts(got) != tc.want {
+			t.Errorf("%s: texts %q, want %q", tc.name, texts(got), tc.want)
+		}
+		if texts(r) != "a,b,c" {
+			t.Fatalf("%s: the request's own texts became %q", tc.name, texts(r))
+		}
+		if got.Messages[1].Content[1].ImageURL != "u" {
+			t.Errorf("%s: the image part became %+v", tc.name, got.Messages[1].Content[1])
+		}
+	}
+	own := r.Texts()
+	if n := testing.AllocsPerRun(10, func() { _ = r.WithTexts(own) }); n != 0 {
+		t.Errorf("WithTexts of the request's own texts: %v allocations, want 0", n)
+	}
+}

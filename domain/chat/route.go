@@ -50,6 +50,9 @@ func parseRoute(b Body) (Route, error) {
 // Apply narrows and orders a model's endpoints: only, then ignore, then the ordered providers first (in their
 // order) and the others after them in the model's order, unless fallbacks are not allowed. None left is a 404.
 func (r Route) Apply(model string, eps []catalog.Endpoint) ([]catalog.Endpoint, error) {
+	if len(r.Order) == 0 && len(r.Only) == 0 && len(r.Ignore) == 0 && r.AllowFallbacks == nil && len(eps) > 0 {
+		return eps, nil // no preferences, as most calls: the model's endpoints as they are, with no copy
+	}
 	in := func(list []string, slug string) int {
 		return slices.IndexFunc(list, func(s string) bool { return strings.EqualFold(s, slug) })
 	}

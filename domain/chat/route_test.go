@@ -25,6 +25,7 @@ func TestRoute(t *testing.T) {
 		{`{"only":["a"],"ignore":["a"]}`, "404"},
 		{`{"order":["x"],"allow_fallbacks":false}`, "404"},
 		{`{"sort":"price","options":{"a":{"k":1}}}`, "abc"},
+		{`{"order":[],"only":[],"ignore":[]}`, "abc"},
 	} {
 		req, err := chat.Parse(chat.Body{"model": json.RawMessage(`"m"`), "messages": json.RawMessage(`[{"role":"user","content":"x"}]`),
 			"provider": json.RawMessage(tc.provider)})
