@@ -288,11 +288,11 @@ func Parse(b Body) (Request, error) {
 	if r.TopP != nil && (*r.TopP < 0 || *r.TopP > 1) {
 		return r, domain.Invalid("top_p", "must be a number from 0 to 1")
 	}
-	if raw, ok := b["stop"]; ok && !isNull(raw) {
+	if raw, ok := present(b, "stop"); ok {
 		var one string
-		if json.Unmarshal(raw, &one) == nil {
+		if unmarshal(raw, &one) == nil {
 			r.Stop = []string{one}
-		} else if err := json.Unmarshal(raw, &r.Stop); err != nil || len(r.Stop) > MaxStops {
+		} else if err := unmarshal(raw, &r.Stop); err != nil || len(r.Stop) > MaxStops {
 			return r, domain.Invalid("stop", fmt.Sprintf("must be a string or an array of at most %d strings", MaxStops))
 		}
 	}
@@ -565,14 +565,24 @@ func checkChoice(name string, raw json.RawMessage) error {
 }
 
 // field decodes b[name] into dst when present and not null, naming the field when its type is wrong.
-func field(b Body, name string, dst any) error {
-	return decodeField(b, name, dst, unmarshal)
+func field[T any](b Body, name string, dst *T) error {
+	raw, ok := present(b, name)
+	if !ok {
+		return nil
+	}
+	if err := unmarshal(raw, dst); err != nil {
+		return domain.Invalid(name, "must be "+typeName(dst))
+	}
+	return nil
 }
 
 // unmarshal is json.Unmarshal without its reflection, nor its second pass over the value, for a string with
-// nothing to unescape and for a boolean: most of a request's fields, and its messages' contents.
-func unmarshal(raw []byte, dst any) error {
-	switch d := dst.(type) {
+// nothing to unescape and for a boolean: most of a request's fields, and its messages' contents. Another value
+// is decoded into a copy of *dst that json.Unmarshal may keep, copied back: dst itself is not kept, so that a
+// variable (or the Request) whose field it is stays on the stack, as a call decodes a dozen fields that most
+// requests do not have.
+func unmarshal[T any](raw []byte, dst *T) error {
+	switch d := any(dst).(type) {
 	case *string:
 		if s, ok := plainString(raw); ok {
 			*d = s
@@ -585,7 +595,11 @@ func unmarshal(raw []byte, dst any) error {
 			return nil
 		}
 	}
-	return json.Unmarshal(raw, dst)
+	v := new(T)
+	*v = *dst
+	err := json.Unmarshal(raw, v)
+	*dst = *v
+	return err
 }
 
 // plainString reads a JSON string that has no escapes and is valid UTF-8, as encoding/json reads it.
@@ -609,23 +623,27 @@ func plainString(raw []byte) (string, bool) {
 // json.Number, kept exactly as written and checked by catalog.CheckOptions (a 400 naming the number's own
 // field), as the HTTP layer decodes speech and video bodies; a float64 would round a long integer and refuse
 // 1e999 as if the whole object were malformed.
-func numbersField(b Body, name string, dst any) error {
-	return decodeField(b, name, dst, func(raw []byte, dst any) error {
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		return dec.Decode(dst)
-	})
-}
-
-func decodeField(b Body, name string, dst any, decode func([]byte, any) error) error {
-	raw, ok := b[name]
-	if !ok || isNull(raw) {
+func numbersField[T any](b Body, name string, dst *T) error {
+	raw, ok := present(b, name)
+	if !ok {
 		return nil
 	}
-	if err := decode(raw, dst); err != nil {
+	v := new(T) // as in unmarshal: dst stays where it is
+	*v = *dst
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	err := dec.Decode(v)
+	*dst = *v
+	if err != nil {
 		return domain.Invalid(name, "must be "+typeName(dst))
 	}
 	return nil
+}
+
+// present returns b[name] when it is there and not null.
+func present(b Body, name string) (json.RawMessage, bool) {
+	raw, ok := b[name]
+	return raw, ok && !isNull(raw)
 }
 
 func typeName(dst any) string {

@@ -443,3 +443,17 @@ func TestWithTexts(t *testing.T) {
 		t.Errorf("WithTexts of the request's own texts: %v allocations, want 0", n)
 	}
 }
+
+// TestParseAllocations guards Parse's allocations for a plain streamed request, on every call's path to its
+// first token: the Request it fills, and the variables of the fields a body does not have, stay off the heap (a
+// destination passed on as an any to encoding/json took 8 more).
+func TestParseAllocations(t *testing.T) {
+	b := body(t, `{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hi there"}]}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := chat.Parse(b); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 20 {
+		t.Fatalf("%v allocations, want at most 20", n)
+	}
+}
