@@ -3,7 +3,6 @@ package openai
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"maps"
 	"net/http"
@@ -73,15 +72,12 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 			b = append(append(append(jsonenc.AppendString(b, k), ':'), r.Extra[k]...), ',')
 		}
 	}
-	for _, k := range sortedKeys(req.Options) {
-		if _, ok := r.Extra[k]; ok || sent(k) {
-			continue
-		}
-		v, err := json.Marshal(req.Options[k])
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(append(jsonenc.AppendString(b, k), ':'), v...), ',')
+	b, err := appendOptions(b, req.Options, func(k string) bool {
+		_, ok := r.Extra[k]
+		return ok || sent(k)
+	})
+	if err != nil {
+		return nil, err
 	}
 	if defaulted {
 		b = append(strconv.AppendInt(append(b, `"max_completion_tokens":`...), chat.DefaultMaxTokens, 10), ',')
