@@ -104,11 +104,15 @@ func (s *chatSink) Start(h ports.ChatHead) {
 	s.head = h
 	s.c.Header("X-Generation-Id", h.GenerationID)
 	if h.Stream {
-		s.c.Header("Content-Type", "text/event-stream")
-		s.c.Header("X-Accel-Buffering", "no")
+		hdr := s.c.Writer.Header()
+		hdr["Content-Type"], hdr["X-Accel-Buffering"] = eventStream, noBuffering
 		s.start(http.StatusOK)
 	}
 }
+
+// eventStream and noBuffering are a stream's Content-Type and X-Accel-Buffering: one slice each for every
+// stream (which no one writes to), where Header.Set allocated one a call, on its way to the first token.
+var eventStream, noBuffering = []string{"text/event-stream"}, []string{"no"}
 
 type chunkOut struct {
 	ID       string       `json:"id"`
