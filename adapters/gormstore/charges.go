@@ -11,10 +11,12 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/generation"
 )
 
-// statement is one SQL statement with ? placeholders, run on GORM or, rebound, on pgx.
+// statement is one SQL statement with ? placeholders, run on GORM or, rebound, on pgx. settles says that the rows
+// it changes are holds it deletes (see holdsVacuum).
 type statement struct {
-	sql  string
-	args []any
+	sql     string
+	args    []any
+	settles bool
 }
 
 // rebind turns ? placeholders into PostgreSQL's $n for pgx.
@@ -75,7 +77,7 @@ func charges(entries []generation.Entry, dialect string) []statement {
 	}
 	deleteHolds := func(table string, ids []string) statement {
 		where, args := in(ids)
-		return statement{"DELETE FROM " + table + " WHERE id " + where, args}
+		return statement{"DELETE FROM " + table + " WHERE id " + where, args, true}
 	}
 	out := []statement{deleteHolds("key_holds", ids), deleteHolds("credit_holds", ids)}
 	if len(holds) > 0 {
@@ -88,7 +90,7 @@ func charges(entries []generation.Entry, dialect string) []statement {
 		out = append(out, statement{`INSERT INTO guardrail_budgets (guardrail_id, window_start, spent_micros)
 			SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM guardrails WHERE id = ?)
 			ON CONFLICT (guardrail_id, window_start) DO UPDATE SET spent_micros = guardrail_budgets.spent_micros + excluded.spent_micros`,
-			[]any{k.guardrailID, k.window, spend[k], k.guardrailID}})
+			[]any{k.guardrailID, k.window, spend[k], k.guardrailID}, false})
 	}
 	if len(usage) > 0 {
 		keys := sortedKeys(usage, func(a, b usageKey) int { return cmp.Or(strings.Compare(a.hash, b.hash), strings.Compare(a.day, b.day)) })
@@ -103,10 +105,10 @@ func charges(entries []generation.Entry, dialect string) []statement {
 			values, args = "VALUES "+placeholders(len(rows), 3), slices.Concat(rows...)
 		}
 		out = append(out, statement{`INSERT INTO key_usage (key_hash, day, micros) ` + values + `
-			ON CONFLICT (key_hash, day) DO UPDATE SET micros = key_usage.micros + excluded.micros`, args})
+			ON CONFLICT (key_hash, day) DO UPDATE SET micros = key_usage.micros + excluded.micros`, args, false})
 	}
 	if credits != 0 {
-		out = append(out, statement{"UPDATE credit_balance SET used_micros = used_micros + ? WHERE id = 1", []any{credits}})
+		out = append(out, statement{"UPDATE credit_balance SET used_micros = used_micros + ? WHERE id = 1", []any{credits}, false})
 	}
 	return out
 }

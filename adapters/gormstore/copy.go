@@ -25,22 +25,23 @@ type copyTable struct {
 var errCopyConflict = errors.New("copy hit an existing row")
 
 // copyInto writes every table in one transaction with PostgreSQL's COPY, the fastest bulk path, and then runs
-// the statements in the same transaction, in one round trip.
-func copyInto(ctx context.Context, db *gorm.DB, tables []copyTable, then []statement) error {
-	return classify(copyTables(ctx, db, tables, then))
+// the statements in the same transaction, in one round trip. It says how many holds the statements settled.
+func copyInto(ctx context.Context, db *gorm.DB, tables []copyTable, then []statement) (settled int64, err error) {
+	settled, err = copyTables(ctx, db, tables, then)
+	return settled, classify(err)
 }
 
-func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable, then []statement) error {
+func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable, then []statement) (settled int64, err error) {
 	sqlDB, err := db.DB()
 	if err != nil {
-		return err
+		return 0, err
 	}
 	conn, err := sqlDB.Conn(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer conn.Close()
-	return conn.Raw(func(driverConn any) error {
+	err = conn.Raw(func(driverConn any) error {
 		pc := driverConn.(*stdlib.Conn).Conn()
 		tx, err := pc.Begin(ctx)
 		if err != nil {
@@ -59,27 +60,33 @@ func copyTables(ctx context.Context, db *gorm.DB, tables []copyTable, then []sta
 				return fmt.Errorf("copy into %s: %w", t.shape.table, err)
 			}
 		}
-		if err := execBatch(ctx, tx, then); err != nil {
+		if settled, err = execBatch(ctx, tx, then); err != nil {
 			return fmt.Errorf("book charges: %w", err)
 		}
 		return tx.Commit(ctx)
 	})
+	return settled, err
 }
 
-// execBatch runs the statements in one round trip (a pipeline) rather than one each.
-func execBatch(ctx context.Context, tx pgx.Tx, sts []statement) error {
+// execBatch runs the statements in one round trip (a pipeline) rather than one each, and says how many holds they
+// settled.
+func execBatch(ctx context.Context, tx pgx.Tx, sts []statement) (settled int64, err error) {
 	var b pgx.Batch
 	for _, st := range sts {
 		b.Queue(rebind(st.sql), st.args...)
 	}
 	br := tx.SendBatch(ctx, &b)
-	for range sts {
-		if _, err := br.Exec(); err != nil {
+	for _, st := range sts {
+		tag, err := br.Exec()
+		if err != nil {
 			br.Close()
-			return err
+			return 0, err
+		}
+		if st.settles {
+			settled += tag.RowsAffected()
 		}
 	}
-	return br.Close()
+	return settled, br.Close()
 }
 
 // shape is a table's columns, from its GORM row struct, so that there is one definition of each table's shape.

@@ -20,6 +20,7 @@ import (
 type GenerationStore struct {
 	db       *gorm.DB
 	prepared prepared
+	vacuum   holdsVacuum
 }
 
 var _ ports.GenerationStore = (*GenerationStore)(nil)
@@ -277,13 +278,20 @@ func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generat
 			return err
 		}
 		rows, contentRows := generationRows(batch)
-		err = copyInto(ctx, s.db, []copyTable{{records, rows}, {contents, contentRows}}, charges(batch, Postgres))
+		settled, err := copyInto(ctx, s.db, []copyTable{{records, rows}, {contents, contentRows}}, charges(batch, Postgres))
 		if !errors.Is(err, errCopyConflict) {
+			if err == nil {
+				s.vacuum.settled(ctx, s.db, settled)
+			}
 			return err
 		}
 		// Some of these were stored before (a batch written again after a crash): skip them and their charges.
 	}
-	return s.insertEach(ctx, batch)
+	settled, err := s.insertEach(ctx, batch)
+	if err == nil && Dialect(s.db) == Postgres {
+		s.vacuum.settled(ctx, s.db, settled)
+	}
+	return err
 }
 
 // shapes are the tables a batch is written to: the records and their contents.
@@ -297,13 +305,14 @@ func (s *GenerationStore) shapes() (records, contents *shape, err error) {
 
 // insertEach writes the batch in one transaction a record at a time, skipping the records stored before (a batch
 // written again after a crash) and their charges: SQLite's way, and PostgreSQL's when COPY met such a record.
-// Every statement has one shape whatever the batch, so SQLite parses each once (see prepared).
-func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Entry) error {
+// Every statement has one shape whatever the batch, so SQLite parses each once (see prepared). It says how many
+// holds the batch settled.
+func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Entry) (settled int64, err error) {
 	records, contents, err := s.shapes()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	return transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
+	err = transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
 		fresh := make([]generation.Entry, 0, len(batch))
 		for _, e := range batch {
 			row := toGenerationRow(e.Record)
@@ -326,12 +335,17 @@ func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Ent
 			return nil
 		}
 		for _, st := range charges(fresh, Dialect(s.db)) {
-			if _, err := tx.exec(ctx, st.sql, st.args...); err != nil {
+			n, err := tx.exec(ctx, st.sql, st.args...)
+			if err != nil {
 				return fmt.Errorf("book charges: %w", err)
+			}
+			if st.settles {
+				settled += n
 			}
 		}
 		return nil
 	})
+	return settled, err
 }
 
 // generationRows are the values of the batch's record rows and content rows.

@@ -3,7 +3,10 @@ package gormstore
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
+
+	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/domain"
 )
@@ -176,4 +179,35 @@ func (s *CreditStore) reserveCredits(ctx context.Context, batch []*pending[hold]
 		}
 		return insertHolds(ctx, tx, "credit_holds", "", holds)
 	})
+}
+
+// vacuumHoldsAfter is how many holds the records' batches settle (delete) before the holds tables are vacuumed.
+const vacuumHoldsAfter = 2000
+
+// holdsVacuum keeps PostgreSQL's holds tables small. Every call made with a key limit, credits or a guardrail
+// budget inserts a hold, and its record's batch deletes it: as many dead rows as calls, which every reservation's
+// sum of the holds in flight reads until VACUUM removes them (credit_holds has no index that sum could use, and
+// an index keeps its dead entries too), and whose pages no insert reuses until VACUUM has recorded their free
+// space. Autovacuum looks at a database once a minute at best (autovacuum_naptime), and a gateway taking 2-3k
+// calls a second leaves 100k dead holds in a minute: with credits on and no vacuum, benche2e's 100k calls at c=32
+// grew credit_holds to 94k dead rows and 766 pages, and the last 10k calls ran at 0.50-0.76 of the first 10k's
+// rate (PostgreSQL's CPU per call 184-240 µs). The store vacuums the three tables itself, in the
+// recorder's writer (off the calls' path), each time its batches have settled vacuumHoldsAfter holds: tables of
+// a few dozen pages, a millisecond or two each time. SKIP_LOCKED passes over a table another VACUUM (autovacuum's)
+// or a migration holds, rather than holding up the writer. A role that does not own the tables gets a warning from
+// VACUUM, not an error, and leaves them to autovacuum; a vacuum that fails leaves them to the next.
+type holdsVacuum struct {
+	dead    atomic.Int64 // holds settled since the last vacuum
+	running atomic.Bool
+}
+
+// settled counts n holds settled, and vacuums the holds tables when vacuumHoldsAfter have been, unless another
+// batch's writer is already at it.
+func (v *holdsVacuum) settled(ctx context.Context, db *gorm.DB, n int64) {
+	if v.dead.Add(n) < vacuumHoldsAfter || !v.running.CompareAndSwap(false, true) {
+		return
+	}
+	defer v.running.Store(false)
+	v.dead.Store(0)
+	_ = db.WithContext(ctx).Exec("VACUUM (SKIP_LOCKED) key_holds, credit_holds, guardrail_holds").Error
 }
