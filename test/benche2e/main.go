@@ -99,6 +99,7 @@ type options struct {
 	rows, getCalls      int
 	conc                int
 	credits             bool
+	settle              bool
 	pprof               string
 	pprofSeconds        int
 }
@@ -138,6 +139,9 @@ func main() {
 	fs.IntVar(&o.holdStreams, "hold", 256, "streams held in flight for the heap measurement")
 	fs.IntVar(&o.rows, "rows", 1000000, "generation records seeded through the store before GET /generation is measured")
 	fs.IntVar(&o.getCalls, "get-calls", 2000, "GET /generation calls at concurrency 1")
+	fs.BoolVar(&o.settle, "settle", false, "let the database settle after seeding, as a deployment's does between writing its records and "+
+		"reading them: on PostgreSQL VACUUM (ANALYZE) of the seeded tables, what autovacuum does to a table that grew, and a CHECKPOINT, "+
+		"which writes out what the seed left dirty; on SQLite ANALYZE and a WAL checkpoint")
 	fs.IntVar(&o.conc, "conc", 32, "concurrency of the throughput and flatness phases")
 	fs.BoolVar(&o.credits, "credits", false, "turn credits.enabled on (the organization's balance is checked on every call)")
 	fs.StringVar(&o.pprof, "pprof", "", "write the gateway's CPU profile of the throughput phase into this folder "+
@@ -178,8 +182,8 @@ func main() {
 		}
 	}
 	fmt.Printf("benche2e: clip %d B, chat token gap %v, %d latency pairs, %d throughput calls each way (blocks of %d) at c=%d, "+
-		"%d flatness calls, %d streams held, %d records seeded, credits %t; %s\n", o.clip, o.tokenGap, o.latencyCalls,
-		o.throughputCalls, o.block, o.conc, o.flatCalls, o.holdStreams, o.rows, o.credits, time.Now().UTC().Format(time.RFC3339))
+		"%d flatness calls, %d streams held, %d records seeded (settled %t), credits %t; %s\n", o.clip, o.tokenGap, o.latencyCalls,
+		o.throughputCalls, o.block, o.conc, o.flatCalls, o.holdStreams, o.rows, o.settle, o.credits, time.Now().UTC().Format(time.RFC3339))
 
 	fake := startFake(o.clip, o.tokenGap)
 	defer fake.stop()
@@ -210,7 +214,8 @@ func findScenario(name string) scenario {
 // result is one dialect's figures for one scenario.
 type result struct {
 	dialect, scenario                    string
-	seedRate                             float64 // records/s through InsertGenerations
+	seedRate                             float64       // records/s through InsertGenerations
+	settled                              time.Duration // how long -settle took
 	directP50, directP99, addP50, addP99 time.Duration
 	directRate, gatewayRate              float64 // calls/s at -conc
 	firstRate, lastRate                  float64 // gateway calls/s, first and last window of the long run
@@ -279,7 +284,12 @@ func printTable(o options, sc scenario, rs []*result) {
 	row("GET /generation c=1, p50 / p99", func(r *result) string {
 		return fmt.Sprintf("%s / %s ms (%d records)", ms(r.getP50), ms(r.getP99), r.rows)
 	}, getRan)
-	row("seeding through the store", func(r *result) string { return fmt.Sprintf("%.0f records/s", r.seedRate) }, seedRan)
+	row("seeding through the store", func(r *result) string {
+		if o.settle {
+			return fmt.Sprintf("%.0f records/s, then settled in %.1f s", r.seedRate, r.settled.Seconds())
+		}
+		return fmt.Sprintf("%.0f records/s, not settled (-settle)", r.seedRate)
+	}, seedRan)
 	_ = w.Flush()
 	for _, r := range rs {
 		for _, e := range r.gatewayErrors {
@@ -370,6 +380,12 @@ models:%s
 	log.Printf("%s: seeding %d generation records through the store", dialect, o.rows)
 	if r.seedRate, err = seed(ctx, dbURL, o.rows); err != nil {
 		return nil, err
+	}
+	if o.settle && seedRan(o) {
+		log.Printf("%s: letting the database settle", dialect)
+		if r.settled, err = settle(ctx, dbURL); err != nil {
+			return nil, err
+		}
 	}
 
 	gw, err := startGateway(o.bin, cfgPath, "http://"+addr, env)
@@ -619,6 +635,30 @@ func seed(ctx context.Context, dbURL string, rows int) (float64, error) {
 		}
 	}
 	return float64(rows) / time.Since(start).Seconds(), nil
+}
+
+// settle does to the seeded database what a deployment's gets between writing its records and reading them, and
+// says how long it took. A million records written in seconds leave on PostgreSQL rows no reader has checked
+// (each first read sets their hint bits, dirtying the page it reads), no statistics, and up to shared_buffers of
+// dirty pages, which the backends serving the calls then write out themselves; autovacuum (its insert threshold)
+// and the checkpointer do this in a deployment, over time. On SQLite, ANALYZE and a checkpoint of its WAL.
+func settle(ctx context.Context, dbURL string) (time.Duration, error) {
+	db, closeDB, err := gormstore.Open(gormstore.Config{URL: dbURL}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		return 0, err
+	}
+	defer closeDB()
+	steps := []string{"ANALYZE", "PRAGMA wal_checkpoint(TRUNCATE)"}
+	if gormstore.Dialect(db) == gormstore.Postgres {
+		steps = []string{"VACUUM (ANALYZE) generations, generation_contents, key_usage, credit_balance", "CHECKPOINT"}
+	}
+	start := time.Now()
+	for _, q := range steps {
+		if err := db.WithContext(ctx).Exec(q).Error; err != nil {
+			return 0, fmt.Errorf("settle: %s: %w", q, err)
+		}
+	}
+	return time.Since(start), nil
 }
 
 // scratchPostgres creates an empty database next to the one base names and returns its URL, a connection to
