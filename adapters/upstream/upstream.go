@@ -113,12 +113,15 @@ func (w *watchdog) check() {
 	w.cancel(errTimedOut)
 }
 
+// Close closes the body before it cancels the call's context: a body whose end comes at once goes on to it and
+// pools its connection (h1's body.Close), which the context's end would close first.
 func (w *watchdog) Close() error {
+	err := w.body.Close()
 	w.closed.Do(func() {
 		w.timer.Stop()
 		w.cancel(nil)
 	})
-	return w.body.Close()
+	return err
 }
 
 // transportError classifies a failure to get (or keep reading) a response. A caller who went away is not an
