@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"maps"
@@ -29,12 +28,10 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
+	hreq, err := c.chat.Post(ctx, body, http.Header{"Accept": eventStream})
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
-	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "text/event-stream")
 	resp, err := c.do(hreq)
 	if err != nil {
 		return ports.ChatReply{}, err
@@ -42,6 +39,9 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return NewChatStream(r, resp.StatusCode) },
 		UpstreamID: resp.Header.Get("x-request-id")}, nil
 }
+
+// eventStream is the Accept header's value: one slice for every request, which no one writes to.
+var eventStream = []string{"text/event-stream"}
 
 // chatBody is the request's body, appended by hand: the call's upstream request, and so its first token, waits
 // for it, and encoding/json went through a map of the fields and the messages as maps and structs by reflection.

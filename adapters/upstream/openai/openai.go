@@ -16,16 +16,16 @@ type Client struct {
 	cfg  upstream.Config
 	http *http.Client
 	// auth is the Authorization header's value, one slice for every request (which no one writes to); speech
-	// is the speech endpoint, parsed once.
-	auth   []string
-	speech upstream.Endpoint
+	// and chat are the endpoints, parsed once.
+	auth         []string
+	speech, chat upstream.Endpoint
 }
 
 var _ ports.SpeechProvider = (*Client)(nil)
 
 func New(cfg upstream.Config, client *http.Client) *Client {
 	return &Client{cfg: cfg, http: client, auth: []string{"Bearer " + cfg.APIKey},
-		speech: upstream.ParseEndpoint(cfg.BaseURL + "/audio/speech")}
+		speech: upstream.ParseEndpoint(cfg.BaseURL + "/audio/speech"), chat: upstream.ParseEndpoint(cfg.BaseURL + "/chat/completions")}
 }
 
 // apiError is OpenAI's error body.
