@@ -272,26 +272,28 @@ func (c contentRow) domain() (generation.Content, error) {
 }
 
 func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
-	if Dialect(s.db) == Postgres {
-		records, contents, err := s.shapes()
-		if err != nil {
-			return err
-		}
-		rows, contentRows := generationRows(batch)
-		settled, err := copyInto(ctx, s.db, []copyTable{{records, rows}, {contents, contentRows}}, charges(batch, Postgres))
-		if !errors.Is(err, errCopyConflict) {
-			if err == nil {
-				s.vacuum.settled(ctx, s.db, settled)
-			}
-			return err
-		}
-		// Some of these were stored before (a batch written again after a crash): skip them and their charges.
-	}
-	settled, err := s.insertEach(ctx, batch)
+	settled, err := s.insert(ctx, batch)
 	if err == nil && Dialect(s.db) == Postgres {
 		s.vacuum.settled(ctx, s.db, settled)
 	}
 	return err
+}
+
+// insert writes the batch, with COPY on PostgreSQL, and says how many holds its charges settled.
+func (s *GenerationStore) insert(ctx context.Context, batch []generation.Entry) (settled int64, err error) {
+	if Dialect(s.db) == Postgres {
+		records, contents, err := s.shapes()
+		if err != nil {
+			return 0, err
+		}
+		rows, contentRows := generationRows(batch)
+		settled, err := copyInto(ctx, s.db, []copyTable{{records, rows}, {contents, contentRows}}, charges(batch, Postgres))
+		if !errors.Is(err, errCopyConflict) {
+			return settled, err
+		}
+		// Some of these were stored before (a batch written again after a crash): skip them and their charges.
+	}
+	return s.insertEach(ctx, batch)
 }
 
 // shapes are the tables a batch is written to: the records and their contents.

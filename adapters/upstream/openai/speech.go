@@ -2,10 +2,7 @@ package openai
 
 import (
 	"context"
-	"errors"
-	"math"
 	"net/http"
-	"strconv"
 
 	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
@@ -52,27 +49,9 @@ func speechBody(r ports.SynthesisRequest) ([]byte, error) {
 	b = jsonenc.AppendString(append(b, `,"response_format":`...), string(r.Format))
 	b = append(b, `,"stream_format":"audio"`...)
 	if r.Speed != nil {
-		if b, err = appendFloat(append(b, `,"speed":`...), *r.Speed); err != nil {
+		if b, err = jsonenc.AppendFloat(append(b, `,"speed":`...), *r.Speed); err != nil {
 			return nil, err
 		}
 	}
 	return append(b, '}'), nil
-}
-
-// appendFloat appends f as encoding/json writes a float64: the shortest decimal that reads back as f, with an
-// exponent only for the very small and the very large.
-func appendFloat(b []byte, f float64) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, errors.New("json: unsupported value: " + strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		b = strconv.AppendFloat(b, f, 'e', -1, 64)
-		// e-09 as e-9, as encoding/json writes it
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-		return b, nil
-	}
-	return strconv.AppendFloat(b, f, 'f', -1, 64), nil
 }
