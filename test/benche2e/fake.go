@@ -22,13 +22,15 @@ const chunk = 4093
 
 // runFake serves OpenAI's speech route: clip bytes of audio in flushed chunks, or, for the model tts-hold, one
 // chunk and then nothing until the caller leaves (a stream in flight); and its chat completions route: a stream
-// of chatTokens tokens, an event each, gap apart, or for chat-hold the first token and then nothing. It prints its
+// of -tokens tokens, an event each, gap apart, or for chat-hold the first token and then nothing. It prints its
 // URL and serves until killed.
 func runFake(args []string) {
 	fs := flag.NewFlagSet("fake", flag.ExitOnError)
 	clip := fs.Int("clip", 16<<10, "bytes per answer")
 	gap := fs.Duration("gap", 0, "pause between a chat answer's events")
+	tokens := fs.Int("tokens", 200, "tokens per chat answer")
 	_ = fs.Parse(args)
+	events := chatEvents(*tokens)
 	audio := make([]byte, *clip)
 	for i := range audio {
 		audio[i] = byte(i * 7)
@@ -74,7 +76,7 @@ func runFake(args []string) {
 		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
-		for i, ev := range chatEvents {
+		for i, ev := range events {
 			if _, err := w.Write(ev); err != nil {
 				return
 			}
@@ -83,7 +85,7 @@ func runFake(args []string) {
 				<-r.Context().Done()
 				return
 			}
-			if *gap > 0 && i < len(chatEvents)-1 {
+			if *gap > 0 && i < len(events)-1 {
 				time.Sleep(*gap)
 			}
 		}
@@ -91,12 +93,9 @@ func runFake(args []string) {
 	log.Fatal(http.Serve(l, mux))
 }
 
-// chatTokens is how many tokens the fake's chat answers stream, one event each.
-const chatTokens = 200
-
-// chatEvents is the fake's streamed chat answer, as OpenAI sends it: a role chunk, a chunk per token ("w0 ",
-// "w1 "...), the finish reason, the usage, [DONE].
-var chatEvents = func() [][]byte {
+// chatEvents is the fake's streamed chat answer of n tokens, as OpenAI sends it: a role chunk, a chunk per token
+// ("w0 ", "w1 "...), the finish reason, the usage, [DONE].
+func chatEvents(chatTokens int) [][]byte {
 	ev := func(delta, finish string) []byte {
 		return []byte(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"chat-1",` +
 			`"choices":[{"index":0,"delta":` + delta + `,"logprobs":null,"finish_reason":` + finish + `}]}` + "\n\n")
@@ -109,7 +108,7 @@ var chatEvents = func() [][]byte {
 		[]byte(fmt.Sprintf(`data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"chat-1",`+
 			`"choices":[],"usage":{"prompt_tokens":6,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n", chatTokens, chatTokens+6)),
 		[]byte("data: [DONE]\n\n"))
-}()
+}
 
 // fakeProc is the fake, running.
 type fakeProc struct {
@@ -117,8 +116,8 @@ type fakeProc struct {
 	url string
 }
 
-func startFake(clip int, gap time.Duration) *fakeProc {
-	cmd := self("fake", "-clip", fmt.Sprint(clip), "-gap", gap.String())
+func startFake(clip, tokens int, gap time.Duration) *fakeProc {
+	cmd := self("fake", "-clip", fmt.Sprint(clip), "-tokens", fmt.Sprint(tokens), "-gap", gap.String())
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -89,7 +89,7 @@ var scenarios = []scenario{{
 type options struct {
 	dialects, scenarios string
 	bin, pgURL, keep    string
-	clip                int
+	clip, tokens        int
 	tokenGap            time.Duration
 	latencyCalls        int
 	throughputCalls     int
@@ -129,6 +129,8 @@ func main() {
 	fs.StringVar(&o.pgURL, "pg", envOr("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"),
 		"PostgreSQL server to create a scratch database on")
 	fs.IntVar(&o.clip, "clip", 16<<10, "bytes the fake answers per call")
+	fs.IntVar(&o.tokens, "tokens", 200, "tokens in the fake's chat answer (a handful measures the gateway's way to the first token "+
+		"without the rest of the stream competing with it for the cores)")
 	fs.DurationVar(&o.tokenGap, "token-gap", 0, "pause of the fake between the events of a chat answer, as a model's tokens come "+
 		"(0: the whole answer at once, faster than any model streams; Go's timers round a pause below 1ms up to about 1ms here)")
 	fs.IntVar(&o.latencyCalls, "latency-calls", 2000, "pairs of calls (direct, gateway) at concurrency 1")
@@ -181,11 +183,11 @@ func main() {
 			log.Fatalf("build: %v", err)
 		}
 	}
-	fmt.Printf("benche2e: clip %d B, chat token gap %v, %d latency pairs, %d throughput calls each way (blocks of %d) at c=%d, "+
-		"%d flatness calls, %d streams held, %d records seeded (settled %t), credits %t; %s\n", o.clip, o.tokenGap, o.latencyCalls,
+	fmt.Printf("benche2e: clip %d B, chat tokens %d, gap %v, %d latency pairs, %d throughput calls each way (blocks of %d) at c=%d, "+
+		"%d flatness calls, %d streams held, %d records seeded (settled %t), credits %t; %s\n", o.clip, o.tokens, o.tokenGap, o.latencyCalls,
 		o.throughputCalls, o.block, o.conc, o.flatCalls, o.holdStreams, o.rows, o.settle, o.credits, time.Now().UTC().Format(time.RFC3339))
 
-	fake := startFake(o.clip, o.tokenGap)
+	fake := startFake(o.clip, o.tokens, o.tokenGap)
 	defer fake.stop()
 	for _, name := range split(o.scenarios) {
 		sc := findScenario(name)
@@ -590,6 +592,8 @@ func (o options) check() error {
 	switch {
 	case o.conc < 1:
 		return errors.New("-conc must be at least 1")
+	case o.tokens < 1:
+		return errors.New("-tokens must be at least 1 (the load waits for the first)")
 	case throughputRan(o) && o.block < 1:
 		return errors.New("-block must be at least 1 when -throughput-calls is not 0")
 	case flatRan(o) && o.window < 1:
