@@ -145,7 +145,7 @@ func TestReadChatBody(t *testing.T) {
 		t.Error("benche2e's chat body went through decodeJSON")
 	}
 	// A read that fails is the caller's error as before: a body past the limit is a 413.
-	_, err := readChatBody(http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(chatBodySeeds[0])), 10))
+	_, err := readChatBody(http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(chatBodySeeds[0])), 10), -1)
 	var de *domain.Error
 	if !errors.As(err, &de) || de.Kind != domain.KindTooLarge {
 		t.Errorf("a body past the limit: %v", err)
@@ -163,7 +163,7 @@ func FuzzReadChatBody(f *testing.F) {
 
 func checkChatBody(t *testing.T, data []byte) {
 	t.Helper()
-	got, err := readChatBody(bytes.NewReader(data))
+	got, err := readChatBody(bytes.NewReader(data), int64(len(data)))
 	var want chat.Body
 	werr := decodeJSON(bytes.NewReader(data), &want)
 	if fmt.Sprint(err) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
