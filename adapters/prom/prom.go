@@ -33,6 +33,64 @@ type Metrics struct {
 	quarantined   prometheus.Counter
 	holds         prometheus.Gauge
 	queues        *queues
+
+	// The children of the vectors every call counts in, by their label values.
+	requestSeries  series[requestKey, requestChildren]
+	bytesSeries    series[string, prometheus.Counter]
+	upstreamSeries series[upstreamKey, upstreamChildren]
+	overheadSeries series[string, prometheus.Observer]
+	cacheSeries    series[cacheKey, prometheus.Counter]
+}
+
+type requestKey struct {
+	route, method string
+	status        int
+	keyKind       string
+}
+
+type requestChildren struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
+}
+
+type upstreamKey struct{ provider, model, outcome string }
+
+type upstreamChildren struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
+}
+
+type cacheKey struct {
+	cache string
+	hit   bool
+}
+
+// series holds the children of vectors by their label values, made the first time a key comes: WithLabelValues
+// checks every value is UTF-8, hashes them and looks the child up under the vector's lock on each call, and a
+// call counts in four of them, two on its way from the upstream's answer to its first byte (Upstream, Overhead).
+type series[K comparable, C any] struct {
+	mu       sync.RWMutex
+	children map[K]C
+}
+
+// of returns k's children, made by newChildren the first time.
+func (s *series[K, C]) of(k K, newChildren func(K) C) C {
+	s.mu.RLock()
+	c, ok := s.children[k]
+	s.mu.RUnlock()
+	if ok {
+		return c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c, ok = s.children[k]; !ok {
+		if s.children == nil {
+			s.children = map[K]C{}
+		}
+		c = newChildren(k)
+		s.children[k] = c
+	}
+	return c
 }
 
 var _ ports.Metrics = (*Metrics)(nil)
@@ -100,16 +158,25 @@ func (m *Metrics) Request(r ports.RequestMetric) {
 	if route == "" {
 		route = "unmatched"
 	}
-	m.requests.WithLabelValues(route, r.Method, strconv.Itoa(r.Status), r.KeyKind).Inc()
-	m.duration.WithLabelValues(route, r.Method).Observe(r.Took.Seconds())
+	c := m.requestSeries.of(requestKey{route, r.Method, r.Status, r.KeyKind}, func(k requestKey) requestChildren {
+		return requestChildren{count: m.requests.WithLabelValues(k.route, k.method, strconv.Itoa(k.status), k.keyKind),
+			duration: m.duration.WithLabelValues(k.route, k.method)}
+	})
+	c.count.Inc()
+	c.duration.Observe(r.Took.Seconds())
 	if r.Bytes > 0 {
-		m.responseBytes.WithLabelValues(route).Add(float64(r.Bytes))
+		m.bytesSeries.of(route, func(route string) prometheus.Counter { return m.responseBytes.WithLabelValues(route) }).
+			Add(float64(r.Bytes))
 	}
 }
 
 func (m *Metrics) Upstream(provider, model, outcome string, took time.Duration) {
-	m.upstream.WithLabelValues(provider, model, outcome).Inc()
-	m.upstreamTime.WithLabelValues(provider, model).Observe(took.Seconds())
+	c := m.upstreamSeries.of(upstreamKey{provider, model, outcome}, func(k upstreamKey) upstreamChildren {
+		return upstreamChildren{count: m.upstream.WithLabelValues(k.provider, k.model, k.outcome),
+			latency: m.upstreamTime.WithLabelValues(k.provider, k.model)}
+	})
+	c.count.Inc()
+	c.latency.Observe(took.Seconds())
 }
 
 func (m *Metrics) Failover(provider, model string) {
@@ -117,17 +184,20 @@ func (m *Metrics) Failover(provider, model string) {
 }
 
 func (m *Metrics) Overhead(modality string, d time.Duration) {
-	m.overhead.WithLabelValues(modality).Observe(max(d, 0).Seconds())
+	m.overheadSeries.of(modality, func(modality string) prometheus.Observer { return m.overhead.WithLabelValues(modality) }).
+		Observe(max(d, 0).Seconds())
 }
 
 func (m *Metrics) RateLimited() { m.rateLimited.Inc() }
 
 func (m *Metrics) CacheLookup(cache string, hit bool) {
-	result := "miss"
-	if hit {
-		result = "hit"
-	}
-	m.cache.WithLabelValues(cache, result).Inc()
+	m.cacheSeries.of(cacheKey{cache, hit}, func(k cacheKey) prometheus.Counter {
+		result := "miss"
+		if k.hit {
+			result = "hit"
+		}
+		return m.cache.WithLabelValues(k.cache, result)
+	}).Inc()
 }
 
 func (m *Metrics) RecordsWritten(n int)     { m.written.Add(float64(n)) }
