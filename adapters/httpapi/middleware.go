@@ -256,10 +256,10 @@ func rateLimit(rl ports.RateLimiter, def DefaultRateLimit, m ports.Metrics) gin.
 		}
 		d := rl.Allow(c.Request.Context(), p.KeyHash, rpm)
 		if d.Limit > 0 {
-			h := c.Writer.Header()
-			h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
-			h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
-			h.Set("X-RateLimit-Reset", strconv.FormatInt(d.Reset.Unix(), 10))
+			// Set in their canonical form, as Header.Set would, in one slice: Set made each name anew (the form
+			// it is written in, X-RateLimit-*, is not canonical) and a slice for each value, on every call.
+			h, v := c.Writer.Header(), []string{strconv.Itoa(d.Limit), strconv.Itoa(d.Remaining), strconv.FormatInt(d.Reset.Unix(), 10)}
+			h["X-Ratelimit-Limit"], h["X-Ratelimit-Remaining"], h["X-Ratelimit-Reset"] = v[0:1:1], v[1:2:2], v[2:3:3]
 		}
 		if !d.Allowed {
 			m.RateLimited()
