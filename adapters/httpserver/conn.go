@@ -160,7 +160,12 @@ func (c *conn) serve() {
 		if _, err := c.br.Peek(4); err != nil {
 			return
 		}
-		_ = c.rwc.SetReadDeadline(deadline(s.readHeaderTimeout()))
+		// The head's timeout bounds the reads of the head: one that came whole with the wait's read is read from
+		// the buffer, with no read to bound (readRequest sets the body's deadline next), and needs no timer set on
+		// the way from its arrival to its handler.
+		if !headBuffered(c.br) {
+			_ = c.rwc.SetReadDeadline(deadline(s.readHeaderTimeout()))
+		}
 		c.r.remain = headLimit // as net/http: what the wait for the request read is not counted
 	}
 }
@@ -260,6 +265,15 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 	}
 	return w, nil
 }
+
+// headBuffered reports whether br holds a request's whole head: it does not begin with an empty line (the CRLF
+// an old client sent after a POST's body, which readRequest skips), and an empty line ends it.
+func headBuffered(br *bufio.Reader) bool {
+	b, _ := br.Peek(br.Buffered())
+	return len(b) > 0 && b[0] != '\r' && b[0] != '\n' && bytes.Contains(b, crlfCRLF)
+}
+
+var crlfCRLF = []byte("\r\n\r\n")
 
 // leadingCRLF counts the CR and LF bytes at the start of peek.
 func leadingCRLF(peek []byte) int {

@@ -443,6 +443,40 @@ func TestTimeouts(t *testing.T) {
 	}
 }
 
+// A keep-alive connection's next head is held to ReadHeaderTimeout from its first bytes, also when the wait for it
+// read only part of it (the whole head read with them sets no deadline of its own), and served when it comes.
+func TestNextHeadTimeout(t *testing.T) {
+	t.Parallel()
+	addr, _ := serve(t, &Server{ReadHeaderTimeout: 50 * time.Millisecond, IdleTimeout: time.Hour,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, r.URL.Path) })})
+	for _, tc := range []struct {
+		name, next string
+		served     bool
+	}{
+		{"whole", "GET /b HTTP/1.1\r\nHost: x\r\n\r\n", true},
+		{"part", "GET /b HTTP/1.1\r\nHost: x\r\n", false},
+		{"whole after an empty line", "\r\nGET /b HTTP/1.1\r\nHost: x\r\n\r\n", true},
+		{"part after an empty line", "\r\n\r\nGET /b HTTP/1.1\r\n", false},
+	} {
+		c, br := dial(t, addr)
+		_, _ = io.WriteString(c, "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n") // after which an empty line is skipped
+		if _, body := rawResponse(t, br, nil); body != "/a" {
+			t.Fatalf("%s: first request: %q", tc.name, body)
+		}
+		_, _ = io.WriteString(c, tc.next)
+		if tc.served {
+			if _, body := rawResponse(t, br, nil); body != "/b" {
+				t.Errorf("%s: next request: %q", tc.name, body)
+			}
+			continue
+		}
+		// closed by the head's timeout (the idle one is an hour away; dial's deadline ends the test otherwise)
+		if b, err := io.ReadAll(br); err != nil || len(b) != 0 {
+			t.Errorf("%s: %q %v, want the connection closed without an answer", tc.name, b, err)
+		}
+	}
+}
+
 // A handler's panic closes its connection and nothing else.
 func TestPanicClosesConnection(t *testing.T) {
 	t.Parallel()
