@@ -79,7 +79,7 @@ func TestH1CloseAtTheEnd(t *testing.T) {
 				if i < 2 {
 					resp, err = rt.RoundTrip(req)
 				} else {
-					resp, err = Do(&http.Client{Transport: rt}, req, Config{Timeout: time.Minute})
+					resp, err = Do(req.Context(), &http.Client{Transport: rt}, req, Config{Timeout: time.Minute})
 				}
 				if err != nil {
 					t.Fatal(err)

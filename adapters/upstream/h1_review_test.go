@@ -298,7 +298,7 @@ func TestDoWithoutATimeout(t *testing.T) {
 		var resp *http.Response
 		go func() {
 			var err error
-			resp, err = Do(client, req, Config{IdleTimeout: time.Minute})
+			resp, err = Do(req.Context(), client, req, Config{IdleTimeout: time.Minute})
 			done <- err
 		}()
 		time.Sleep(24 * time.Hour)

@@ -898,7 +898,7 @@ func TestH1UnderTheWatchdog(t *testing.T) {
 			if tt.cancel {
 				wait = time.Minute
 			}
-			resp, err := Do(NewHTTPClient(), req, Config{Timeout: wait, IdleTimeout: wait})
+			resp, err := Do(req.Context(), NewHTTPClient(), req, Config{Timeout: wait, IdleTimeout: wait})
 			if err == nil {
 				_, err = io.ReadAll(resp.Body)
 				resp.Body.Close()

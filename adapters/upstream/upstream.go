@@ -51,10 +51,11 @@ var errTimedOut = errors.New("upstream timed out")
 
 // Do sends req and returns the response, or an *ports.UpstreamError. The body is watched: the first byte must come
 // within the timeout and each later chunk within the idle timeout, or the call ends with a KindTimeout error
-// (there is no total timeout). A Timeout of 0 puts no bound on the first byte: the watchdog starts with it. The
-// request's context must be the caller's, so that a caller who goes away cancels the upstream call at once.
-func Do(client *http.Client, req *http.Request, cfg Config) (*http.Response, error) {
-	ctx, cancel := context.WithCancelCause(req.Context())
+// (there is no total timeout). A Timeout of 0 puts no bound on the first byte: the watchdog starts with it. ctx
+// must be the caller's, so that a caller who goes away cancels the upstream call at once: the request is sent
+// with a context of the call's own under it, in place of its own (a request made by Endpoint.Post has none).
+func Do(ctx context.Context, client *http.Client, req *http.Request, cfg Config) (*http.Response, error) {
+	ctx, cancel := context.WithCancelCause(ctx)
 	w := &watchdog{idle: cfg.IdleTimeout, cancel: cancel, ctx: ctx, unarmed: cfg.Timeout <= 0}
 	if w.idle <= 0 {
 		w.idle = DefaultIdleTimeout
@@ -274,10 +275,11 @@ type jsonBody struct{ bytes.Reader }
 
 func (*jsonBody) Close() error { return nil }
 
-// Post builds a POST of a JSON body already encoded to e, as http.NewRequestWithContext builds it (and with the
-// same GetBody, for a redirect to send it again), but for its Host, which it leaves to the URL, as net/http
-// does when it is empty. header is the request's own; the Content-Type is set in it.
-func (e Endpoint) Post(ctx context.Context, body []byte, header http.Header) (*http.Request, error) {
+// Post builds a POST of a JSON body already encoded to e, as http.NewRequest builds it (and with the same GetBody,
+// for a redirect to send it again), but for its Host, which it leaves to the URL, as net/http does when it is
+// empty. header is the request's own; the Content-Type is set in it. Its context is left to Do, which sends it
+// with the call's: a request made with one (WithContext) was a copy of the whole request, which Do copied again.
+func (e Endpoint) Post(body []byte, header http.Header) (*http.Request, error) {
 	if e.err != nil {
 		return nil, e.err
 	}
@@ -290,7 +292,7 @@ func (e Endpoint) Post(ctx context.Context, body []byte, header http.Header) (*h
 			r.Reset(body)
 			return r, nil
 		}}
-	return p.req.WithContext(ctx), nil
+	return &p.req, nil
 }
 
 // Failed builds the error for a response with an error status: msg is the provider's own message when it has one.

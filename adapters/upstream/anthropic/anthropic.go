@@ -39,7 +39,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	hreq.Header.Set("Accept", "text/event-stream")
 	hreq.Header.Set("x-api-key", c.cfg.APIKey)
 	hreq.Header.Set("anthropic-version", Version)
-	resp, err := upstream.Do(c.http, hreq, c.cfg)
+	resp, err := upstream.Do(ctx, c.http, hreq, c.cfg)
 	if err != nil {
 		return ports.ChatReply{}, err
 	}

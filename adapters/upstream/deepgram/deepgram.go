@@ -64,7 +64,7 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 		return ports.Audio{}, upstream.Internal(err)
 	}
 	req.Header.Set("Authorization", "Token "+c.cfg.APIKey)
-	resp, err := upstream.Do(c.http, req, c.cfg)
+	resp, err := upstream.Do(ctx, c.http, req, c.cfg)
 	if err != nil {
 		return ports.Audio{}, err
 	}

@@ -48,7 +48,7 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 		return ports.Audio{}, upstream.Internal(err)
 	}
 	req.Header.Set("xi-api-key", c.cfg.APIKey)
-	resp, err := upstream.Do(c.http, req, c.cfg)
+	resp, err := upstream.Do(ctx, c.http, req, c.cfg)
 	if err != nil {
 		return ports.Audio{}, err
 	}

@@ -161,7 +161,7 @@ func (c *Client) Download(ctx context.Context, _ string, out video.Output, byteR
 // call sends req with the key and classifies a failure.
 func (c *Client) call(req *http.Request) (*http.Response, error) {
 	req.Header.Set("x-goog-api-key", c.cfg.APIKey)
-	resp, err := upstream.Do(c.http, req, c.cfg)
+	resp, err := upstream.Do(req.Context(), c.http, req, c.cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -28,11 +28,11 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
-	hreq, err := c.chat.Post(ctx, body, http.Header{"Accept": eventStream})
+	hreq, err := c.chat.Post(body, http.Header{"Accept": eventStream})
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
-	resp, err := c.do(hreq)
+	resp, err := c.do(ctx, hreq)
 	if err != nil {
 		return ports.ChatReply{}, err
 	}

@@ -3,6 +3,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -66,9 +67,9 @@ func appendOptions(b []byte, options map[string]any, sent func(key string) bool)
 	return b, nil
 }
 
-func (c *Client) do(req *http.Request) (*http.Response, error) {
+func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, error) {
 	req.Header["Authorization"] = c.auth
-	resp, err := upstream.Do(c.http, req, c.cfg)
+	resp, err := upstream.Do(ctx, c.http, req, c.cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -16,11 +16,11 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 	if err != nil {
 		return ports.Audio{}, upstream.Internal(err)
 	}
-	req, err := c.speech.Post(ctx, body, make(http.Header, 2))
+	req, err := c.speech.Post(body, make(http.Header, 2))
 	if err != nil {
 		return ports.Audio{}, upstream.Internal(err)
 	}
-	resp, err := c.do(req)
+	resp, err := c.do(ctx, req)
 	if err != nil {
 		return ports.Audio{}, err
 	}

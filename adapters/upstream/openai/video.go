@@ -43,7 +43,7 @@ func (c *Client) Submit(ctx context.Context, s ports.VideoSubmission) (string, e
 	if err != nil {
 		return "", upstream.Internal(err)
 	}
-	resp, err := c.do(req)
+	resp, err := c.do(ctx, req)
 	if err != nil {
 		return "", err
 	}
@@ -68,7 +68,7 @@ func (c *Client) Poll(ctx context.Context, id string) (ports.VideoState, error) 
 	if err != nil {
 		return ports.VideoState{}, upstream.Internal(err)
 	}
-	resp, err := upstream.Polled(c.do(req))
+	resp, err := upstream.Polled(c.do(ctx, req))
 	if err != nil {
 		return ports.VideoState{}, err
 	}
@@ -118,5 +118,5 @@ func (c *Client) Download(ctx context.Context, id string, _ video.Output, byteRa
 	if byteRange != "" {
 		req.Header.Set("Range", byteRange)
 	}
-	return upstream.Download(c.do(req))
+	return upstream.Download(c.do(ctx, req))
 }
