@@ -75,11 +75,30 @@ func splitObject(raw []byte) (chat.Body, bool) {
 			return errKeyNotUTF8
 		}
 		v, err := s.Value()
-		body[string(key)] = v[:len(v):len(v)] // an append to one reallocates rather than write over the next
+		name, ok := chatFields[string(key)]
+		if !ok {
+			name = string(key)
+		}
+		body[name] = v[:len(v):len(v)] // an append to one reallocates rather than write over the next
 		return err
 	})
 	return body, err == nil && s.End()
 }
+
+// chatFields are the names of the fields of OpenAI's chat completions request and the gateway's own, each its
+// own string: a body's keys are these, not a string made for each key of each call.
+var chatFields = func() map[string]string {
+	m := map[string]string{}
+	for _, k := range []string{"model", "models", "messages", "stream", "stream_options", "max_tokens",
+		"max_completion_tokens", "temperature", "top_p", "stop", "seed", "n", "tools", "tool_choice", "parallel_tool_calls",
+		"response_format", "user", "session_id", "provider", "preset", "route", "transforms", "usage", "plugins", "trace",
+		"frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs", "reasoning", "reasoning_effort",
+		"metadata", "store", "modalities", "prediction", "service_tier", "verbosity", "top_k", "min_p", "top_a",
+		"repetition_penalty"} {
+		m[k] = k
+	}
+	return m
+}()
 
 // preallocated bounds the buffer a chat body's Content-Length sizes before its bytes come.
 const preallocated = 64 << 10

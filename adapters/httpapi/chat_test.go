@@ -170,3 +170,17 @@ func checkChatBody(t *testing.T, data []byte) {
 		t.Fatalf("%q:\n got %v, %v\nwant %v, %v", data, got, err, want, werr)
 	}
 }
+
+// TestReadChatBodyAllocations guards what reading a plain chat body costs, on every call's way to its first
+// token: the body in one buffer of its Content-Length, and the map of its members, whose keys are the fields'
+// own strings (8 allocations when io.ReadAll grew the buffer and each key was a string of its own: 4).
+func TestReadChatBodyAllocations(t *testing.T) {
+	b := []byte(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hi there"}]}`)
+	if n := testing.AllocsPerRun(100, func() {
+		if _, err := readChatBody(bytes.NewReader(b), int64(len(b))); err != nil {
+			t.Fatal(err)
+		}
+	}); n > 4 {
+		t.Fatalf("%v allocations, want at most 4", n)
+	}
+}
