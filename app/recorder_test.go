@@ -584,18 +584,17 @@ func (s idleSpool) Read(max int, maxBytes int64) ([]ports.SpoolRecord, func() er
 	return recs, release, err
 }
 
-// TestRecorderLingerGroupsEntries: woken from an empty spool, the writer waits Linger for more entries, so calls
-// finishing one at a time share a transaction; a stop cuts the wait short and writes them.
+// TestRecorderLingerGroupsEntries: woken from an empty spool, the writer collecting waits Linger for more
+// entries, while the other writers wait their turn, so calls finishing one at a time share a transaction; a stop
+// cuts the wait short and writes them.
 func TestRecorderLingerGroupsEntries(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
 	c := cfg()
 	c.Linger = time.Hour // only the stop ends it
-	sp := idleSpool{openSpool(t, t.TempDir(), 1<<30), make(chan struct{}, c.Writers)}
+	sp := idleSpool{openSpool(t, t.TempDir(), 1<<30), make(chan struct{}, 1)}
 	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, c))
-	for range c.Writers { // each writer found the spool empty
-		<-sp.idle
-	}
+	<-sp.idle // the writer collecting found the spool empty: it waits for an append
 	recordN(r, "gen-", 10)
 	r.Close()
 	if n, _ := store.count(); n != 10 || len(store.batches) != 1 {
