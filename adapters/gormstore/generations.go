@@ -279,7 +279,8 @@ func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generat
 	return err
 }
 
-// insert writes the batch, with COPY on PostgreSQL, and says how many holds its charges settled.
+// insert writes the batch, with COPY on PostgreSQL (a few rows in one pipeline: see copyInto), and says how many
+// holds its charges settled.
 func (s *GenerationStore) insert(ctx context.Context, batch []generation.Entry) (settled int64, err error) {
 	if Dialect(s.db) == Postgres {
 		records, contents, err := s.shapes()

@@ -141,14 +141,16 @@ func openSpool(t testing.TB) *spool.Spool {
 }
 
 // TestInsertGenerationsBooksChargesOnce: writing an entry books its cost as the key's usage and the credits'
-// usage, and releases its guardrail holds, in the same transaction; writing it again (a replay) books nothing.
+// usage, and releases its guardrail holds, in the same transaction; writing it again (a replay) books nothing,
+// also in a batch where an entry stored before follows a fresh one (on PostgreSQL the fresh one's row, written
+// before the conflict, goes back with it).
 func TestInsertGenerationsBooksChargesOnce(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := gormstore.NewGenerationStore(db)
-		a, b := fullEntry("gen-1-a", t0), fullEntry("gen-1-b", t0)
+		a, b, c := fullEntry("gen-1-a", t0), fullEntry("gen-1-b", t0), fullEntry("gen-1-c", t0)
 		a.Holds = []guardrail.Hold{{ID: "hold-1", GuardrailID: "deleted-guardrail", Window: t0, Amount: 5}}
-		for _, batch := range [][]generation.Entry{{a}, {a, b}, {b, a}} {
+		for _, batch := range [][]generation.Entry{{a}, {a, b}, {b, a}, {c, a}} {
 			if err := s.InsertGenerations(ctx, batch); err != nil {
 				t.Fatal(err)
 			}
@@ -161,8 +163,8 @@ func TestInsertGenerationsBooksChargesOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := a.Record.TotalCost + b.Record.TotalCost
-		if usage["k"].Total != want || used != want {
+		want := a.Record.TotalCost + b.Record.TotalCost + c.Record.TotalCost
+		if usage["k"].Total != want || used != want || countGenerations(t, db) != 3 {
 			t.Fatalf("booked key usage %d, credit usage %d; want %d each", usage["k"].Total, used, want)
 		}
 	})
