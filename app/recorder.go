@@ -229,15 +229,18 @@ func (r *Recorder) drain(ctx context.Context) {
 // collect reads the next batch: what waits in the spool, or else, once an append wakes it, what the linger
 // gathers. One writer collects at a time, while the others write their batches or wait for their turn: an append
 // during a linger is left to the writer lingering, where it woke a second writer to linger beside the first, and
-// calls finishing one at a time were split between two transactions, each a commit (a call every 2 ms made
-// batches of 1.3 records where the linger holds 3, and a call every 3 ms a commit each). A record is still read within the linger of its append when a
-// writer is free to collect, and written a write later. Nothing read and no error means ctx ended.
+// calls finishing one at a time were split between two transactions, each a commit (a call every 2 ms made batches
+// of 1.3 records where the linger holds 3, and a call every 3 ms a commit each). A record is still read within the
+// linger of its append when a writer is free to collect, and written a write later. Nothing read and no error
+// means ctx ended.
 func (r *Recorder) collect(ctx context.Context) ([]ports.SpoolRecord, func() error, error) {
 	r.collecting.Lock()
 	defer r.collecting.Unlock()
 	for {
 		select {
-		case <-r.spool.Notify(): // left by an append the Read below sees: the wait must not take it for a new one
+		// A signal left by an append the Read below sees: the wait must not take it for a new append, or the
+		// linger starts before one and gathers less (one writer, a call every 2 ms: 2.5 records a batch, not 3).
+		case <-r.spool.Notify():
 		default:
 		}
 		recs, release, err := r.spool.Read(r.cfg.BatchSize, r.cfg.BatchBytes)
