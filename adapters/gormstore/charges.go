@@ -19,19 +19,20 @@ type statement struct {
 	settles bool
 }
 
-// rebind turns ? placeholders into PostgreSQL's $n for pgx.
+// rebind turns ? placeholders into PostgreSQL's $n for pgx. It copies the text between them whole, into one
+// allocation, where a rune and a string a placeholder took 23-44 µs for the record's INSERT of 46 columns (now 3-7,
+// on a loaded machine): the recorder rebinds each statement of each batch, and at one call in flight that was a
+// quarter of the CPU its pipeline of a batch took (benche2e's chat profile on PostgreSQL).
 func rebind(sql string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range sql {
-		if r == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
+	b := make([]byte, 0, len(sql)+strings.Count(sql, "?")*3)
+	for n := int64(1); ; n++ {
+		i := strings.IndexByte(sql, '?')
+		if i < 0 {
+			return string(append(b, sql...))
 		}
-		b.WriteRune(r)
+		b = strconv.AppendInt(append(append(b, sql[:i]...), '$'), n, 10)
+		sql = sql[i+1:]
 	}
-	return b.String()
 }
 
 func placeholders(n, width int) string {
