@@ -252,7 +252,12 @@ func (r *Recorder) collect(ctx context.Context) ([]ports.SpoolRecord, func() err
 		case <-r.spool.Notify():
 			r.pause(ctx, r.cfg.Linger) // after a stop, what is in the spool is written at once
 		case <-ctx.Done():
-			return nil, nil, nil
+			select {
+			case <-r.spool.Notify(): // an append that came with the stop (a select picks either): a clean stop writes it
+				continue
+			default:
+				return nil, nil, nil
+			}
 		}
 	}
 }
