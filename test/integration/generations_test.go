@@ -109,6 +109,42 @@ func TestContentsUnkeyedOnPostgres(t *testing.T) {
 	}
 }
 
+// TestInsertGenerationsChargeFailsWithRows: on PostgreSQL a batch whose booking fails after its rows were
+// written (here the credits' update, refused by a trigger) stores none of them, so that writing it again does not
+// find them stored and skip their charges: the rows and the bookings are one transaction, a pipeline's implicit
+// one for a few rows as COPY's explicit one for more.
+func TestInsertGenerationsChargeFailsWithRows(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.Postgres(t)
+	for _, stmt := range []string{
+		`CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'refused' USING ERRCODE = '22012'; END $$ LANGUAGE plpgsql`,
+		`CREATE TRIGGER refuse BEFORE UPDATE ON credit_balance FOR EACH ROW EXECUTE FUNCTION refuse()`,
+	} {
+		if err := db.Exec(stmt).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := gormstore.NewGenerationStore(db)
+	for _, n := range []int{1, 8, 9, 20} { // 2 rows an entry: up to 16 in a pipeline, more by COPY
+		batch := make([]generation.Entry, n)
+		for i := range batch {
+			batch[i] = fullEntry(fmt.Sprintf("gen-1-%d-%d", n, i), t0)
+		}
+		if err := s.InsertGenerations(ctx, batch); err == nil {
+			t.Fatalf("%d entries: written with their booking refused", n)
+		}
+		var contents, usage int64
+		if err := db.Raw("SELECT (SELECT COUNT(*) FROM generation_contents), (SELECT COALESCE(SUM(micros), 0) FROM key_usage)").
+			Row().Scan(&contents, &usage); err != nil {
+			t.Fatal(err)
+		}
+		if records := countGenerations(t, db); records != 0 || contents != 0 || usage != 0 {
+			t.Fatalf("%d entries: %d records, %d contents and key usage %d stored with their booking refused", n, records, contents, usage)
+		}
+	}
+}
+
 func countGenerations(t testing.TB, db *gorm.DB) int64 {
 	var n int64
 	if err := db.Raw("SELECT COUNT(*) FROM generations").Scan(&n).Error; err != nil {
