@@ -31,6 +31,8 @@ type loadArgs struct {
 	DirectBody, GatewayBody      string
 	Clip, Conc, N, Block, Window int
 	Rows                         int
+	// Pause comes before each pair (pairs mode), as between a sparse caller's calls.
+	Pause time.Duration
 	// First, when set, marks the first token: a call's latency is to the first line holding it.
 	First string
 }
@@ -110,6 +112,7 @@ func runLoad(args []string) {
 	case "pairs":
 		direct, gateway := make([]time.Duration, l.N), make([]time.Duration, l.N)
 		l.each(l.N, func(i int) {
+			time.Sleep(l.Pause)
 			if i%2 == 0 {
 				direct[i], gateway[i] = l.call(false), l.call(true)
 			} else {

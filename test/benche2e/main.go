@@ -92,6 +92,7 @@ type options struct {
 	clip, tokens        int
 	tokenGap            time.Duration
 	latencyCalls        int
+	pause               time.Duration
 	throughputCalls     int
 	block               int
 	flatCalls, window   int
@@ -134,6 +135,8 @@ func main() {
 	fs.DurationVar(&o.tokenGap, "token-gap", 0, "pause of the fake between the events of a chat answer, as a model's tokens come "+
 		"(0: the whole answer at once, faster than any model streams; Go's timers round a pause below 1ms up to about 1ms here)")
 	fs.IntVar(&o.latencyCalls, "latency-calls", 2000, "pairs of calls (direct, gateway) at concurrency 1")
+	fs.DurationVar(&o.pause, "pause", 0, "pause before each latency pair, as a sparse caller's calls come (e.g. 4s: "+
+		"past the gateway's 3 s key cache, so each call finds its key's entry stale)")
 	fs.IntVar(&o.throughputCalls, "throughput-calls", 20000, "calls each way at -conc, in alternating blocks")
 	fs.IntVar(&o.block, "block", 2000, "calls in one block of the throughput phase")
 	fs.IntVar(&o.flatCalls, "flat-calls", 100000, "calls in a row through the gateway at -conc, for flatness and CPU per call")
@@ -183,9 +186,9 @@ func main() {
 			log.Fatalf("build: %v", err)
 		}
 	}
-	fmt.Printf("benche2e: clip %d B, chat tokens %d, gap %v, %d latency pairs, %d throughput calls each way (blocks of %d) at c=%d, "+
+	fmt.Printf("benche2e: clip %d B, chat tokens %d, gap %v, %d latency pairs (pause %v), %d throughput calls each way (blocks of %d) at c=%d, "+
 		"%d flatness calls, %d streams held, %d records seeded (settled %t), credits %t; %s\n", o.clip, o.tokens, o.tokenGap, o.latencyCalls,
-		o.throughputCalls, o.block, o.conc, o.flatCalls, o.holdStreams, o.rows, o.settle, o.credits, time.Now().UTC().Format(time.RFC3339))
+		o.pause, o.throughputCalls, o.block, o.conc, o.flatCalls, o.holdStreams, o.rows, o.settle, o.credits, time.Now().UTC().Format(time.RFC3339))
 
 	fake := startFake(o.clip, o.tokens, o.tokenGap)
 	defer fake.stop()
@@ -445,7 +448,7 @@ models:%s
 func latency(r *result, o options, base loadArgs) error {
 	log.Printf("%s: added latency, %d pairs at c=1", r.dialect, o.latencyCalls)
 	lat := base
-	lat.Mode, lat.Conc, lat.N = "pairs", 1, o.latencyCalls
+	lat.Mode, lat.Conc, lat.N, lat.Pause = "pairs", 1, o.latencyCalls, o.pause
 	out, err := runLoadProc(lat, nil)
 	if err != nil {
 		return err
@@ -590,6 +593,8 @@ func (o options) check() error {
 		}
 	}
 	switch {
+	case o.pause < 0:
+		return errors.New("-pause must not be negative")
 	case o.conc < 1:
 		return errors.New("-conc must be at least 1")
 	case o.tokens < 1:
