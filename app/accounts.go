@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 
@@ -36,9 +37,10 @@ var (
 )
 
 func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore,
-	changes ports.ChangeNotifier, metrics ports.Metrics, env Env) *Accounts {
-	return &Accounts{dir: dir, keys: keys, usage: usage, members: members, changes: changes, env: env,
-		keyCache: newTTLCache[string, account.Key]("keys", metrics, env.Now, cacheTTL)}
+	changes ports.ChangeNotifier, metrics ports.Metrics, env Env, log *slog.Logger) *Accounts {
+	a := &Accounts{dir: dir, keys: keys, usage: usage, members: members, changes: changes, env: env}
+	a.keyCache = newTTLCache("keys", metrics, log, env.Now, a.readKey)
+	return a
 }
 
 // Authenticate looks the secret up by its hash only; disabled and expired keys do not authenticate.
@@ -46,24 +48,11 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (account.Pri
 	if secret == "" {
 		return account.Principal{}, account.ErrUnauthenticated
 	}
-	hash := account.HashSecret(secret)
-	k, ok := a.keyCache.get(hash)
-	if ok && k.Hash == "" {
-		return account.Principal{}, account.ErrUnauthenticated
+	k, err := a.keyCache.get(ctx, account.HashSecret(secret))
+	if err != nil {
+		return account.Principal{}, err
 	}
-	if !ok {
-		var err error
-		k, err = a.keys.Key(ctx, hash)
-		if errors.Is(err, account.ErrKeyNotFound) {
-			a.keyCache.put(hash, account.Key{}) // dropped when a key with this hash is created (keyChanged)
-			return account.Principal{}, account.ErrUnauthenticated
-		}
-		if err != nil {
-			return account.Principal{}, fmt.Errorf("look up key: %w", err)
-		}
-		a.keyCache.put(hash, k)
-	}
-	if !k.Usable(a.env.Now()) { // expiry is checked on every use, cached or not
+	if k.Hash == "" || !k.Usable(a.env.Now()) { // expiry is checked on every use, cached or not
 		return account.Principal{}, account.ErrUnauthenticated
 	}
 	org, err := a.organizationID(ctx)
@@ -75,6 +64,19 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (account.Pri
 		CreatorUserID: k.CreatorUserID, OrganizationID: org, RateLimit: k.RequestsPerMinute,
 		Limit: k.Limit, LimitReset: k.LimitReset,
 	}, nil
+}
+
+// readKey reads the key a hash names for keyCache; a hash that names none is the zero Key, dropped when a key
+// with this hash is created (keyChanged).
+func (a *Accounts) readKey(ctx context.Context, hash string) (account.Key, error) {
+	k, err := a.keys.Key(ctx, hash)
+	if errors.Is(err, account.ErrKeyNotFound) {
+		return account.Key{}, nil
+	}
+	if err != nil {
+		return account.Key{}, fmt.Errorf("look up key: %w", err)
+	}
+	return k, nil
 }
 
 // organizationID is read once: a deployment has one organization for its whole life.

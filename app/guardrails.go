@@ -47,9 +47,10 @@ var (
 func NewGuardrails(store ports.GuardrailStore, assign ports.AssignmentStore, budgets ports.BudgetStore,
 	members ports.MemberStore, dir ports.Directory, changes ports.ChangeNotifier, metrics ports.Metrics, env Env,
 	log *slog.Logger) *Guardrails {
-	return &Guardrails{store: store, assign: assign, budgets: budgets, members: members, dir: dir, changes: changes,
-		env: env, log: log, policies: map[string]cachedPolicy{},
-		applicable: newTTLCache[applicableKey, []guardrail.Guardrail]("guardrails", metrics, env.Now, cacheTTL)}
+	g := &Guardrails{store: store, assign: assign, budgets: budgets, members: members, dir: dir, changes: changes,
+		env: env, log: log, policies: map[string]cachedPolicy{}}
+	g.applicable = newTTLCache("guardrails", metrics, log, env.Now, g.readApplicable)
+	return g
 }
 
 func (g *Guardrails) Create(ctx context.Context, by account.Principal, workspaceID string, spec guardrail.Spec) (guardrail.Guardrail, error) {
@@ -252,21 +253,23 @@ func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Ad
 	return out, nil
 }
 
-// rails are the guardrails that apply to the caller, from the cache when it is fresh.
+// rails are the guardrails that apply to the caller, from the cache while it holds them.
 func (g *Guardrails) rails(ctx context.Context, by account.Principal) ([]guardrail.Guardrail, error) {
 	k := applicableKey{keyHash: by.KeyHash}
 	if by.CreatorUserID != nil {
 		k.userID = *by.CreatorUserID
 	}
-	if rails, ok := g.applicable.get(k); ok {
-		return rails, nil
+	return g.applicable.get(ctx, k)
+}
+
+// readApplicable reads the guardrails that apply to a key and its member, for the cache (whose key says no
+// member as "").
+func (g *Guardrails) readApplicable(ctx context.Context, k applicableKey) ([]guardrail.Guardrail, error) {
+	var userID *string
+	if k.userID != "" {
+		userID = &k.userID
 	}
-	rails, err := g.store.Applicable(ctx, by.KeyHash, by.CreatorUserID)
-	if err != nil {
-		return nil, err
-	}
-	g.applicable.put(k, rails)
-	return rails, nil
+	return g.store.Applicable(ctx, k.keyHash, userID)
 }
 
 // Settle releases the holds and books the call's real cost against each guardrail's window.

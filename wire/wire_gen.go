@@ -52,7 +52,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	wireReadiness := newReadiness(health, recorder)
 	accountStore := gormstore.NewAccountStore(db)
 	changeNotifier := newChangeNotifier(db, log)
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	redisConfig := cfg.Redis
 	rateLimiter, cleanup4, err := newRateLimiter(ctx, redisConfig, env, log)
 	if err != nil {
@@ -157,7 +157,7 @@ func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 	accountStore := gormstore.NewAccountStore(db)
 	changeNotifier := newChangeNotifier(db, log)
 	portsMetrics := _wireNoMetricsValue
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	creditStore := gormstore.NewCreditStore(db)
 	credits := app.NewCredits(creditStore)
 	admin := newAdmin(accounts, credits)

@@ -91,7 +91,7 @@ func TestOutageLosesNothing(t *testing.T) {
 				if r.Status == 200 {
 					answered = append(answered, r.Header.Get("X-Generation-Id"))
 				} else {
-					other++ // refused before any work: the key's cache (3 s) expired with the database away
+					other++ // refused before any work: the key's cache entry (30 s) expired with the database away
 				}
 				mu.Unlock()
 			}

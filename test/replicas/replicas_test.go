@@ -99,7 +99,7 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		}
 
 		// Every replica holds the guardrail in its cache since the burst. Raised through one replica, the limit
-		// applies on all three at once, well before their caches would expire (3 s).
+		// applies on all three at once, well before their caches would read it again (3 s).
 		f.mgmt(t, 2, "PATCH", "/guardrails/"+gr.Data.ID, map[string]any{"limit_usd": 1000}, http.StatusOK, nil)
 		raised := time.Now()
 		for r := range f.replicas {
@@ -152,9 +152,9 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		t.Logf("MEASURED revocation on all three replicas after the PATCH returned, %d trials: p50 %v, p90 %v, p99 %v, max %v",
 			trials, p50, worst[trials*9/10], p99, worst[trials-1])
 		// 100 ms is the target; the bound is loose because two shared cores may stall any process for a while.
-		// The caches' TTL (3 s) would be the figure without invalidation.
+		// Without invalidation the figure would be the caches' refresh period (3 s) for a key in steady use.
 		if p99 > time.Second {
-			t.Errorf("revocation p99 %v, want well under the caches' 3 s TTL", p99)
+			t.Errorf("revocation p99 %v, want well under the caches' 3 s refresh period", p99)
 		}
 	})
 
