@@ -98,7 +98,8 @@ type ttlCache[K comparable, V any] struct {
 
 type ttlEntry[V any] struct {
 	v V
-	// read is when the read that returned v began (what v says held then); v is served until read + stale.
+	// read is when the read that returned v began, or the call that asked for it came (what v says held then,
+	// or later); v is served until read + stale.
 	read time.Time
 	// tried is when the last refresh began (read, unless one failed since): the next one is due fresh later.
 	tried      time.Time
@@ -108,7 +109,8 @@ type ttlEntry[V any] struct {
 func newTTLCache[K comparable, V any](name string, metrics ports.Metrics, log *slog.Logger, now func() time.Time,
 	load func(context.Context, K) (V, error)) *ttlCache[K, V] {
 	return &ttlCache[K, V]{name: name, metrics: metrics, log: log, now: now, load: load, fresh: cacheFresh,
-		stale: cacheStale, max: cacheMaxEntries, spawn: func(f func()) { time.AfterFunc(refreshDelay, f) }, m: map[K]*ttlEntry[V]{}, sweep: 1024}
+		stale: cacheStale, max: cacheMaxEntries, spawn: func(f func()) { time.AfterFunc(refreshDelay, f) },
+		m: map[K]*ttlEntry[V]{}, sweep: 1024}
 }
 
 // get returns k's value, from the cache while it is younger than stale (refreshing it in the background once it
