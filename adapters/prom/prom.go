@@ -100,8 +100,9 @@ const namespace = "switchboard"
 // latencyBuckets span a fast cache hit to a slow upstream (seconds).
 var latencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 
-// overheadBuckets are finer: the gateway's own time is meant to be a millisecond or two.
-var overheadBuckets = []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}
+// overheadBuckets are finer: the gateway's own time is tens of microseconds a call when its caches are warm, and a
+// millisecond or more when the call waits for a database read (a key's first call).
+var overheadBuckets = []float64{.00001, .000025, .00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, 1}
 
 // New registers every metric, the Go runtime's and the process's included.
 func New() *Metrics {

@@ -17,6 +17,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +26,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -222,8 +224,9 @@ type result struct {
 	seedRate                             float64       // records/s through InsertGenerations
 	settled                              time.Duration // how long -settle took
 	directP50, directP99, addP50, addP99 time.Duration
-	directRate, gatewayRate              float64 // calls/s at -conc
-	firstRate, lastRate                  float64 // gateway calls/s, first and last window of the long run
+	ownP50                               time.Duration // the gateway's overhead metric's median over the latency phase; -1 when none
+	directRate, gatewayRate              float64       // calls/s at -conc
+	firstRate, lastRate                  float64       // gateway calls/s, first and last window of the long run
 	cpuPerCall, upstreamCPUPerCall       time.Duration
 	dbCPUPerCall                         time.Duration // PostgreSQL's backends
 	commitsPerKCall                      float64       // PostgreSQL's commits
@@ -265,6 +268,12 @@ func printTable(o options, sc scenario, rs []*result) {
 	}
 	row(latency, func(r *result) string {
 		return fmt.Sprintf("%s / %s ms (direct %s / %s)", ms(r.addP50), ms(r.addP99), ms(r.directP50), ms(r.directP99))
+	}, latencyRan)
+	row("gateway's own time before its upstream call, c=1 p50", func(r *result) string {
+		if r.ownP50 < 0 {
+			return "not reported"
+		}
+		return fmt.Sprintf("%d µs (its overhead metric)", r.ownP50.Microseconds())
 	}, latencyRan)
 	row("throughput c=32, gateway / direct", func(r *result) string {
 		return fmt.Sprintf("%.2f (%.0f / %.0f calls/s)", r.gatewayRate/r.directRate, r.gatewayRate, r.directRate)
@@ -412,7 +421,7 @@ models:%s
 	}
 
 	if latencyRan(o) {
-		if err := latency(r, o, base); err != nil {
+		if err := latency(r, o, base, gw.url); err != nil {
 			return nil, err
 		}
 	}
@@ -444,18 +453,96 @@ models:%s
 	return r, nil
 }
 
-// latency measures the added latency at c=1.
-func latency(r *result, o options, base loadArgs) error {
+// latency measures the added latency at c=1, and how much of it the gateway reports as its own work.
+func latency(r *result, o options, base loadArgs, gwURL string) error {
 	log.Printf("%s: added latency, %d pairs at c=1", r.dialect, o.latencyCalls)
 	lat := base
 	lat.Mode, lat.Conc, lat.N, lat.Pause = "pairs", 1, o.latencyCalls, o.pause
+	before, berr := overheadBuckets(gwURL)
 	out, err := runLoadProc(lat, nil)
 	if err != nil {
 		return err
 	}
 	r.directP50, r.directP99 = out.DirectP50, out.DirectP99
 	r.addP50, r.addP99 = out.GatewayP50-out.DirectP50, out.GatewayP99-out.DirectP99
+	r.ownP50 = -1
+	if after, aerr := overheadBuckets(gwURL); berr == nil && aerr == nil {
+		r.ownP50 = median(before, after)
+	}
 	return nil
+}
+
+// bucket is one cumulative bucket of a histogram: the calls of at most le seconds.
+type bucket struct {
+	le    float64
+	count float64
+}
+
+// overheadBuckets reads the gateway's switchboard_gateway_overhead_seconds histogram (summed over modalities:
+// one scenario runs at a time) from its /metrics: the time it spent on a call before its upstream call, as the
+// gateway itself measures it. The bare proxy has none: an error.
+func overheadBuckets(gwURL string) ([]bucket, error) {
+	resp, err := http.Get(gwURL + "/metrics")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("/metrics: status %d", resp.StatusCode)
+	}
+	sums := map[float64]float64{}
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line, ok := strings.CutPrefix(sc.Text(), "switchboard_gateway_overhead_seconds_bucket{")
+		if !ok {
+			continue
+		}
+		labels, value, _ := strings.Cut(line, "} ")
+		_, le, _ := strings.Cut(labels, `le="`)
+		bound, err := strconv.ParseFloat(strings.TrimSuffix(le, `"`), 64)
+		n, err2 := strconv.ParseFloat(value, 64)
+		if err != nil || err2 != nil {
+			return nil, fmt.Errorf("/metrics: %q", sc.Text())
+		}
+		sums[bound] += n
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(sums) == 0 {
+		return nil, errors.New("/metrics: no switchboard_gateway_overhead_seconds")
+	}
+	out := make([]bucket, 0, len(sums))
+	for le, n := range sums {
+		out = append(out, bucket{le, n})
+	}
+	slices.SortFunc(out, func(a, b bucket) int { return cmp.Compare(a.le, b.le) })
+	return out, nil
+}
+
+// median is the median of the calls counted between two reads of one histogram, interpolated within its bucket
+// as Prometheus's histogram_quantile does; -1 when there were none.
+func median(before, after []bucket) time.Duration {
+	if len(before) != len(after) {
+		return -1
+	}
+	total := after[len(after)-1].count - before[len(before)-1].count
+	if total <= 0 {
+		return -1
+	}
+	lower, below := 0.0, 0.0
+	for i := range after {
+		n := after[i].count - before[i].count
+		if n >= total/2 {
+			if math.IsInf(after[i].le, 1) {
+				return time.Duration(lower * float64(time.Second))
+			}
+			v := lower + (after[i].le-lower)*(total/2-below)/(n-below)
+			return time.Duration(v * float64(time.Second))
+		}
+		lower, below = after[i].le, n
+	}
+	return -1
 }
 
 // throughput measures the gateway's rate against direct calls' at -conc, with a CPU profile when asked.
