@@ -222,7 +222,7 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 		// net/http parses a second Host into the same header's values, which its server refuses as malformed.
 		return nil, &rejection{http.StatusBadRequest, "malformed Host header"}
 	}
-	if hosts == 1 && !httpguts.ValidHostHeader(host) {
+	if hosts == 1 && !httpguts.ValidHostHeader(string(host)) {
 		return nil, &rejection{http.StatusBadRequest, "malformed Host header"}
 	}
 	for k, vv := range req.Header {
@@ -242,7 +242,9 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 	}
 
 	ctx, cancel := context.WithCancel(base)
-	req = req.WithContext(ctx)
+	// The request is this server's own, just parsed: it takes its context in place, where WithContext made a copy
+	// of it on the heap (its copy here stays on the stack).
+	*req = *req.WithContext(ctx)
 	req.RemoteAddr = c.remote
 	if s.ReadTimeout > 0 {
 		_ = c.rwc.SetReadDeadline(t0.Add(s.ReadTimeout))
@@ -260,7 +262,8 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 	if req.Body == http.NoBody {
 		c.watch(w)
 	} else {
-		w.body = &bodyReader{w: w, rc: req.Body, expect: continues && req.ProtoAtLeast(1, 1) && req.ContentLength != 0}
+		w.ownBody = bodyReader{w: w, rc: req.Body, expect: continues && req.ProtoAtLeast(1, 1) && req.ContentLength != 0}
+		w.body = &w.ownBody
 		req.Body = w.body
 	}
 	return w, nil
@@ -300,8 +303,9 @@ func commonReadError(err error) bool {
 // hostField counts the Host fields of the request head at the start of raw (http.ReadRequest, which accepted it,
 // keeps only the first) and returns the first's value as net/http's textproto reads it: the line trimmed, each
 // continuation line (obs-fold) trimmed and joined to it with a space, the value after the colon trimmed on the
-// left.
-func hostField(raw []byte) (n int, value string) {
+// left. The value is a part of raw, but for a folded one (joined in a slice of its own): a request's head is
+// checked with no allocation.
+func hostField(raw []byte) (n int, value []byte) {
 	_, rest, _ := bytes.Cut(raw, []byte("\n")) // the request line
 	var v []byte
 	inFirst := false
@@ -314,7 +318,7 @@ func hostField(raw []byte) (n int, value string) {
 		}
 		if line[0] == ' ' || line[0] == '\t' {
 			if inFirst {
-				v = append(append(v, ' '), trim(line)...)
+				v = append(append(v[:len(v):len(v)], ' '), trim(line)...) // never over raw: a copy
 			}
 			continue
 		}
@@ -325,10 +329,10 @@ func hostField(raw []byte) (n int, value string) {
 		}
 		n++
 		if n == 1 {
-			v, inFirst = append(v, val...), true
+			v, inFirst = val, true
 		}
 	}
-	return n, string(bytes.TrimLeft(v, " \t"))
+	return n, bytes.TrimLeft(v, " \t")
 }
 
 // trim removes leading and trailing spaces and tabs, as textproto does (and CR and LF, which cannot be there).

@@ -19,9 +19,11 @@ import (
 type response struct {
 	c      *conn
 	req    *http.Request
-	body   *bodyReader // nil when the request has none
+	body   *bodyReader // nil when the request has none, else &ownBody
 	cancel context.CancelFunc
 	header http.Header
+	// ownBody is the request's body as the handler reads it, allocated with the response.
+	ownBody bodyReader
 	// snapshot is the header as it was at WriteHeader, when the handler looked at it again before it was sent:
 	// changes made after WriteHeader are not sent (as net/http).
 	snapshot http.Header
