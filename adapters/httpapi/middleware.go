@@ -24,14 +24,28 @@ type ctxKey int
 
 const requestKey ctxKey = iota
 
-// request is what the middleware learns of a request, kept in its context under one key: its id (requestID),
-// the server's logger (accessLog) and, once guard admitted it, the caller. The middleware then copy the
-// *http.Request once between them (observe), and gin allocates no Keys map.
+// request is what the middleware learns of a request: its id (requestID), the server's logger (accessLog) and,
+// once guard admitted it, the caller. It is the request's context itself, over the one the request came with:
+// the record and its context value are one allocation, the middleware copy the *http.Request once between them
+// (observe), and gin allocates no Keys map. It holds the values of the headers the middleware set, so that
+// setting them allocates no slice (Header.Set made one a call).
 type request struct {
+	context.Context
 	id        string
 	log       *slog.Logger
 	principal account.Principal
 	admitted  bool
+	// idValue is X-Request-Id's value; rateValues X-Ratelimit-Limit's, -Remaining's and -Reset's.
+	idValue    [1]string
+	rateValues [3]string
+}
+
+// Value answers for the record itself, and asks the context it is over for every other key.
+func (r *request) Value(key any) any {
+	if key == requestKey {
+		return r
+	}
+	return r.Context.Value(key)
 }
 
 // requestOf is the request's record, which the first middleware to ask puts on its context.
@@ -39,8 +53,13 @@ func requestOf(c *gin.Context) *request {
 	if r, ok := c.Request.Context().Value(requestKey).(*request); ok {
 		return r
 	}
-	r := &request{}
-	c.Request = c.Request.WithContext(context.WithValue(c.Request.Context(), requestKey, r))
+	return newRequest(c, c.Request.Context())
+}
+
+// newRequest puts a record over ctx on c's request.
+func newRequest(c *gin.Context, ctx context.Context) *request {
+	r := &request{Context: ctx}
+	c.Request = c.Request.WithContext(r)
 	return r
 }
 
@@ -76,8 +95,7 @@ func (h requestIDHandler) WithGroup(name string) slog.Handler {
 func observe(m ports.Metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
-		r := &request{}
-		c.Request = c.Request.WithContext(ports.WithArrival(context.WithValue(c.Request.Context(), requestKey, r), start))
+		r := newRequest(c, ports.WithArrival(c.Request.Context(), start))
 		c.Next()
 		kind := "none"
 		if r.admitted {
@@ -107,8 +125,9 @@ func requestID() gin.HandlerFunc {
 		if !saneRequestID(id) {
 			id = newRequestID()
 		}
-		c.Header("X-Request-Id", id)
-		requestOf(c).id = id
+		r := requestOf(c)
+		r.id, r.idValue[0] = id, id
+		c.Writer.Header()["X-Request-Id"] = r.idValue[:]
 		c.Next()
 	}
 }
@@ -187,7 +206,10 @@ func bodyLimit(n int64) gin.HandlerFunc {
 			writeError(c, errTooLarge.WithMsg(fmt.Sprintf("request body is larger than %d bytes", n)))
 			return
 		}
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		if c.Request.ContentLength < 0 {
+			// A body of a known length within the limit cannot pass it: only one of unknown length is capped.
+			c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		}
 		c.Next()
 	}
 }
@@ -256,9 +278,11 @@ func rateLimit(rl ports.RateLimiter, def DefaultRateLimit, m ports.Metrics) gin.
 		}
 		d := rl.Allow(c.Request.Context(), p.KeyHash, rpm)
 		if d.Limit > 0 {
-			// Set in their canonical form, as Header.Set would, in one slice: Set made each name anew (the form
-			// it is written in, X-RateLimit-*, is not canonical) and a slice for each value, on every call.
-			h, v := c.Writer.Header(), []string{strconv.Itoa(d.Limit), strconv.Itoa(d.Remaining), strconv.FormatInt(d.Reset.Unix(), 10)}
+			// Set in their canonical form, as Header.Set would, in the record's slots: Set made each name anew (the
+			// form it is written in, X-RateLimit-*, is not canonical) and a slice for each value, on every call.
+			v := &requestOf(c).rateValues
+			decimals(v, int64(d.Limit), int64(d.Remaining), d.Reset.Unix())
+			h := c.Writer.Header()
 			h["X-Ratelimit-Limit"], h["X-Ratelimit-Remaining"], h["X-Ratelimit-Reset"] = v[0:1:1], v[1:2:2], v[2:3:3]
 		}
 		if !d.Allowed {
@@ -270,6 +294,15 @@ func rateLimit(rl ports.RateLimiter, def DefaultRateLimit, m ports.Metrics) gin.
 		}
 		c.Next()
 	}
+}
+
+// decimals sets v to the decimal forms of a, b and c, made as one string (strconv made one each).
+func decimals(v *[3]string, a, b, c int64) {
+	var buf [3 * 20]byte
+	ab := strconv.AppendInt(buf[:0], a, 10)
+	bb := strconv.AppendInt(ab, b, 10)
+	s := string(strconv.AppendInt(bb, c, 10))
+	v[0], v[1], v[2] = s[:len(ab)], s[len(ab):len(bb)], s[len(bb):]
 }
 
 func bearer(h string) (string, bool) {
