@@ -33,7 +33,6 @@ func (h *ChatHandler) create(c *gin.Context) {
 		return
 	}
 	sink := &chatSink{flushWriter: newFlushWriter(c)}
-	defer sink.stop()
 	id, err := h.chat.Complete(c.Request.Context(), principal(c), body, caller(c), sink)
 	switch {
 	case err == nil || sink.started:
@@ -120,14 +119,17 @@ func (f failedRead) Read([]byte) (int, error) {
 type chatSink struct {
 	flushWriter
 	head ports.ChatHead
-	buf  []byte
-	// prefix is the start of every chunk event of the stream, up to its choices.
-	prefix []byte
+	// buf is the event being written: the start of every chunk event of the stream, up to its choices (its
+	// first prefixLen bytes, appended once: eventPrefix), then the rest of the event. It begins in scratch, which
+	// the events of most streams fit.
+	buf       []byte
+	prefixLen int
+	scratch   [512]byte
 }
 
 func (s *chatSink) Start(h ports.ChatHead) {
 	s.head = h
-	s.c.Header("X-Generation-Id", h.GenerationID)
+	s.header("X-Generation-Id", h.GenerationID)
 	if h.Stream {
 		hdr := s.c.Writer.Header()
 		hdr["Content-Type"], hdr["X-Accel-Buffering"] = eventStream, noBuffering
@@ -202,30 +204,32 @@ func (s *chatSink) chunk(choices []choiceOut) chunkOut {
 func (s *chatSink) Chunk(c chat.Chunk) error {
 	// One event a token, like the upstream's, appended by hand: the shape is fixed, and a reflective encoder
 	// (goccy/go-json before) allocated the delta, the choice and the encoded bytes for every token.
-	s.buf = append(appendChoice(append(s.buf[:0], s.eventPrefix()...), c), "]}\n\n"...)
+	s.buf = append(appendChoice(s.eventPrefix(), c), "]}\n\n"...)
 	return s.Write(s.buf)
 }
 
-// eventPrefix is the start of every chunk event of the stream, up to its choices: its head (id, object,
-// created, model, provider, as encoding/json encodes a chunkOut) is appended once per stream.
+// eventPrefix is buf cut to the start of every chunk event of the stream, up to its choices: its head (id,
+// object, created, model, provider, as encoding/json encodes a chunkOut) is appended once per stream, and stays
+// at the front of buf for every event after.
 func (s *chatSink) eventPrefix() []byte {
-	if s.prefix == nil {
+	if s.prefixLen == 0 {
 		h := s.head
-		b := jsonenc.AppendString(append(make([]byte, 0, 192), `data: {"id":`...), h.GenerationID)
+		b := jsonenc.AppendString(append(s.scratch[:0], `data: {"id":`...), h.GenerationID)
 		b = strconv.AppendInt(append(b, `,"object":"chat.completion.chunk","created":`...), h.Created, 10)
 		b = jsonenc.AppendString(append(b, `,"model":`...), h.Model)
 		if h.Provider != "" {
 			b = jsonenc.AppendString(append(b, `,"provider":`...), h.Provider)
 		}
-		s.prefix = append(b, `,"choices":[`...)
+		s.buf = append(b, `,"choices":[`...)
+		s.prefixLen = len(s.buf)
 	}
-	return s.prefix
+	return s.buf[:s.prefixLen]
 }
 
 // usageEvent is the stream's last chunk event: no choices, the usage, appended as encoding/json would encode
 // usage(u, cost).
 func (s *chatSink) usageEvent(u *chat.Usage, cost domain.Micros) []byte {
-	b := strconv.AppendInt(append(append(s.buf[:0], s.eventPrefix()...), `],"usage":{"prompt_tokens":`...), u.PromptTokens, 10)
+	b := strconv.AppendInt(append(s.eventPrefix(), `],"usage":{"prompt_tokens":`...), u.PromptTokens, 10)
 	b = strconv.AppendInt(append(b, `,"completion_tokens":`...), u.CompletionTokens, 10)
 	b = strconv.AppendInt(append(b, `,"total_tokens":`...), u.PromptTokens+u.CompletionTokens, 10)
 	b = append(append(b, `,"cost":`...), cost.Decimal()...)
@@ -275,14 +279,13 @@ func appendChoice(b []byte, c chat.Chunk) []byte {
 	return append(b, `,"logprobs":null}`...)
 }
 
-// event writes one server-sent event.
+// event writes one server-sent event (in a buffer of its own: buf keeps the stream's prefix).
 func (s *chatSink) event(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
-	s.buf = append(append(append(s.buf[:0], "data: "...), b...), "\n\n"...)
-	return s.Write(s.buf)
+	return s.Write(append(append(append(make([]byte, 0, len(b)+len("data: \n\n")), "data: "...), b...), "\n\n"...))
 }
 
 func usage(u *chat.Usage, cost domain.Micros) *usageOut {
@@ -325,7 +328,7 @@ func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 	if err != nil {
 		return err
 	}
-	s.c.Header("Content-Type", "application/json; charset=utf-8")
+	s.header("Content-Type", "application/json; charset=utf-8")
 	s.start(http.StatusOK)
 	if err := s.Write(b); err != nil {
 		return err

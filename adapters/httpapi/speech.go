@@ -62,7 +62,6 @@ func (h *SpeechHandler) create(c *gin.Context) {
 		req.Options = body.Provider.Options
 	}
 	sink := &audioSink{newFlushWriter(c)}
-	defer sink.stop()
 	id, err := h.speech.Synthesize(c.Request.Context(), principal(c), req, caller(c), sink)
 	if err != nil {
 		if id != "" && !sink.started {
@@ -76,8 +75,7 @@ func (h *SpeechHandler) create(c *gin.Context) {
 type audioSink struct{ flushWriter }
 
 func (s *audioSink) Start(contentType, generationID string) {
-	h := s.c.Writer.Header()
-	h.Set("Content-Type", contentType)
-	h.Set("X-Generation-Id", generationID)
+	s.header("Content-Type", contentType)
+	s.header("X-Generation-Id", generationID)
 	s.start(http.StatusOK)
 }

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -13,58 +14,59 @@ const streamIdle = 60 * time.Second
 
 // flushWriter writes a stream to the response: Write hands bytes to the response's buffers, Flush sends them
 // (a no-op when nothing was written since the last), as ports.Flusher says: what was written since the last
-// flush leaves in one write on the connection (httpserver's response buffers it). Its write deadline is an idle one: pushed
-// streamIdle ahead by the first write and by the first after each quarter of it, rather than on every chunk. A
-// timer marks the quarter, so a write reads no clock in between (a stream of 200 tokens read it 200 times); the
-// handler stops it when the response is done.
+// flush leaves in one write on the connection (httpserver's response buffers it). Its write deadline is an idle
+// one: pushed streamIdle ahead by the first write and by the first after each quarter of it that a clock shared
+// by every stream counts (streamQuarters), rather than on every chunk. A write reads no clock in between (a
+// stream of 200 tokens read it 200 times), and a stream has no timer of its own to arm and stop.
 type flushWriter struct {
 	c       *gin.Context
-	rc      *http.ResponseController
+	rc      http.ResponseController
 	started bool
 	unsent  bool // written since the last flush
-	// quarter fires a quarter of streamIdle after the deadline was pushed and sets stale: the next write pushes
-	// it again. nil before the first write.
-	quarter *time.Timer
-	stale   atomic.Bool
+	// quarters counts quarters of streamIdle; pushed is its count when the deadline was last pushed, if armed.
+	quarters *quarterClock
+	pushed   uint64
+	armed    bool
+	// values holds the values of the headers a sink sets (header): a slice of each is the header's.
+	values [2]string
+	used   int
 }
 
 func newFlushWriter(c *gin.Context) flushWriter {
-	return flushWriter{c: c, rc: http.NewResponseController(c.Writer)}
+	return flushWriter{c: c, rc: *http.NewResponseController(c.Writer), quarters: &streamQuarters}
 }
 
+// noStore is a stream's Cache-Control: one slice for every stream (which no one writes to), where Header.Set
+// allocated one a call.
+var noStore = []string{"no-store"}
+
 func (s *flushWriter) start(status int) {
-	s.c.Writer.Header().Set("Cache-Control", "no-store")
+	s.c.Writer.Header()["Cache-Control"] = noStore
 	s.c.Writer.WriteHeader(status)
 	s.started = true
 }
 
+// header sets the response's header name, given in its canonical form, to value, in one of the writer's slots
+// while one is free (Header.Set allocated a slice a call): a sink sets a header or two once.
+func (s *flushWriter) header(name, value string) {
+	h := s.c.Writer.Header()
+	if s.used == len(s.values) {
+		h.Set(name, value)
+		return
+	}
+	s.values[s.used] = value
+	h[name] = s.values[s.used : s.used+1 : s.used+1]
+	s.used++
+}
+
 func (s *flushWriter) Write(p []byte) error {
-	if s.quarter == nil || s.stale.Load() {
-		s.pushDeadline()
+	if q := s.quarters.now(); !s.armed || q != s.pushed {
+		s.pushed, s.armed = q, true
+		_ = s.rc.SetWriteDeadline(time.Now().Add(streamIdle))
 	}
 	s.unsent = true
 	_, err := s.c.Writer.Write(p)
 	return err
-}
-
-// pushDeadline moves the write deadline streamIdle ahead and sets the timer for a quarter of it.
-func (s *flushWriter) pushDeadline() {
-	s.stale.Store(false)
-	_ = s.rc.SetWriteDeadline(time.Now().Add(streamIdle))
-	if s.quarter == nil {
-		s.quarter = time.AfterFunc(streamIdle/4, s.quarterPassed)
-		return
-	}
-	s.quarter.Reset(streamIdle / 4)
-}
-
-func (s *flushWriter) quarterPassed() { s.stale.Store(true) }
-
-// stop stops the timer once the response is done (a timer left running would keep the writer for up to 15 s).
-func (s *flushWriter) stop() {
-	if s.quarter != nil {
-		s.quarter.Stop()
-	}
 }
 
 func (s *flushWriter) Flush() error {
@@ -73,4 +75,25 @@ func (s *flushWriter) Flush() error {
 	}
 	s.unsent = false
 	return s.rc.Flush()
+}
+
+// quarterClock counts the quarters of streamIdle that passed since its first use. A stream whose deadline was
+// pushed at count n, writing while the count is still n, pushed it less than a quarter of streamIdle ago.
+type quarterClock struct {
+	once sync.Once
+	n    atomic.Uint64
+}
+
+// streamQuarters is the clock of every stream; its ticker runs from the first stream on.
+var streamQuarters quarterClock
+
+func (q *quarterClock) now() uint64 {
+	q.once.Do(func() {
+		go func() {
+			for range time.Tick(streamIdle / 4) {
+				q.n.Add(1)
+			}
+		}()
+	})
+	return q.n.Load()
 }

@@ -169,7 +169,6 @@ func (h *VideosHandler) content(c *gin.Context) {
 		return
 	}
 	sink := &videoSink{newFlushWriter(c)}
-	defer sink.stop()
 	err := h.videos.Content(c.Request.Context(), principal(c), c.Param("jobId"), index, byteRange, sink)
 	if err != nil {
 		writeError(c, err)
