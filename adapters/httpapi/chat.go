@@ -302,7 +302,7 @@ func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 				return err
 			}
 		}
-		if err := s.Write([]byte("data: [DONE]\n\n")); err != nil {
+		if err := s.Write(doneEvent); err != nil {
 			return err
 		}
 		return s.Flush()
@@ -335,6 +335,10 @@ func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 	}
 	return s.Flush()
 }
+
+// doneEvent ends a stream: one slice for every stream (the response copies it), where the conversion of a
+// constant allocated one a call.
+var doneEvent = []byte("data: [DONE]\n\n")
 
 // completionOut is a whole answer; system_fingerprint is a required key (null here).
 type completionOut struct {

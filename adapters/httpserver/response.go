@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -89,7 +90,7 @@ func (w *response) WriteHeader(code int) {
 		return
 	}
 	w.wroteHeader, w.status = true, code
-	if cl := w.header.Get("Content-Length"); cl != "" {
+	if cl := get(w.header, "Content-Length"); cl != "" {
 		if v, err := strconv.ParseInt(cl, 10, 64); err == nil && v >= 0 {
 			w.contentLength = v
 		} else {
@@ -287,7 +288,7 @@ func (w *response) appendHead(out []byte, last bool, pending []byte) []byte {
 	code := w.status
 	bodyOK := bodyAllowedForStatus(code)
 	var drop int
-	te := h.Get("Transfer-Encoding")
+	te := get(h, "Transfer-Encoding")
 	hasTE := te != ""
 	var setLength, setConnection, setType string
 	if last && !hasTE && bodyOK && !has(h, "Content-Length") && (!w.isHEAD || len(pending) > 0) {
@@ -295,7 +296,7 @@ func (w *response) appendHead(out []byte, last bool, pending []byte) []byte {
 		setLength = strconv.Itoa(len(pending))
 	}
 	// HTTP/1.0 keep-alive: only with a length, and when the handler asked for it.
-	if w.wants10KeepAlive && h.Get("Content-Length") != "" && h.Get("Connection") == "keep-alive" {
+	if w.wants10KeepAlive && get(h, "Content-Length") != "" && get(h, "Connection") == "keep-alive" {
 		w.closeAfter = false
 	}
 	hasCL := w.contentLength != -1
@@ -306,7 +307,7 @@ func (w *response) appendHead(out []byte, last bool, pending []byte) []byte {
 	} else if !w.req.ProtoAtLeast(1, 1) || w.wantsClose {
 		w.closeAfter = true
 	}
-	if h.Get("Connection") == "close" || w.c.srv.shutting.Load() {
+	if get(h, "Connection") == "close" || w.c.srv.shutting.Load() {
 		w.closeAfter = true
 	}
 	if w.body != nil && w.body.expect && !w.body.sawEOF {
@@ -318,7 +319,7 @@ func (w *response) appendHead(out []byte, last bool, pending []byte) []byte {
 	}
 	if bodyOK {
 		_, haveType := h["Content-Type"]
-		if h.Get("Content-Encoding") == "" && !haveType && !hasTE && len(pending) > 0 {
+		if get(h, "Content-Encoding") == "" && !haveType && !hasTE && len(pending) > 0 {
 			setType = http.DetectContentType(pending)
 		}
 	} else {
@@ -423,6 +424,9 @@ func dropped(k string, drop int) bool {
 // appendValue appends v with CR and LF as spaces and then trimmed of spaces and tabs (net/http's
 // headerNewlineToSpace and textproto.TrimString).
 func appendValue(out []byte, v string) []byte {
+	if plainValue(v) {
+		return append(out, v...)
+	}
 	start := len(out)
 	for i := 0; i < len(v); i++ {
 		b := v[i]
@@ -442,6 +446,24 @@ func appendValue(out []byte, v string) []byte {
 	}
 	n := copy(val, val[lead:end])
 	return out[:start+n]
+}
+
+// get is h.Get for a name in its canonical form, which Get would check and make anew.
+func get(h http.Header, k string) string {
+	if v := h[k]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+// plainValue reports whether v is appended as it is: no CR or LF in it, no space or tab around it (most values).
+func plainValue(v string) bool {
+	if v == "" {
+		return true
+	}
+	first, last := v[0], v[len(v)-1]
+	return first != ' ' && first != '\t' && last != ' ' && last != '\t' &&
+		strings.IndexByte(v, '\r') < 0 && strings.IndexByte(v, '\n') < 0
 }
 
 func has(h http.Header, k string) bool {

@@ -622,3 +622,40 @@ func TestInterimHasNoFraming(t *testing.T) {
 		t.Errorf("final %d %q", resp.StatusCode, body)
 	}
 }
+
+// TestAppendValue: a header value goes out as net/http writes it, CR and LF as spaces and then trimmed of spaces
+// and tabs, whether it takes the plain path or not.
+func TestAppendValue(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ in, want string }{
+		{"", ""},
+		{"text/event-stream", "text/event-stream"},
+		{"a b\tc", "a b\tc"},
+		{" a", "a"},
+		{"a\t", "a"},
+		{"\t a \t", "a"},
+		{"a\r\nb", "a  b"},
+		{"a\n", "a"},
+		{"\r\n", ""},
+		{"  ", ""},
+	} {
+		if got := string(appendValue([]byte("X: "), tt.in)); got != "X: "+tt.want {
+			t.Errorf("appendValue(%q) = %q, want %q", tt.in, got, "X: "+tt.want)
+		}
+	}
+}
+
+// BenchmarkAppendHead is the head of a chat stream's response, as the gateway's middleware and sink set it.
+func BenchmarkAppendHead(b *testing.B) {
+	req, _ := http.NewRequest(http.MethodPost, "http://x/api/v1/chat/completions", nil)
+	w := &response{c: &conn{srv: &Server{}}, req: req, status: http.StatusOK, contentLength: -1, header: http.Header{
+		"X-Request-Id": {"req-0123456789abcdef01234567"}, "X-Ratelimit-Limit": {"6000"}, "X-Ratelimit-Remaining": {"5999"},
+		"X-Ratelimit-Reset": {"1700000060"}, "X-Generation-Id": {"gen-1700000000-AbCdEfGhIjKlMnOpQrSt"},
+		"Content-Type": {"text/event-stream"}, "X-Accel-Buffering": {"no"}, "Cache-Control": {"no-store"}}}
+	buf := make([]byte, 0, headroom)
+	b.ReportAllocs()
+	for range b.N {
+		w.chunked = false
+		buf = w.appendHead(buf[:0], false, nil)
+	}
+}
