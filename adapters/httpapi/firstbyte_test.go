@@ -162,3 +162,23 @@ func BenchmarkFirstByte(b *testing.B) {
 		})
 	}
 }
+
+// TestFirstByteAllocations guards what the HTTP layer allocates for a call, server side (see firstByteRig): for
+// a streamed chat call 70 when each middleware made its own context value and slices for its headers, the server
+// copied the request for its context and a stream armed a timer of its own; 51 since, of which net/http's
+// parsing of the request's head takes 25. Under the race detector the bound is raceSlack higher.
+func TestFirstByteAllocations(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		req  []byte
+		max  float64
+	}{{"chat", chatRequest, 51}, {"speech", speechRequest, 48}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newFirstByteRig(t)
+			r.call(t, tc.req)
+			if n := testing.AllocsPerRun(200, func() { r.call(t, tc.req) }); n > tc.max+raceSlack {
+				t.Fatalf("%v allocations per call, want at most %v", n, tc.max)
+			}
+		})
+	}
+}
