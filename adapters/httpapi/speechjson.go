@@ -7,7 +7,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
+	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 )
 
 // bindSpeech is bindJSON for a speech request, which every speech call decodes: the body is read whole, and a

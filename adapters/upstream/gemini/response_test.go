@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/switchboard-ai/switchboard/adapters/jsonenc/jsonenctest"
+	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
 )
 
 // wire is an event as encoding/json decodes it: the shape goccy/go-json decoded the events into before.

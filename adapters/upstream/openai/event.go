@@ -3,8 +3,8 @@ package openai
 import (
 	"bytes"
 
-	"github.com/switchboard-ai/switchboard/adapters/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 )
 
 // event is what the gateway reads of one chat.completion.chunk event: the first choice's delta and finish reason,

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/switchboard-ai/switchboard/adapters/jsonenc/jsonenctest"
 	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
 )
 
 // chunk is one event of OpenAI's stream as encoding/json reads it: what decoder must agree with.
