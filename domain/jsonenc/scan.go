@@ -507,5 +507,10 @@ func Held[T any](s *Scanner, has *bool, v *T, member func(key []byte) error) err
 // Skip consumes one value of any kind, checking that it is JSON.
 func (s *Scanner) Skip() error { return s.skip() }
 
+// Peek returns the first byte of the next value, past white space ('"', '[', '{', 'n'...; 0 at the end): its
+// kind, for a member that may be of more than one (a chat message's content, a string or an array of parts),
+// which is then read once, by the reader of its kind.
+func (s *Scanner) Peek() byte { return s.peek() }
+
 // End reports whether nothing but white space is left: a whole value was read, with nothing after it.
 func (s *Scanner) End() bool { return s.ws() == len(s.b) }
