@@ -242,16 +242,11 @@ func Parse(b Body) (Request, error) {
 	if !ok || isNull(raw) {
 		return r, domain.Invalid("messages", "is required")
 	}
-	msgs, err := decodeMessages(raw)
+	msgs, err := readMessages(raw)
 	if err != nil {
 		return r, err
 	}
-	r.Messages = make([]Message, len(msgs))
-	for i, w := range msgs {
-		if err := w.message(&r.Messages[i], i); err != nil {
-			return r, err
-		}
-	}
+	r.Messages = msgs
 	if err := field(b, "stream", &r.Stream); err != nil {
 		return r, err
 	}
@@ -412,118 +407,6 @@ func checkOptionChoices(options map[string]any) error {
 	return nil
 }
 
-// messageWire is a message as it comes.
-type messageWire struct {
-	Role       *string         `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       *string         `json:"name"`
-	ToolCallID *string         `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-	// err is why the message is no message object: the error of messages[i], once those before it are read.
-	err error
-}
-
-// decodeMessages decodes the messages array, each message an object. The messages, the prompt, are most of a body,
-// on the path to the first token: they are decoded in one go, and only when that fails one by one, for the error
-// that names the message (encoding/json goes over what it decodes twice; as an array of raw messages decoded one
-// by one, four times).
-func decodeMessages(raw json.RawMessage) ([]*messageWire, error) {
-	var ws []*messageWire
-	if json.Unmarshal(raw, &ws) != nil || slices.Contains(ws, nil) { // null is no message object
-		var msgs []json.RawMessage
-		if err := json.Unmarshal(raw, &msgs); err != nil {
-			return nil, domain.Invalid("messages", "must be an array of messages")
-		}
-		ws = make([]*messageWire, len(msgs))
-		for i, m := range msgs {
-			ws[i] = new(messageWire)
-			ws[i].err = strict(m, ws[i])
-		}
-	}
-	if len(ws) == 0 || len(ws) > MaxMessages {
-		return nil, domain.Invalid("messages", fmt.Sprintf("must hold 1 to %d messages", MaxMessages))
-	}
-	return ws, nil
-}
-
-// message reads messages[i]; the names of its fields are only made for an error, as most calls have none.
-func (w *messageWire) message(m *Message, i int) error {
-	at := func(field string) string { return "messages[" + strconv.Itoa(i) + "]" + field }
-	if w.err != nil {
-		return domain.Invalid(at(""), "must be a message object with a role and content: "+w.err.Error())
-	}
-	if w.Role == nil || !slices.Contains(roles, *w.Role) {
-		return domain.Invalid(at(".role"), "must be one of "+strings.Join(roles, ", "))
-	}
-	m.Role = *w.Role
-	if w.Name != nil {
-		m.Name = *w.Name
-	}
-	if w.ToolCallID != nil {
-		m.ToolCallID = *w.ToolCallID
-	}
-	if m.Role == "tool" && m.ToolCallID == "" {
-		return domain.Invalid(at(".tool_call_id"), "is required in a tool message")
-	}
-	for i, tc := range w.ToolCalls {
-		if tc.ID == "" || tc.Function.Name == "" {
-			return domain.Invalid(at(fmt.Sprintf(".tool_calls[%d]", i)), "needs an id and a function name")
-		}
-		m.ToolCalls = append(m.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
-	}
-	if isNull(w.Content) {
-		if m.Role != "assistant" || len(m.ToolCalls) == 0 {
-			return domain.Invalid(at(".content"), "is required")
-		}
-		m.Null = true
-		return nil
-	}
-	var s string
-	if unmarshal(w.Content, &s) == nil {
-		m.Text, m.Content = true, []Part{{Type: "text", Text: s}}
-		return nil
-	}
-	var parts []json.RawMessage
-	if err := json.Unmarshal(w.Content, &parts); err != nil || len(parts) > MaxParts {
-		return domain.Invalid(at(".content"), fmt.Sprintf("must be a string or an array of at most %d content parts", MaxParts))
-	}
-	for i, p := range parts {
-		var pw struct {
-			Type     string `json:"type"`
-			Text     string `json:"text"`
-			ImageURL struct {
-				URL    string `json:"url"`
-				Detail string `json:"detail"`
-			} `json:"image_url"`
-		}
-		pat := func() string { return at(fmt.Sprintf(".content[%d]", i)) }
-		if err := json.Unmarshal(p, &pw); err != nil || pw.Type == "" {
-			return domain.Invalid(pat(), "must be a content part object with a type")
-		}
-		part := Part{Type: pw.Type}
-		switch pw.Type {
-		case "text":
-			part.Text = pw.Text
-		case "image_url":
-			if pw.ImageURL.URL == "" {
-				return domain.Invalid(pat()+".image_url.url", "is required")
-			}
-			part.ImageURL, part.Detail = pw.ImageURL.URL, pw.ImageURL.Detail
-		default:
-			part.Raw = p
-		}
-		m.Content = append(m.Content, part)
-	}
-	return nil
-}
-
 func parseTools(b Body, r *Request) error {
 	raw, ok := b["tools"]
 	if !ok || isNull(raw) {
@@ -658,15 +541,6 @@ func typeName(dst any) string {
 		return "a number"
 	}
 	return "an object"
-}
-
-// strict decodes an object, refusing a non-object.
-func strict(raw json.RawMessage, dst any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return fmt.Errorf("not an object")
-	}
-	return json.Unmarshal(raw, dst)
 }
 
 func isNull(raw json.RawMessage) bool {
