@@ -11,10 +11,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 )
 
 // Body is a request body as the caller sent it, field by field.
@@ -459,47 +459,57 @@ func field[T any](b Body, name string, dst *T) error {
 	return nil
 }
 
-// unmarshal is json.Unmarshal without its reflection, nor its second pass over the value, for a string with
-// nothing to unescape and for a boolean: most of a request's fields, and its messages' contents. Another value
-// is decoded into a copy of *dst that json.Unmarshal may keep, copied back: dst itself is not kept, so that a
-// variable (or the Request) whose field it is stays on the stack, as a call decodes a dozen fields that most
-// requests do not have.
+// unmarshal is json.Unmarshal, read by jsonenc.Scanner for a string, a boolean, and an integer or a number held by
+// pointer: most of a request's fields, read without reflection nor a second pass over the value. dst is only
+// written once the whole value is read, as json.Unmarshal checks it before it decodes. Another value is decoded
+// into a copy of *dst that json.Unmarshal may keep, copied back: dst itself is not kept, so that a variable (or
+// the Request) whose field it is stays on the stack, as a call decodes a dozen fields that most requests do not
+// have.
 func unmarshal[T any](raw []byte, dst *T) error {
-	switch d := any(dst).(type) {
+	v := *dst
+	s := jsonenc.NewScanner(raw)
+	var err error
+	switch d := any(&v).(type) {
 	case *string:
-		if s, ok := plainString(raw); ok {
-			*d = s
-			return nil
-		}
+		err = s.Str(d)
 	case *bool:
-		switch string(raw) {
-		case "true", "false":
-			*d = string(raw) == "true"
-			return nil
-		}
+		err = s.Bool(d)
+	case **int64:
+		err = readHeld(&s, d)
+	case **float64:
+		err = readHeld(&s, d)
+	default:
+		p := new(T)
+		*p = *dst
+		err = json.Unmarshal(raw, p)
+		*dst = *p
+		return err
 	}
-	v := new(T)
-	*v = *dst
-	err := json.Unmarshal(raw, v)
-	*dst = *v
+	if err == nil && !s.End() {
+		err = jsonenc.ErrSyntax
+	}
+	if err == nil {
+		*dst = v
+	}
 	return err
 }
 
-// plainString reads a JSON string that has no escapes and is valid UTF-8, as encoding/json reads it.
-func plainString(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
+// readHeld reads a number that encoding/json holds by pointer into a new one (null: nil).
+func readHeld[V int64 | float64](s *jsonenc.Scanner, dst **V) error {
+	if s.Null() {
+		*dst = nil
+		return nil
 	}
-	in := raw[1 : len(raw)-1]
-	for _, c := range in {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return "", false
-		}
+	v := new(V)
+	var err error
+	switch p := any(v).(type) {
+	case *int64:
+		err = s.Int(p)
+	case *float64:
+		err = s.Float(p)
 	}
-	if !utf8.Valid(in) {
-		return "", false
-	}
-	return string(in), true
+	*dst = v
+	return err
 }
 
 // numbersField is field for a value holding free-form objects (provider.options): their numbers decode as

@@ -6,9 +6,12 @@ import (
 )
 
 var unmarshalSeeds = []string{`"abc"`, `""`, `"a\"b"`, `"a\\b"`, `"é😀"`, "\"\xff\"", "\"a\xc3\"", `"\u00e9"`, "\"a\nb\"", "\"a\x00\"",
-	`"a`, `a"`, `"`, `"a"b"`, `"a" `, ` "a"`, `true`, `false`, `null`, `1`, `"true"`, `tru`, `true `, `falsey`, `[]`, `{}`}
+	`"a`, `a"`, `"`, `"a"b"`, `"a" `, ` "a"`, `true`, `false`, `null`, `1`, `"true"`, `tru`, `true `, `falsey`, `[]`, `{}`,
+	`0`, `-0`, `42`, ` 7 `, `-9223372036854775808`, `9223372036854775808`, `1.5`, `1e2`, `-1e-999`, `1e999`, `01`, `1.`,
+	`.5`, `-`, `1 2`, `0x10`, `"5"`, `null `, `nul`}
 
-// FuzzUnmarshal holds unmarshal to json.Unmarshal: the same string or boolean, and an error for the same values.
+// FuzzUnmarshal holds unmarshal to json.Unmarshal: the same string, boolean, integer or number, and an error for
+// the same values.
 func FuzzUnmarshal(f *testing.F) {
 	for _, s := range unmarshalSeeds {
 		f.Add([]byte(s))
@@ -31,5 +34,20 @@ func checkUnmarshal(t *testing.T, raw []byte) {
 	}
 	if err, werr := unmarshal(raw, &b), json.Unmarshal(raw, &wb); (err == nil) != (werr == nil) || b != wb {
 		t.Fatalf("%q as a boolean: %v (error %v), encoding/json's %v (%v)", raw, b, err, wb, werr)
+	}
+	checkHeld[int64](t, raw, "an integer")
+	checkHeld[float64](t, raw, "a number")
+}
+
+// checkHeld holds unmarshal to json.Unmarshal for a value held by pointer, from nil and from a value set before
+// (what json.Unmarshal leaves of it after an error is no value).
+func checkHeld[V comparable](t *testing.T, raw []byte, kind string) {
+	t.Helper()
+	for _, before := range []*V{nil, new(V)} {
+		got, want := before, before
+		err, werr := unmarshal(raw, &got), json.Unmarshal(raw, &want)
+		if (err == nil) != (werr == nil) || err == nil && ((got == nil) != (want == nil) || got != nil && *got != *want) {
+			t.Fatalf("%q as %s from %v: %v (error %v), encoding/json's %v (%v)", raw, kind, before, got, err, want, werr)
+		}
 	}
 }
