@@ -393,7 +393,8 @@ func TestMessageErrorFields(t *testing.T) {
 	for _, tt := range []struct{ messages, field string }{
 		{`[{"role":"robot","content":"x"},5]`, "messages[0].role"},
 		{`[{"role":"user","content":"x"},null,{"role":"robot"}]`, "messages[1]"},
-		{`[{"role":5}]`, "messages[0]"},
+		{`[{"role":5}]`, "messages[0].role"},
+		{`[{"role":"assistant","content":null,"tool_calls":[{"id":"a","function":{"name":7}}]}]`, "messages[0].tool_calls"},
 		{`{}`, "messages"},
 		{`[]`, "messages"},
 		{`[5` + strings.Repeat(`,{"role":"user","content":"x"}`, chat.MaxMessages) + `]`, "messages"},

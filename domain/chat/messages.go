@@ -1,9 +1,7 @@
 package chat
 
 import (
-	"bytes"
-	"cmp"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -31,12 +29,12 @@ func readMessages(raw []byte) ([]Message, error) {
 			return r.s.Skip() // counted, and checked to be JSON
 		}
 		var m message
-		v, why, err := r.value(func() error { return m.read(&r, i) })
+		_, why, err := r.value(func() error { return m.read(&r, i) })
 		switch {
 		case err != nil:
 			return err
 		case why != nil:
-			refused = notMessage(v, i, why)
+			refused = notMessage(i, why)
 		default:
 			if refused = m.check(i); refused == nil {
 				msgs = append(msgs, m.Message)
@@ -91,15 +89,15 @@ func (m *message) read(r *messageReader, i int) error {
 	err := r.s.Object(func(key []byte) error {
 		switch {
 		case jsonenc.Is(key, "role"):
-			return readString(&r.s, &m.Role, roles...)
+			return member(readString(&r.s, &m.Role, roles...), "role")
 		case jsonenc.Is(key, "content"):
 			return m.readContent(r, i)
 		case jsonenc.Is(key, "name"):
-			return readString(&r.s, &m.Name)
+			return member(readString(&r.s, &m.Name), "name")
 		case jsonenc.Is(key, "tool_call_id"):
-			return readString(&r.s, &m.ToolCallID)
+			return member(readString(&r.s, &m.ToolCallID), "tool_call_id")
 		case jsonenc.Is(key, "tool_calls"):
-			return readToolCalls(&r.s, &m.ToolCalls)
+			return member(readToolCalls(&r.s, &m.ToolCalls), "tool_calls")
 		}
 		return r.s.Skip()
 	})
@@ -331,35 +329,36 @@ func badContent(i int) error {
 		fmt.Sprintf("must be a string or an array of at most %d content parts", MaxParts))
 }
 
-// notMessage refuses messages[i], v, which encoding/json does not decode into a message object, with the reason
-// encoding/json gives (as the gateway answered before it read messages by hand), or the scanner's, why.
-func notMessage(v []byte, i int, why error) error {
-	reason := cmp.Or(strict(v, new(messageWire)), why)
-	return domain.Invalid(messageField(i, ""), "must be a message object with a role and content: "+reason.Error())
+// memberError is a message's member that is JSON of another type than the member's (a role that is a number, a
+// tool_calls that is an object): the message is refused, naming it.
+type memberError struct{ name string }
+
+func (e *memberError) Error() string { return e.name + " " + memberTypes[e.name] }
+
+// memberTypes says what each member a message is read for must be.
+var memberTypes = map[string]string{
+	"role":         "must be a string",
+	"name":         "must be a string",
+	"tool_call_id": "must be a string",
+	"tool_calls":   "must be an array of tool calls, each an object {id, type, function: {name, arguments}} of strings",
 }
 
-// messageWire is a message as encoding/json decodes one, for the reason a message is refused: its name and its
-// fields' are in that reason's text ("Go struct field messageWire.role"), as callers got it before.
-type messageWire struct {
-	Role       *string         `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	Name       *string         `json:"name"`
-	ToolCallID *string         `json:"tool_call_id"`
-	ToolCalls  []struct {
-		ID       string `json:"id"`
-		Type     string `json:"type"`
-		Function struct {
-			Name      string `json:"name"`
-			Arguments string `json:"arguments"`
-		} `json:"function"`
-	} `json:"tool_calls"`
-}
-
-// strict decodes an object, refusing a non-object.
-func strict(raw json.RawMessage, dst any) error {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return fmt.Errorf("not an object")
+// member names the member err was reading when it is JSON of the wrong type there.
+func member(err error, name string) error {
+	if errors.Is(err, jsonenc.ErrType) {
+		return &memberError{name}
 	}
-	return json.Unmarshal(raw, dst)
+	return err
+}
+
+// notMessage refuses messages[i], which is JSON but no message: one of its members of the wrong type (why says
+// which), or not an object at all. The reason names the field as the rest of the API's 400s do; it used to be
+// encoding/json's, which named the gateway's own Go types ("Go struct field messageWire.tool_calls of type
+// []struct {...}").
+func notMessage(i int, why error) error {
+	var me *memberError
+	if errors.As(why, &me) {
+		return domain.Invalid(messageField(i, "."+me.name), memberTypes[me.name])
+	}
+	return domain.Invalid(messageField(i, ""), "must be a message object with a role and content")
 }

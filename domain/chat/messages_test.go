@@ -1,7 +1,9 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -129,7 +131,7 @@ func decodeMessagesJSON(raw json.RawMessage) ([]Message, error) {
 	out := make([]Message, len(ws))
 	for i, w := range ws {
 		if errs != nil && errs[i] != nil {
-			return nil, domain.Invalid("messages["+strconv.Itoa(i)+"]", "must be a message object with a role and content: "+errs[i].Error())
+			return nil, refusedJSON(i, errs[i])
 		}
 		if err := messageJSON(w, &out[i], i); err != nil {
 			return nil, err
@@ -203,4 +205,43 @@ func messageJSON(w *messageWire, m *Message, i int) error {
 		m.Content = append(m.Content, part)
 	}
 	return nil
+}
+
+// refusedJSON is the refusal of messages[i] that encoding/json did not decode into a message, err: naming the
+// member of the wrong type encoding/json named (its path's first part), else the message.
+func refusedJSON(i int, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		name, _, _ := strings.Cut(te.Field, ".")
+		if _, ok := memberTypes[name]; !ok {
+			panic("encoding/json refused a member readMessages does not type: " + te.Field)
+		}
+		return domain.Invalid("messages["+strconv.Itoa(i)+"]."+name, memberTypes[name])
+	}
+	return domain.Invalid("messages["+strconv.Itoa(i)+"]", "must be a message object with a role and content")
+}
+
+// messageWire is a message as encoding/json decodes one: the reference readMessages is held to.
+type messageWire struct {
+	Role       *string         `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	Name       *string         `json:"name"`
+	ToolCallID *string         `json:"tool_call_id"`
+	ToolCalls  []struct {
+		ID       string `json:"id"`
+		Type     string `json:"type"`
+		Function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		} `json:"function"`
+	} `json:"tool_calls"`
+}
+
+// strict decodes an object, refusing a non-object.
+func strict(raw json.RawMessage, dst any) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return fmt.Errorf("not an object")
+	}
+	return json.Unmarshal(raw, dst)
 }
