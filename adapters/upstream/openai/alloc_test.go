@@ -3,6 +3,7 @@ package openai_test
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -11,22 +12,21 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
+	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/speech"
+	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
-// cannedUpstream answers every request on a keep-alive connection with the same 16 KiB clip, reading each request
+// cannedUpstream answers every request on a keep-alive connection with the same answer, reading each request
 // whole first, and allocates nothing per exchange: what a test counts of allocations is the client's.
-func cannedUpstream(t testing.TB) string {
+func cannedUpstream(t testing.TB, answer []byte) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	clip := make([]byte, 16<<10)
-	answer := append([]byte("HTTP/1.1 200 OK\r\nContent-Type: audio/pcm\r\nX-Request-Id: req_1\r\nContent-Length: "+
-		strconv.Itoa(len(clip))+"\r\n\r\n"), clip...)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -72,7 +72,10 @@ const maxSpeechAllocs = 34
 // clip's end: a regression guard for the outgoing path (building the body and the request, the watchdog, the
 // exchange).
 func TestSpeechAllocations(t *testing.T) {
-	c := openai.New(upstream.Config{BaseURL: cannedUpstream(t), APIKey: "sk-test", Timeout: fakes.Patient, IdleTimeout: fakes.Patient},
+	clip := make([]byte, 16<<10)
+	answer := append([]byte("HTTP/1.1 200 OK\r\nContent-Type: audio/pcm\r\nX-Request-Id: req_1\r\nContent-Length: "+
+		strconv.Itoa(len(clip))+"\r\n\r\n"), clip...)
+	c := openai.New(upstream.Config{BaseURL: cannedUpstream(t, answer), APIKey: "sk-test", Timeout: fakes.Patient, IdleTimeout: fakes.Patient},
 		upstream.NewHTTPClient())
 	speed := 1.25
 	req := fakes.SpeechRequest("tts-1", "alloy", "Hello there, how are you today?", speech.PCM, nil)
@@ -94,5 +97,84 @@ func TestSpeechAllocations(t *testing.T) {
 	call() // dials
 	if n := testing.AllocsPerRun(200, call); n > maxSpeechAllocs {
 		t.Fatalf("%v allocations per call, want at most %d", n, maxSpeechAllocs)
+	}
+}
+
+// chatAnswer is a streamed chat answer of one token as OpenAI's API sends it over HTTP/1.1 (its head's fields, in
+// its spelling: the standard ones capitalised, its own lower case), each event a chunk of its own.
+func chatAnswer() []byte {
+	b := []byte("HTTP/1.1 200 OK\r\nDate: Tue, 01 Apr 2025 10:00:00 GMT\r\nContent-Type: text/event-stream; charset=utf-8\r\n" +
+		"Transfer-Encoding: chunked\r\nConnection: keep-alive\r\naccess-control-expose-headers: X-Request-ID\r\n" +
+		"openai-organization: org-bench\r\nopenai-processing-ms: 180\r\nopenai-version: 2020-10-01\r\n" +
+		"x-ratelimit-limit-requests: 10000\r\nx-ratelimit-remaining-requests: 9999\r\nx-request-id: req_1\r\n" +
+		"strict-transport-security: max-age=31536000; includeSubDomains; preload\r\ncf-cache-status: DYNAMIC\r\n" +
+		"X-Content-Type-Options: nosniff\r\nServer: cloudflare\r\ncf-ray: 8a1b2c3d4e5f6789-AMS\r\n\r\n")
+	head := `data: {"id":"chatcmpl-bench","object":"chat.completion.chunk","created":1700000000,"model":"chat-1","choices":[`
+	for _, ev := range []string{
+		head + `{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`,
+		head + `{"index":0,"delta":{"content":"Hello"},"logprobs":null,"finish_reason":null}]}`,
+		head + `{"index":0,"delta":{},"logprobs":null,"finish_reason":"stop"}]}`,
+		head + `],"usage":{"prompt_tokens":6,"completion_tokens":1,"total_tokens":7}}`,
+		`data: [DONE]`,
+	} {
+		ev += "\n\n"
+		b = append(strconv.AppendInt(b, int64(len(ev)), 16), "\r\n"+ev+"\r\n"...)
+	}
+	return append(b, "0\r\n\r\n"...)
+}
+
+// chatCall is a chat call as the gateway makes one: the request, the first token, then the rest of the answer.
+func chatCall(tb testing.TB, c *openai.Client, req ports.ChatRequest) {
+	reply, err := c.Chat(context.Background(), req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stream := reply.Decode(reply.Body)
+	first, err := stream.Next()
+	if err != nil || first.Content != "Hello" || reply.UpstreamID != "req_1" {
+		tb.Fatalf("first chunk %+v, %v, upstream id %q", first, err, reply.UpstreamID)
+	}
+	for err == nil {
+		_, err = stream.Next()
+	}
+	if err != io.EOF {
+		tb.Fatal(err)
+	}
+	reply.Body.Close()
+}
+
+// chatClient is a client of the canned chat upstream, and the request chatCall sends it.
+func chatClient(tb testing.TB) (*openai.Client, ports.ChatRequest) {
+	c := openai.New(upstream.Config{BaseURL: cannedUpstream(tb, chatAnswer()), APIKey: "sk-test", Timeout: fakes.Patient,
+		IdleTimeout: fakes.Patient}, upstream.NewHTTPClient())
+	r, err := chat.Parse(chat.Body{"model": json.RawMessage(`"gateway-model"`),
+		"messages": json.RawMessage(`[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}]`)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c, ports.ChatRequest{UpstreamModel: "chat-1", Request: r}
+}
+
+// maxChatAllocs is what a chat call of one token takes of the client, from the request to the answer's end.
+const maxChatAllocs = 68
+
+// TestChatAllocations bounds what a chat call costs the client in allocations: a regression guard for the way to
+// the first token (the body, the request, the exchange, the head, the stream's setup) and a short answer's rest.
+func TestChatAllocations(t *testing.T) {
+	c, req := chatClient(t)
+	call := func() { chatCall(t, c, req) }
+	call() // dials
+	if n := testing.AllocsPerRun(200, call); n > maxChatAllocs {
+		t.Fatalf("%v allocations per call, want at most %d", n, maxChatAllocs)
+	}
+}
+
+// BenchmarkChat is TestChatAllocations's call, timed.
+func BenchmarkChat(b *testing.B) {
+	c, req := chatClient(b)
+	chatCall(b, c, req) // dials
+	b.ReportAllocs()
+	for b.Loop() {
+		chatCall(b, c, req)
 	}
 }
