@@ -412,7 +412,6 @@ func (t *h1Transport) dial(ctx context.Context, key connKey, hostname string) (*
 	}
 	c.br = bufio.NewReaderSize(c, readBufferSize)
 	c.bw = bufio.NewWriterSize(c.rw, writeBufferSize)
-	c.tp.R = c.br
 	c.closeFunc = c.close
 	c.probe = func(fd uintptr) bool {
 		c.open = peekWouldBlock(fd, c.peek[:])
@@ -430,7 +429,6 @@ type conn struct {
 	tlsState *tls.ConnectionState
 	br       *bufio.Reader
 	bw       *bufio.Writer
-	tp       textproto.Reader
 	limit    int64
 	key      connKey
 	idleAt   time.Time
@@ -545,18 +543,10 @@ func (c *conn) read(req *http.Request, method string) (*http.Response, bool, err
 	defer func() { c.limit = math.MaxInt64 }()
 	var resp *http.Response
 	for {
-		line, err := c.tp.ReadLine()
-		if err != nil {
+		var err error
+		if resp, err = c.readHead(); err != nil {
 			return nil, false, c.headError(err)
 		}
-		if resp, err = statusLine(line); err != nil {
-			return nil, false, c.headError(err)
-		}
-		h, err := c.tp.ReadMIMEHeader()
-		if err != nil {
-			return nil, false, c.headError(err)
-		}
-		resp.Header = http.Header(h)
 		if resp.StatusCode == http.StatusSwitchingProtocols {
 			return nil, false, errSwitchingProt
 		}

@@ -61,7 +61,6 @@ func scripted(t testing.TB, raw, method string, eof bool) (*http.Response, *body
 func readFrom(rw io.ReadWriter, tcp net.Conn, method string) (*http.Response, *body, error) {
 	c := &conn{tcp: tcp, rw: rw, limit: math.MaxInt64}
 	c.br = bufio.NewReaderSize(c, readBufferSize)
-	c.tp.R = c.br
 	req := httptest.NewRequest(method, "http://upstream/", nil)
 	resp, reuse, err := c.read(req, method)
 	if err != nil {
