@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -383,5 +384,42 @@ func TestH1SweepClosesWhatThePeerClosed(t *testing.T) {
 	}
 	if _, err := hungUp.tcp.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
 		t.Fatalf("the connection the upstream closed is still open: %v", err)
+	}
+}
+
+// TestDoTransportFailures: a call that gets no answer (nothing listens, the upstream closes the connection, its
+// head is malformed) is the provider's failure, retryable, with its cause kept for the record. Do classified it
+// after ending the call's context, which then read as the caller's going away: context.Canceled came back in its
+// place, the cause was lost and the gateway saw a cancelled call.
+func TestDoTransportFailures(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String() + "/"
+	ln.Close()
+	closes := newRawServer(t, func(c net.Conn, br *bufio.Reader) { readRequest(br) })
+	malformed := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		if _, ok := readRequest(br); ok {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nno colon\r\n\r\n")
+		}
+	})
+	for _, tt := range []struct {
+		name, url string
+		cause     func(error) bool
+	}{
+		{"refused", refused, func(err error) bool { return errors.Is(err, syscall.ECONNREFUSED) }},
+		{"closed", closes.url, func(err error) bool { return errors.Is(err, io.ErrUnexpectedEOF) }},
+		{"malformed head", malformed.url, func(err error) bool { return strings.Contains(err.Error(), "malformed MIME header") }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			req, _ := http.NewRequest(http.MethodGet, tt.url, nil)
+			_, err := Do(t.Context(), NewHTTPClient(), req, Config{Timeout: time.Minute})
+			var ue *ports.UpstreamError
+			if !errors.As(err, &ue) || ue.Kind != domain.KindUpstream || !ue.Retryable || !tt.cause(ue.Err) {
+				t.Fatalf("err %v, want the provider's failure with its cause", err)
+			}
+		})
 	}
 }

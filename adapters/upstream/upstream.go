@@ -67,9 +67,11 @@ func Do(ctx context.Context, client *http.Client, req *http.Request, cfg Config)
 	w.timer = time.AfterFunc(first, w.check)
 	resp, err := client.Do(req.WithContext(ctx))
 	if err != nil {
+		// Classified before the call's context ends here, which would read as the caller's going away.
 		w.timer.Stop()
+		err = transportError(ctx, err)
 		cancel(nil)
-		return nil, transportError(ctx, err)
+		return nil, err
 	}
 	w.body = resp.Body
 	resp.Body = w
