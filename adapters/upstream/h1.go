@@ -438,6 +438,7 @@ type conn struct {
 	probe     func(fd uintptr) bool
 	open      bool // what probe saw
 	peek      [1]byte
+	body      io.LimitedReader // the request body write sends, none between exchanges: a reader less to allocate
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -515,7 +516,9 @@ func (c *conn) write(req *http.Request, method, host, uri string) error {
 	}
 	w.WriteString("\r\n")
 	if n > 0 {
-		sent, err := w.ReadFrom(io.LimitReader(req.Body, n))
+		c.body = io.LimitedReader{R: req.Body, N: n}
+		sent, err := w.ReadFrom(&c.body)
+		c.body.R = nil
 		if err != nil {
 			return err
 		}
@@ -537,14 +540,28 @@ func writeField(w *bufio.Writer, k, v string) {
 	w.WriteString("\r\n")
 }
 
+// answer is a response with its body and its Transfer-Encoding, in one allocation.
+type answer struct {
+	resp http.Response
+	body body
+	te   [1]string
+}
+
+// newBody is the answer's body, reading from c as mode frames it.
+func (a *answer) newBody(c *conn, mode int, left int64) *body {
+	a.body.c, a.body.mode, a.body.left = c, mode, left
+	return &a.body
+}
+
 // read reads a response's status line and headers, skipping 1xx answers, and frames its body (RFC 9112, 6.3).
 func (c *conn) read(req *http.Request, method string) (*http.Response, bool, error) {
 	c.limit = maxHeaderBytes
 	defer func() { c.limit = math.MaxInt64 }()
-	var resp *http.Response
+	a := &answer{}
+	resp := &a.resp
 	for {
-		var err error
-		if resp, err = c.readHead(); err != nil {
+		*resp = http.Response{} // nothing of a 1xx answer's is the final one's
+		if err := c.readHead(resp); err != nil {
 			return nil, false, c.headError(err)
 		}
 		if resp.StatusCode == http.StatusSwitchingProtocols {
@@ -571,7 +588,8 @@ func (c *conn) read(req *http.Request, method string) (*http.Response, bool, err
 			}
 			chunked = true
 			delete(h, "Content-Length")
-			resp.TransferEncoding = []string{"chunked"}
+			a.te[0] = "chunked"
+			resp.TransferEncoding = a.te[:]
 		}
 	}
 	length, err := contentLength(h["Content-Length"])
@@ -585,13 +603,13 @@ func (c *conn) read(req *http.Request, method string) (*http.Response, bool, err
 	case resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified:
 		resp.Body, resp.ContentLength = http.NoBody, 0
 	case chunked:
-		resp.Body, resp.ContentLength = &body{c: c, mode: chunkHeader}, -1
+		resp.Body, resp.ContentLength = a.newBody(c, chunkHeader, 0), -1
 	case length == 0:
 		resp.Body = http.NoBody
 	case length > 0:
-		resp.Body = &body{c: c, mode: lengthData, left: length}
+		resp.Body = a.newBody(c, lengthData, length)
 	default:
-		resp.Body, resp.Close = &body{c: c, mode: untilClose}, true
+		resp.Body, resp.Close = a.newBody(c, untilClose, 0), true
 	}
 	return resp, !resp.Close, nil
 }
@@ -605,17 +623,18 @@ func (c *conn) headError(err error) error {
 	return unexpected(err)
 }
 
-// statusLine parses "HTTP/1.1 200 OK".
-func statusLine(line string) (*http.Response, error) {
+// statusLine parses "HTTP/1.1 200 OK" into resp.
+func statusLine(line string, resp *http.Response) error {
 	proto, status, ok := strings.Cut(line, " ")
 	major, minor, vok := http.ParseHTTPVersion(proto)
 	status = strings.TrimLeft(status, " ")
 	code, _, _ := strings.Cut(status, " ")
 	n, err := strconv.ParseUint(code, 10, 16)
 	if !ok || !vok || major != 1 || len(code) != 3 || err != nil || n < 100 {
-		return nil, fmt.Errorf("malformed HTTP status line %q", truncate(line))
+		return fmt.Errorf("malformed HTTP status line %q", truncate(line))
 	}
-	return &http.Response{Status: status, StatusCode: int(n), Proto: proto, ProtoMajor: major, ProtoMinor: minor}, nil
+	resp.Status, resp.StatusCode, resp.Proto, resp.ProtoMajor, resp.ProtoMinor = status, int(n), proto, major, minor
+	return nil
 }
 
 // contentLength is the Content-Length given (-1 when none): several are an error unless they agree.

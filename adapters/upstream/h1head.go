@@ -13,23 +13,22 @@ import (
 )
 
 // readHead reads a response's head, its status line and header fields through the blank line that ends them, and
-// parses it (parseHead). A head all in the read buffer, as one comes with the first read of an answer, is parsed
+// parses it into resp (parseHead). A head all in the read buffer, as one comes with the first read of an answer, is parsed
 // where it is; one that is not is gathered a line at a time as it comes (gatherHead). A head the connection's
 // failure cut is parsed as far as it came: a malformed line before the cut is the error, as net/textproto, which
 // reads a line at a time, reports it; otherwise the failure is.
-func (c *conn) readHead() (*http.Response, error) {
+func (c *conn) readHead(resp *http.Response) error {
 	buf, _ := c.br.Peek(c.br.Buffered())
 	if n := headLen(buf); n >= 0 {
-		resp, err := parseHead(buf[:n])
+		err := parseHead(buf[:n], resp)
 		c.br.Discard(n)
-		return resp, err
+		return err
 	}
 	raw, rerr := gatherHead(c.br)
-	resp, err := parseHead(raw)
-	if err == errHeadCut {
-		err = rerr
+	if err := parseHead(raw, resp); err != errHeadCut {
+		return err
 	}
-	return resp, err
+	return rerr
 }
 
 // headLen is the length of the head at the start of b through its blank line, the first line after the status
@@ -77,7 +76,7 @@ const maxHint = 1000
 // errHeadCut is parseHead's answer to a head that ends before its blank line.
 var errHeadCut = errors.New("the response head ends before its blank line")
 
-// parseHead parses a head as net/http's client reads one: the status line (statusLine), then the header fields as
+// parseHead parses a head into resp as net/http's client reads one: the status line (statusLine), then the header fields as
 // textproto.Reader.ReadMIMEHeader reads them, and returns the same Header. Lines end with LF or CRLF; the last one
 // of a head that was cut (errHeadCut) may have no end, and is a line all the same. The first field must not
 // begin with a space; a line that begins with a space or a tab continues the field before it (obs-fold), joined
@@ -87,15 +86,14 @@ var errHeadCut = errors.New("the response head ends before its blank line")
 // begins with. The head is copied once, into one string (headString), which the status, the names and the values
 // share: a field folded over lines is the only one that takes a string of its own. Its errors quote at most 64
 // bytes of the line.
-func parseHead(raw []byte) (*http.Response, error) {
+func parseHead(raw []byte, resp *http.Response) error {
 	s, fields := headString(raw)
 	line, s, ok := nextLine(s)
 	if !ok {
-		return nil, errHeadCut
+		return errHeadCut
 	}
-	resp, err := statusLine(line)
-	if err != nil {
-		return nil, err
+	if err := statusLine(line, resp); err != nil {
+		return err
 	}
 	// One array for the values of fields given once, most of them; the map and the array are sized for at most
 	// maxHint fields, as textproto does, so that a head of many short fields, or one given many times, does not
@@ -105,17 +103,17 @@ func parseHead(raw []byte) (*http.Response, error) {
 	values := make([]string, fields)
 	for first := true; ; first = false {
 		if line, s, ok = nextLine(s); !ok {
-			return nil, errHeadCut
+			return errHeadCut
 		}
 		if line == "" {
 			resp.Header = h
-			return resp, nil
+			return nil
 		}
 		if first && (line[0] == ' ' || line[0] == '\t') {
-			return nil, textproto.ProtocolError(fmt.Sprintf("malformed MIME header initial line: %q", truncate(line)))
+			return textproto.ProtocolError(fmt.Sprintf("malformed MIME header initial line: %q", truncate(line)))
 		}
 		if strings.IndexByte(line, ':') < 0 {
-			return nil, textproto.ProtocolError(fmt.Sprintf("malformed MIME header: missing colon: %q", truncate(line)))
+			return textproto.ProtocolError(fmt.Sprintf("malformed MIME header: missing colon: %q", truncate(line)))
 		}
 		kv := trimSpaceTab(line)
 		if continued(s) {
@@ -123,7 +121,7 @@ func parseHead(raw []byte) (*http.Response, error) {
 		}
 		key, v, _ := strings.Cut(kv, ":")
 		if !validName(key) || !httpguts.ValidHeaderFieldValue(v) {
-			return nil, textproto.ProtocolError(fmt.Sprintf("malformed MIME header line: %q", truncate(kv)))
+			return textproto.ProtocolError(fmt.Sprintf("malformed MIME header line: %q", truncate(kv)))
 		}
 		value := strings.TrimLeft(v, " \t")
 		if vv, ok := h[key]; ok || len(values) == 0 {
