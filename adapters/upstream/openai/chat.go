@@ -37,7 +37,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 		return ports.ChatReply{}, err
 	}
 	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return NewChatStream(r, resp.StatusCode) },
-		UpstreamID: resp.Header.Get("x-request-id")}, nil
+		UpstreamID: resp.Header.Get("X-Request-Id")}, nil
 }
 
 // eventStream is the Accept header's value: one slice for every request, which no one writes to.

@@ -24,7 +24,7 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 	if err != nil {
 		return ports.Audio{}, err
 	}
-	return ports.Audio{Body: resp.Body, UpstreamID: resp.Header.Get("x-request-id"), Status: resp.StatusCode}, nil
+	return ports.Audio{Body: resp.Body, UpstreamID: resp.Header.Get("X-Request-Id"), Status: resp.StatusCode}, nil
 }
 
 // speechBody is the request's body, appended by hand (encoding/json went through a map of the fields, by
