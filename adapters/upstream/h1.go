@@ -182,16 +182,16 @@ func (t *h1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	var c *conn
 	var resp *http.Response
 	var reuse bool
-	var stop func() bool
+	var stop stopper
 	for {
 		if c, err = t.conn(ctx, key, req.URL.Hostname()); err != nil {
 			break
 		}
-		stop = context.AfterFunc(ctx, c.closeFunc)
+		stop = closeOnEnd(ctx, c)
 		if resp, reuse, err = c.exchange(req, method, host, uri); err == nil {
 			break
 		}
-		stop()
+		stop.stop()
 		c.close()
 		// An upstream may close an idle connection just as it is taken, after alive looked: a request that may be
 		// sent twice and was not answered goes again, on another connection, as net/http does.
@@ -217,6 +217,24 @@ func (t *h1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	}
 	t.release(c, stop, reuse)
 	return resp, nil
+}
+
+// stopper stops closing a connection when a context ends (closeOnEnd), as context.AfterFunc's stop does: false when
+// it is closed, or being closed.
+type stopper interface{ stop() bool }
+
+// afterFunc is context.AfterFunc's stop.
+type afterFunc func() bool
+
+func (f afterFunc) stop() bool { return f() }
+
+// closeOnEnd has c closed when ctx ends. A call's context (Do's) holds the closing itself, without allocating;
+// another has it as context.AfterFunc does.
+func closeOnEnd(ctx context.Context, c *conn) stopper {
+	if cl, ok := ctx.(*call); ok && cl.onEnd(c.closeFunc) {
+		return cl
+	}
+	return afterFunc(context.AfterFunc(ctx, c.closeFunc))
 }
 
 // replayable is a request that may go twice: idempotent, and without a body to send again.
@@ -267,8 +285,8 @@ func checkRequest(req *http.Request, method string) (host, uri string, err error
 
 // release ends an exchange whose response was read to its end: the connection goes back to the pool when both
 // sides let it and the request's context did not close it meanwhile.
-func (t *h1Transport) release(c *conn, stop func() bool, reuse bool) {
-	if !stop() || !reuse || c.br.Buffered() > 0 {
+func (t *h1Transport) release(c *conn, stop stopper, reuse bool) {
+	if !stop.stop() || !reuse || c.br.Buffered() > 0 {
 		c.close()
 		return
 	}
@@ -703,7 +721,7 @@ type body struct {
 	c       *conn
 	t       *h1Transport
 	ctx     context.Context
-	stop    func() bool // stops closing the connection when ctx ends
+	stop    stopper // stops closing the connection when ctx ends
 	reuse   bool
 	state   atomic.Int32
 	mode    int
@@ -900,7 +918,7 @@ func (b *body) Close() error {
 		b.mu.Unlock()
 	}
 	if b.state.Swap(bodyClosed) == bodyReading {
-		b.stop()
+		b.stop.stop()
 		b.c.close()
 	}
 	return nil

@@ -232,7 +232,7 @@ func TestH1IdleTimeout(t *testing.T) {
 			cc := &closeCounted{Conn: a}
 			c := &conn{tcp: cc, key: connKey{addr: addr}}
 			c.br = bufio.NewReader(cc)
-			rt.release(c, func() bool { return true }, true)
+			rt.release(c, afterFunc(func() bool { return true }), true)
 			return cc
 		}
 		first, other := pooled("a:80"), pooled("b:80")

@@ -68,7 +68,7 @@ func readFrom(rw io.ReadWriter, tcp net.Conn, method string) (*http.Response, *b
 	}
 	bd, _ := resp.Body.(*body)
 	if bd != nil {
-		bd.t, bd.ctx, bd.stop, bd.reuse = newH1Transport(nil), context.Background(), func() bool { return true }, reuse
+		bd.t, bd.ctx, bd.stop, bd.reuse = newH1Transport(nil), context.Background(), afterFunc(func() bool { return true }), reuse
 	}
 	return resp, bd, nil
 }
@@ -555,45 +555,54 @@ func TestH1Cancel(t *testing.T) {
 		{"in a chunked body", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n", true},
 		{"in a body with a length", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nhello", true},
 	}
+	// Through Do the request goes with the call's context, which closes the connection itself (closeOnEnd).
+	through := map[string]func(rt *h1Transport, req *http.Request) (*http.Response, error){
+		"transport": func(rt *h1Transport, req *http.Request) (*http.Response, error) { return rt.RoundTrip(req) },
+		"Do": func(rt *h1Transport, req *http.Request) (*http.Response, error) {
+			return Do(req.Context(), &http.Client{Transport: rt}, req, Config{Timeout: time.Minute})
+		},
+	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			srv, waiting := stallingServer(t, tt.answer)
-			rt := newH1Transport(nil)
-			ctx, cancel := context.WithCancel(t.Context())
-			req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.url, strings.NewReader("{}"))
-			done := make(chan error, 1)
-			go func() {
-				resp, err := rt.RoundTrip(req)
-				if err == nil {
-					if !tt.body {
-						err = errors.New("a response")
-					} else {
-						var p [100]byte
-						n, _ := resp.Body.Read(p[:])
-						if string(p[:n]) != "hello" {
-							err = fmt.Errorf("read %q", p[:n])
+		for way, roundTrip := range through {
+			t.Run(tt.name+" through "+way, func(t *testing.T) {
+				t.Parallel()
+				srv, waiting := stallingServer(t, tt.answer)
+				rt := newH1Transport(nil)
+				ctx, cancel := context.WithCancel(t.Context())
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, srv.url, strings.NewReader("{}"))
+				done := make(chan error, 1)
+				go func() {
+					resp, err := roundTrip(rt, req)
+					if err == nil {
+						if !tt.body {
+							err = errors.New("a response")
 						} else {
-							cancel()
-							_, err = io.ReadAll(resp.Body)
+							var p [100]byte
+							n, _ := resp.Body.Read(p[:])
+							if string(p[:n]) != "hello" {
+								err = fmt.Errorf("read %q", p[:n])
+							} else {
+								cancel()
+								_, err = io.ReadAll(resp.Body)
+							}
 						}
 					}
+					done <- err
+				}()
+				<-waiting
+				if !tt.body {
+					cancel()
 				}
-				done <- err
-			}()
-			<-waiting
-			if !tt.body {
-				cancel()
-			}
-			select {
-			case err := <-done:
-				if !errors.Is(err, context.Canceled) {
-					t.Fatalf("err %v, want context.Canceled", err)
+				select {
+				case err := <-done:
+					if !errors.Is(err, context.Canceled) {
+						t.Fatalf("err %v, want context.Canceled", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatal("still waiting 10 s after the cancel")
 				}
-			case <-time.After(10 * time.Second):
-				t.Fatal("still waiting 10 s after the cancel")
-			}
-		})
+			})
+		}
 	}
 }
 

@@ -53,10 +53,11 @@ var errTimedOut = errors.New("upstream timed out")
 // within the timeout and each later chunk within the idle timeout, or the call ends with a KindTimeout error
 // (there is no total timeout). A Timeout of 0 puts no bound on the first byte: the watchdog starts with it. ctx
 // must be the caller's, so that a caller who goes away cancels the upstream call at once: the request is sent
-// with a context of the call's own under it, in place of its own (a request made by Endpoint.Post has none).
+// with a context of the call's own under it (a call), in place of its own (a request made by Endpoint.Post has
+// none).
 func Do(ctx context.Context, client *http.Client, req *http.Request, cfg Config) (*http.Response, error) {
-	ctx, cancel := context.WithCancelCause(ctx)
-	w := &watchdog{idle: cfg.IdleTimeout, cancel: cancel, ctx: ctx, unarmed: cfg.Timeout <= 0}
+	w := &watchdog{idle: cfg.IdleTimeout, unarmed: cfg.Timeout <= 0}
+	w.call.start(ctx)
 	if w.idle <= 0 {
 		w.idle = DefaultIdleTimeout
 	}
@@ -65,17 +66,123 @@ func Do(ctx context.Context, client *http.Client, req *http.Request, cfg Config)
 		first = math.MaxInt64 // armed by the first read that brings bytes
 	}
 	w.timer = time.AfterFunc(first, w.check)
-	resp, err := client.Do(req.WithContext(ctx))
+	resp, err := client.Do(req.WithContext(&w.call))
 	if err != nil {
-		// Classified before the call's context ends here, which would read as the caller's going away.
+		// Classified before the call ends here, which would read as the caller's going away.
 		w.timer.Stop()
-		err = transportError(ctx, err)
-		cancel(nil)
+		err = transportError(&w.call, err)
+		w.call.finish()
 		return nil, err
 	}
 	w.body = resp.Body
 	resp.Body = w
 	return resp, nil
+}
+
+// call is the context of one upstream call, which Do sends its request with: the caller's (its deadline and values),
+// ended when the caller's ends, when the watchdog times the call out, and when the body is closed. It registers
+// once, with the caller's context (context.AfterFunc); the h1 transport has it close the connection of the call's
+// exchange when it ends (closeOnEnd), where registering in turn with a context of the call's own
+// (context.WithCancelCause's) took a children map, a done channel, a context and a stop function of
+// context.AfterFunc's on every call. Its done channel is made only when asked for: net/http's transport (the
+// fallback) and a dial's context ask, an exchange on a pooled connection does not.
+type call struct {
+	parent     context.Context
+	unregister func() bool // ends the registration with parent
+	mu         sync.Mutex
+	err        error         // set once, when the call ends
+	cause      error         // why: errTimedOut, or the caller's context's cause
+	done       chan struct{} // closed when the call ends, once made
+	hook       func()        // closeOnEnd's: closes the connection of the call's exchange
+}
+
+// start begins a call under parent: a parent already done ends it at once, as it ends a context derived from it.
+func (c *call) start(parent context.Context) {
+	c.parent = parent
+	c.unregister = context.AfterFunc(parent, c.parentEnded)
+	if err := parent.Err(); err != nil {
+		c.end(err, context.Cause(parent))
+	}
+}
+
+func (c *call) parentEnded() { c.end(c.parent.Err(), context.Cause(c.parent)) }
+
+// finish ends a call that is over (its body closed, or no answer) and its registration with the caller's context.
+func (c *call) finish() {
+	c.end(context.Canceled, nil)
+	c.unregister()
+}
+
+// end ends the call, once: Err returns err from then on, Done's channel is closed, and the exchange's connection
+// is closed.
+func (c *call) end(err, cause error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err, c.cause = err, cause
+	if c.done != nil {
+		close(c.done)
+	}
+	hook := c.hook
+	c.hook = nil
+	c.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+}
+
+func (c *call) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+
+func (c *call) Value(key any) any { return c.parent.Value(key) }
+
+func (c *call) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.err != nil {
+			close(c.done)
+		}
+	}
+	return c.done
+}
+
+func (c *call) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// timedOut says whether the watchdog ended the call.
+func (c *call) timedOut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cause == errTimedOut
+}
+
+// onEnd has f run when the call ends, in the goroutine that ends it, unless stop comes first; it holds one f at a
+// time (an exchange's: a call's exchanges, a redirect's included, come one after the other), and says false when
+// it holds one already, or the call is over.
+func (c *call) onEnd(f func()) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.hook != nil || c.err != nil {
+		return false
+	}
+	c.hook = f
+	return true
+}
+
+// stop stops what onEnd arranged, as context.AfterFunc's stop does: false when it has run (the call ended), or
+// runs.
+func (c *call) stop() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	stopped := c.hook != nil
+	c.hook = nil
+	return stopped
 }
 
 // watchdog ends the call when the first byte takes longer than the timeout, or a later chunk longer than the
@@ -85,8 +192,7 @@ type watchdog struct {
 	body     io.ReadCloser
 	timer    *time.Timer
 	idle     time.Duration
-	cancel   context.CancelCauseFunc
-	ctx      context.Context
+	call     call
 	lastRead atomic.Int64 // unix nanoseconds of the last read that brought bytes; 0 before the first
 	unarmed  bool         // no timeout on the first byte: its read arms the timer for the idle window
 	closed   sync.Once
@@ -98,7 +204,7 @@ func (w *watchdog) Read(p []byte) (int, error) {
 		w.timer.Reset(w.idle)
 	}
 	if err != nil && err != io.EOF {
-		return n, transportError(w.ctx, err)
+		return n, transportError(&w.call, err)
 	}
 	return n, err
 }
@@ -113,28 +219,28 @@ func (w *watchdog) check() {
 			return
 		}
 	}
-	w.cancel(errTimedOut)
+	w.call.end(context.Canceled, errTimedOut)
 }
 
-// Close closes the body before it cancels the call's context: a body whose end comes at once goes on to it and
-// pools its connection (h1's body.Close), which the context's end would close first.
+// Close closes the body before it ends the call: a body whose end comes at once goes on to it and pools its
+// connection (h1's body.Close), which the call's end would close first.
 func (w *watchdog) Close() error {
 	err := w.body.Close()
 	w.closed.Do(func() {
 		w.timer.Stop()
-		w.cancel(nil)
+		w.call.finish()
 	})
 	return err
 }
 
 // transportError classifies a failure to get (or keep reading) a response. A caller who went away is not an
 // upstream failure: the context's error comes back as it is.
-func transportError(ctx context.Context, err error) error {
-	if errors.Is(context.Cause(ctx), errTimedOut) {
+func transportError(c *call, err error) error {
+	if c.timedOut() {
 		return &ports.UpstreamError{Kind: domain.KindTimeout, Retryable: true, Reason: "the provider did not answer in time", Err: err}
 	}
-	if ctx.Err() != nil {
-		return ctx.Err()
+	if err := c.Err(); err != nil {
+		return err
 	}
 	return &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "could not reach the provider", Err: err}
 }
