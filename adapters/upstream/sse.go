@@ -42,9 +42,17 @@ func NewSSE(body io.Reader) *SSE { return NewSSESized(body, MaxEvent) }
 
 // NewSSESized is NewSSE for events of at most max bytes.
 func NewSSESized(body io.Reader, max int) *SSE {
+	s := &SSE{}
+	s.Init(body, max)
+	return s
+}
+
+// Init readies a zero SSE to read events of at most max bytes from body, as NewSSESized's does: for an SSE held by
+// value in a stream decoder, one allocation with it.
+func (s *SSE) Init(body io.Reader, max int) {
 	r := readers.Get().(*bufio.Reader)
 	r.Reset(body)
-	return &SSE{r: r, max: max}
+	s.r, s.max = r, max
 }
 
 // readers are the read buffers of streams that are over: every stream had allocated its own (about a tenth of

@@ -161,7 +161,7 @@ func appendParts(b []byte, parts []chat.Part) []byte {
 // ChatStream reads OpenAI's stream of chat.completion.chunk events, up to data: [DONE]. OpenAI-compatible
 // upstreams that speak the same stream (OpenRouter among them) read it too.
 type ChatStream struct {
-	sse      *upstream.SSE
+	sse      upstream.SSE
 	events   decoder
 	status   int
 	finished bool
@@ -171,7 +171,9 @@ type ChatStream struct {
 }
 
 func NewChatStream(body io.Reader, status int) *ChatStream {
-	return &ChatStream{sse: upstream.NewSSE(body), status: status}
+	s := &ChatStream{status: status}
+	s.sse.Init(body, upstream.MaxEvent)
+	return s
 }
 
 func (s *ChatStream) Next() (chat.Chunk, error) {
