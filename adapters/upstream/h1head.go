@@ -152,51 +152,62 @@ func unfold(kv, s string) (string, string) {
 // headString copies a head into a string, each field's name in canonical form (textproto.CanonicalMIMEHeaderKey's:
 // upper case first and after each hyphen, lower case elsewhere) unless it holds a space or a byte that is not a
 // token's, and counts the fields. A field's name is what comes before the first colon of a line, but the status
-// line and those that continue a field (which begin with a space or a tab); canonical form keeps its length.
+// line and those that continue a field (which begin with a space or a tab); canonical form keeps its length. The
+// bytes between names that change are copied in one piece.
 func headString(raw []byte) (string, int) {
 	var b strings.Builder
 	b.Grow(len(raw))
-	fields := 0
-	for first := true; len(raw) > 0; first = false {
-		line := raw
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			line = raw[:i+1]
+	fields, copied := 0, 0
+	for at, first := 0, true; at < len(raw); first = false {
+		line := raw[at:]
+		if i := bytes.IndexByte(line, '\n'); i >= 0 {
+			line = line[:i+1]
 		}
-		raw = raw[len(line):]
 		if !first && line[0] != ' ' && line[0] != '\t' {
 			if name, _, ok := bytes.Cut(line, []byte(":")); ok {
 				fields++
-				if canonical(name) {
+				if changes(name) {
+					b.Write(raw[copied:at])
 					writeCanonical(&b, name)
-					line = line[len(name):]
+					copied = at + len(name)
 				}
 			}
 		}
-		b.Write(line)
+		at += len(line)
 	}
+	b.Write(raw[copied:])
 	return b.String(), fields
 }
 
-// canonical says whether a field's name takes canonical form: a token, without a space.
-func canonical(name []byte) bool {
+// changes says whether canonical form changes a field's name: a token, without a space, not in that form.
+func changes(name []byte) bool {
+	changed, upper := false, true
 	for _, c := range name {
 		if !httpguts.IsTokenRune(rune(c)) {
 			return false
 		}
+		changed = changed || upper && 'a' <= c && c <= 'z' || !upper && 'A' <= c && c <= 'Z'
+		upper = c == '-'
 	}
-	return len(name) > 0
+	return changed
 }
 
+// writeCanonical writes a name in canonical form, through a buffer on the stack.
 func writeCanonical(b *strings.Builder, name []byte) {
+	var buf [64]byte
 	upper := true
-	for _, c := range name {
-		if upper && 'a' <= c && c <= 'z' {
-			c -= 'a' - 'A'
-		} else if !upper && 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	for len(name) > 0 {
+		n := copy(buf[:], name)
+		name = name[n:]
+		for i, c := range buf[:n] {
+			if upper && 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			} else if !upper && 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			buf[i], upper = c, c == '-'
 		}
-		b.WriteByte(c)
-		upper = c == '-'
+		b.Write(buf[:n])
 	}
 }
 

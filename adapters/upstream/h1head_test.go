@@ -2,6 +2,7 @@ package upstream
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 	"math"
@@ -196,4 +197,38 @@ func TestHeadFoldedAtLength(t *testing.T) {
 	if v := resp.Header.Get("A"); len(v) != 1+2*(maxHeaderBytes/4-16) {
 		t.Fatalf("value of %d bytes", len(v))
 	}
+}
+
+// openAIHead is a head as OpenAI's API sends one over HTTP/1.1: the standard fields capitalised, its own in lower
+// case.
+const openAIHead = "HTTP/1.1 200 OK\r\nDate: Tue, 01 Apr 2025 10:00:00 GMT\r\nContent-Type: text/event-stream; charset=utf-8\r\n" +
+	"Transfer-Encoding: chunked\r\nConnection: keep-alive\r\naccess-control-expose-headers: X-Request-ID\r\n" +
+	"openai-organization: org-bench\r\nopenai-processing-ms: 180\r\nopenai-version: 2020-10-01\r\n" +
+	"x-ratelimit-limit-requests: 10000\r\nx-ratelimit-remaining-requests: 9999\r\nx-request-id: req_1\r\n" +
+	"strict-transport-security: max-age=31536000; includeSubDomains; preload\r\ncf-cache-status: DYNAMIC\r\n" +
+	"X-Content-Type-Options: nosniff\r\nServer: cloudflare\r\ncf-ray: 8a1b2c3d4e5f6789-AMS\r\n\r\n"
+
+// BenchmarkHead reads OpenAI's head with parseHead, and with net/textproto as the transport did before it.
+func BenchmarkHead(b *testing.B) {
+	raw := []byte(openAIHead)
+	b.Run("parseHead", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := parseHead(raw, &http.Response{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("textproto", func(b *testing.B) {
+		b.ReportAllocs()
+		r := bytes.NewReader(raw)
+		br := bufio.NewReaderSize(r, readBufferSize)
+		for b.Loop() {
+			r.Reset(raw)
+			br.Reset(r)
+			if _, err := textprotoHead(br); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }
