@@ -456,7 +456,7 @@ type conn struct {
 	probe     func(fd uintptr) bool
 	open      bool // what probe saw
 	peek      [1]byte
-	body      io.LimitedReader // the request body write sends, none between exchanges: a reader less to allocate
+	sending   io.LimitedReader // the request body write sends, none between exchanges: a reader less to allocate
 }
 
 func (c *conn) Read(p []byte) (int, error) {
@@ -534,9 +534,9 @@ func (c *conn) write(req *http.Request, method, host, uri string) error {
 	}
 	w.WriteString("\r\n")
 	if n > 0 {
-		c.body = io.LimitedReader{R: req.Body, N: n}
-		sent, err := w.ReadFrom(&c.body)
-		c.body.R = nil
+		c.sending = io.LimitedReader{R: req.Body, N: n}
+		sent, err := w.ReadFrom(&c.sending)
+		c.sending.R = nil
 		if err != nil {
 			return err
 		}

@@ -46,9 +46,6 @@ func NewHTTPClient() *http.Client {
 	return &http.Client{Transport: newH1Transport(nil)}
 }
 
-// errTimedOut marks a call the watchdog cut: no first byte in time, or idle too long.
-var errTimedOut = errors.New("upstream timed out")
-
 // Do sends req and returns the response, or an *ports.UpstreamError. The body is watched: the first byte must come
 // within the timeout and each later chunk within the idle timeout, or the call ends with a KindTimeout error
 // (there is no total timeout). A Timeout of 0 puts no bound on the first byte: the watchdog starts with it. ctx
@@ -91,7 +88,7 @@ type call struct {
 	unregister func() bool // ends the registration with parent
 	mu         sync.Mutex
 	err        error         // set once, when the call ends
-	cause      error         // why: errTimedOut, or the caller's context's cause
+	timeout    bool          // the watchdog ended it
 	done       chan struct{} // closed when the call ends, once made
 	hook       func()        // closeOnEnd's: closes the connection of the call's exchange
 }
@@ -101,27 +98,27 @@ func (c *call) start(parent context.Context) {
 	c.parent = parent
 	c.unregister = context.AfterFunc(parent, c.parentEnded)
 	if err := parent.Err(); err != nil {
-		c.end(err, context.Cause(parent))
+		c.end(err, false)
 	}
 }
 
-func (c *call) parentEnded() { c.end(c.parent.Err(), context.Cause(c.parent)) }
+func (c *call) parentEnded() { c.end(c.parent.Err(), false) }
 
 // finish ends a call that is over (its body closed, or no answer) and its registration with the caller's context.
 func (c *call) finish() {
-	c.end(context.Canceled, nil)
+	c.end(context.Canceled, false)
 	c.unregister()
 }
 
 // end ends the call, once: Err returns err from then on, Done's channel is closed, and the exchange's connection
-// is closed.
-func (c *call) end(err, cause error) {
+// is closed. timeout says the watchdog ends it.
+func (c *call) end(err error, timeout bool) {
 	c.mu.Lock()
 	if c.err != nil {
 		c.mu.Unlock()
 		return
 	}
-	c.err, c.cause = err, cause
+	c.err, c.timeout = err, timeout
 	if c.done != nil {
 		close(c.done)
 	}
@@ -159,7 +156,7 @@ func (c *call) Err() error {
 func (c *call) timedOut() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.cause == errTimedOut
+	return c.timeout
 }
 
 // onEnd has f run when the call ends, in the goroutine that ends it, unless stop comes first; it holds one f at a
@@ -219,7 +216,7 @@ func (w *watchdog) check() {
 			return
 		}
 	}
-	w.call.end(context.Canceled, errTimedOut)
+	w.call.end(context.Canceled, true)
 }
 
 // Close closes the body before it ends the call: a body whose end comes at once goes on to it and pools its
