@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -61,7 +60,7 @@ func readChatBody(r io.Reader, length int64) (chat.Body, error) {
 		}
 	}
 	var body chat.Body
-	return body, decodeJSON(io.MultiReader(bytes.NewReader(raw), failedRead{err}), &body)
+	return body, decodeJSON(raw, err, &body)
 }
 
 // splitObject reads raw, a JSON object, into its members as encoding/json decodes one into a chat.Body (a key
@@ -103,16 +102,6 @@ var chatFields = func() map[string]string {
 const preallocated = 64 << 10
 
 var errKeyNotUTF8 = errors.New("a key that is not UTF-8")
-
-// failedRead ends what was read of a body with the error that ended the read (none: the end).
-type failedRead struct{ err error }
-
-func (f failedRead) Read([]byte) (int, error) {
-	if f.err == nil {
-		return 0, io.EOF
-	}
-	return 0, f.err
-}
 
 // chatSink writes a chat answer in OpenAI's shape: a stream of chat.completion.chunk server-sent events ending
 // in data: [DONE], or one chat.completion object.

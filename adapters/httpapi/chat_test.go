@@ -165,7 +165,7 @@ func checkChatBody(t *testing.T, data []byte) {
 	t.Helper()
 	got, err := readChatBody(bytes.NewReader(data), int64(len(data)))
 	var want chat.Body
-	werr := decodeJSON(bytes.NewReader(data), &want)
+	werr := decodeJSON(data, nil, &want)
 	if fmt.Sprint(err) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q:\n got %v, %v\nwant %v, %v", data, got, err, want, werr)
 	}

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"testing"
 	"time"
 
@@ -31,7 +33,14 @@ func refusal(t *testing.T, what string, err error) {
 	if k := domain.KindOf(err); k != domain.KindInvalid && k != domain.KindTooLarge {
 		t.Fatalf("%s: %v is not a 400 or 413 (kind %v)", what, err, k)
 	}
+	var de *domain.Error
+	if errors.As(err, &de) && goWords.MatchString(de.Msg) {
+		t.Fatalf("%s: the message quotes Go's internals: %s", what, de.Msg)
+	}
 }
+
+// goWords are encoding/json's words and Go's type names, which no message to a caller holds.
+var goWords = regexp.MustCompile(`Go struct|Go value|json:|cannot unmarshal|invalid character|\[\][a-z*{]|map\[|\bu?int(8|16|32|64)\b|\bfloat(32|64)\b|struct ?\{|not (bool|number)\b`)
 
 // FuzzBodies feeds arbitrary bytes to every request body decoder, and what a decoder accepts to what the handler
 // does next (a guardrail's patch and validation, a key's or preset's change, a speech or chat request's checks):

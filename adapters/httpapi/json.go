@@ -25,11 +25,15 @@ var (
 
 // bindJSON decodes the body into dst with messages that name the problem: the byte offset of a syntax error,
 // the field of a type mismatch. Unknown fields are ignored, as clients send extras.
-func bindJSON(c *gin.Context, dst any) error { return decodeJSON(c.Request.Body, dst) }
+func bindJSON(c *gin.Context, dst any) error {
+	body, err := readBody(c.Request.Body, make([]byte, 0, 512))
+	return decodeJSON(body, err, dst)
+}
 
-// decodeJSON is bindJSON's decoding, of the body r.
-func decodeJSON(r io.Reader, dst any) error {
-	dec := json.NewDecoder(r)
+// decodeJSON is bindJSON's decoding, of body as it was read: readErr is the error that ended the read (nil at
+// the end of the body), which the decoder meets where the body stops, as it would reading the body itself.
+func decodeJSON(body []byte, readErr error, dst any) error {
+	dec := json.NewDecoder(io.MultiReader(bytes.NewReader(body), failedRead{readErr}))
 	dec.UseNumber() // free-form values keep their numbers exactly
 	err := dec.Decode(dst)
 	if err == nil {
@@ -38,10 +42,23 @@ func decodeJSON(r io.Reader, dst any) error {
 		}
 		return nil
 	}
-	return jsonError(err)
+	return jsonError(err, body, dst)
 }
 
-func jsonError(err error) error {
+// failedRead ends what was read of a body with the error that ended the read (none: the end).
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) {
+	if f.err == nil {
+		return 0, io.EOF
+	}
+	return 0, f.err
+}
+
+// jsonError turns an error of decoding body into dst into the caller's 400 (413 for a body too large), in the
+// gateway's own words: encoding/json's text names the gateway's Go types and its parser's states, which mean
+// nothing to a caller. The cause is kept for the log.
+func jsonError(err error, body []byte, dst any) error {
 	var (
 		maxErr    *http.MaxBytesError
 		syntaxErr *json.SyntaxError
@@ -56,17 +73,66 @@ func jsonError(err error) error {
 		return domain.E(domain.KindInvalid, "invalid_json", "malformed JSON: unexpected end of the body").Wrap(err)
 	case errors.As(err, &syntaxErr):
 		return domain.E(domain.KindInvalid, "invalid_json",
-			fmt.Sprintf("malformed JSON at byte %d: %s", syntaxErr.Offset, syntaxErr.Error())).Wrap(err)
+			fmt.Sprintf("malformed JSON at byte %d: %s", syntaxErr.Offset, unexpected(body, syntaxErr.Offset))).Wrap(err)
 	case errors.As(err, &typeErr):
-		field := typeErr.Field
-		if field == "" {
+		if typeErr.Field == "" {
 			return errNoBody.Wrap(err)
 		}
-		return domain.Invalid(field, "must be "+jsonTypeName(typeErr.Type)+", not "+typeErr.Value).Wrap(err)
+		if m, ok := findMismatch(body, reflect.TypeOf(dst), typeErr.Field); ok {
+			return domain.Invalid(m.path, "must be "+m.want+", not "+m.got).Wrap(err)
+		}
+		return domain.Invalid(typeErr.Field, "must be "+jsonTypeName(typeErr.Type)+", not "+valueName(typeErr.Value)).Wrap(err)
 	}
-	return domain.E(domain.KindInvalid, "invalid_json", "malformed JSON: "+err.Error()).Wrap(err)
+	return domain.E(domain.KindInvalid, "invalid_json", "malformed JSON").Wrap(err)
 }
 
+// unexpected names the byte a syntax error at offset (bytes read, the bad one included) stopped at.
+func unexpected(body []byte, offset int64) string {
+	if offset < 1 || offset > int64(len(body)) {
+		return "unexpected end of the body"
+	}
+	if b := body[offset-1]; b > ' ' && b < 0x7f {
+		return fmt.Sprintf("unexpected '%c'", b)
+	}
+	return fmt.Sprintf("unexpected byte 0x%02x", body[offset-1])
+}
+
+// valueKind is encoding/json's name of the type of the JSON value b (UnmarshalTypeError.Value), by its first
+// byte: never the value itself, which may be long.
+func valueKind(b []byte) string {
+	if len(b) == 0 {
+		return "value"
+	}
+	switch b[0] {
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "bool"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// valueName is encoding/json's name of a value's type (UnmarshalTypeError.Value: "string", "bool", "number 1.5"
+// ...) in the API's words.
+func valueName(v string) string {
+	switch kind, _, _ := strings.Cut(v, " "); kind {
+	case "bool":
+		return "a boolean"
+	case "number":
+		return "a number"
+	case "object", "array":
+		return "an " + kind
+	}
+	return "a " + v
+}
+
+// jsonTypeName is what a value decoded into t must be, in the API's words.
 func jsonTypeName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -76,6 +142,9 @@ func jsonTypeName(t reflect.Type) string {
 	}
 	switch t.Kind() {
 	case reflect.String:
+		if t == jsonNumber {
+			return "a number"
+		}
 		return "a string"
 	case reflect.Bool:
 		return "a boolean"
@@ -120,6 +189,9 @@ func (o *opt[T]) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// valueType is the type of the value an opt holds: what a value that does not fit it must be.
+func (opt[T]) valueType() reflect.Type { return reflect.TypeFor[T]() }
+
 func (o opt[T]) patch() domain.Patch[T] { return domain.Patch[T]{Set: o.set, Value: o.val} }
 
 // keep reads a field that cannot be cleared: absent is nil (keep), a value is that value, and null is a 400
@@ -137,12 +209,9 @@ type usd domain.Micros
 func (u usd) MarshalJSON() ([]byte, error) { return []byte(domain.Micros(u).Decimal()), nil }
 
 func (u *usd) UnmarshalJSON(b []byte) error {
-	if len(b) == 0 || b[0] == '"' || b[0] == '{' || b[0] == '[' || b[0] == 't' || b[0] == 'f' {
-		return &json.UnmarshalTypeError{Value: "non-number", Type: reflect.TypeFor[usd]()}
-	}
 	m, err := domain.ParseUSD(string(b))
-	if err != nil {
-		return &json.UnmarshalTypeError{Value: "number " + string(b), Type: reflect.TypeFor[usd]()}
+	if kind := valueKind(b); kind != "number" || err != nil {
+		return &json.UnmarshalTypeError{Value: kind, Type: reflect.TypeFor[usd]()}
 	}
 	*u = usd(m)
 	return nil

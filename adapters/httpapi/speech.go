@@ -42,7 +42,7 @@ func (v *voice) UnmarshalJSON(b []byte) error {
 		ID string `json:"id"`
 	}
 	if err := json.Unmarshal(b, &obj); err != nil || obj.ID == "" {
-		return &json.UnmarshalTypeError{Value: string(b), Type: reflect.TypeFor[voice]()}
+		return &json.UnmarshalTypeError{Value: valueKind(b), Type: reflect.TypeFor[voice]()}
 	}
 	*v = voice(obj.ID)
 	return nil

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"io"
 	"sync"
 
@@ -24,13 +23,13 @@ func bindSpeech(c *gin.Context, dst *speechReq) error {
 		bodyPool.Put(bufp)
 	}()
 	if err != nil {
-		return jsonError(err)
+		return jsonError(err, body, dst)
 	}
 	if parseSpeech(body, dst) {
 		return nil
 	}
 	*dst = speechReq{}
-	return decodeJSON(bytes.NewReader(body), dst)
+	return decodeJSON(body, nil, dst)
 }
 
 // maxPooledBody bounds the bodies bodyPool keeps buffers for; a speech request is usually a few hundred bytes.

@@ -549,6 +549,8 @@ func typeName(dst any) string {
 		return "an integer"
 	case **float64:
 		return "a number"
+	case *[]string:
+		return "an array of strings"
 	}
 	return "an object"
 }

@@ -1,6 +1,7 @@
 package preset
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -73,9 +74,9 @@ func systemPrompt(src Source, body map[string]any) (*string, error) {
 		if body["messages"] != nil && !ok {
 			return nil, domain.Invalid("messages", "must be an array")
 		}
-		for _, m := range msgs {
+		for i, m := range msgs {
 			if mm, ok := m.(map[string]any); ok && (mm["role"] == "system" || mm["role"] == "developer") {
-				return text("messages[].content", mm["content"])
+				return text(fmt.Sprintf("messages[%d].content", i), mm["content"])
 			}
 		}
 	case Messages:
