@@ -267,18 +267,25 @@ func readToolCall(s *jsonenc.Scanner, tc *ToolCall) error {
 			var typ []byte
 			return readText(s, &typ)
 		case jsonenc.Is(key, "function"):
-			if s.Null() {
-				return nil
-			}
-			return s.Object(func(key []byte) error {
-				switch {
-				case jsonenc.Is(key, "name"):
-					return s.Str(&tc.Name)
-				case jsonenc.Is(key, "arguments"):
-					return s.Str(&tc.Arguments)
-				}
-				return s.Skip()
-			})
+			return ReadFunction(s, &tc.Name, &tc.Arguments)
+		}
+		return s.Skip()
+	})
+}
+
+// ReadFunction reads a tool call's function, {name, arguments}, into name and arguments, as a request's messages
+// and OpenAI's stream events both carry it: null, for it or a member, leaves them as they were, as encoding/json
+// does.
+func ReadFunction(s *jsonenc.Scanner, name, arguments *string) error {
+	if s.Null() {
+		return nil
+	}
+	return s.Object(func(key []byte) error {
+		switch {
+		case jsonenc.Is(key, "name"):
+			return s.Str(name)
+		case jsonenc.Is(key, "arguments"):
+			return s.Str(arguments)
 		}
 		return s.Skip()
 	})

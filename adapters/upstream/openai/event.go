@@ -177,18 +177,7 @@ func toolCall(s *jsonenc.Scanner, tc *chat.ToolCallDelta) error {
 		case jsonenc.Is(key, "id"):
 			return s.Str(&tc.ID)
 		case jsonenc.Is(key, "function"):
-			if s.Null() {
-				return nil
-			}
-			return s.Object(func(key []byte) error {
-				switch {
-				case jsonenc.Is(key, "name"):
-					return s.Str(&tc.Name)
-				case jsonenc.Is(key, "arguments"):
-					return s.Str(&tc.Arguments)
-				}
-				return s.Skip()
-			})
+			return chat.ReadFunction(s, &tc.Name, &tc.Arguments)
 		}
 		return s.Skip()
 	})
