@@ -3,9 +3,9 @@ package httpapi
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 )
@@ -17,100 +17,168 @@ type mismatch struct {
 	got  string // what the value is: "a boolean", or the number itself
 }
 
-// findMismatch finds the value of body that encoding/json refused to decode into t: the first, in order of keys
-// and then of entries, whose path is field (encoding/json's name for it, which has no indexes) once its indexes
-// are dropped, or else the first of all. encoding/json names neither the entry of a list nor, for a value it
-// could not take, anything but its own Go type names; this walk follows t as encoding/json does, and says both
-// in the API's words. It reports false when it finds none.
+// findMismatch finds the value of body that encoding/json refused to decode into t: the first in the body whose
+// path is field (encoding/json's name for it, which has no indexes) once its indexes are dropped, or else the first
+// of all. encoding/json names neither the entry of a list nor, for a value it could not take, anything but its own
+// Go type names; this walk follows t as encoding/json does, and says both in the API's words. It reports false when
+// it finds none. It reads the body as a stream and stops at the value it looks for: its work does not grow with
+// the values it skips (fields the request does not have are read over, not decoded), nor with the wrong values
+// after the one it names.
 func findMismatch(body []byte, t reflect.Type, field string) (mismatch, bool) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
+	w := mismatchWalk{dec: json.NewDecoder(bytes.NewReader(body)), body: body, field: field}
+	w.dec.UseNumber()
+	if w.walk("", t) != nil && !w.found {
 		return mismatch{}, false
 	}
-	var all []mismatch
-	walkMismatches("", v, t, func(m mismatch) { all = append(all, m) })
-	if len(all) == 0 {
-		return mismatch{}, false
-	}
-	if i := slices.IndexFunc(all, func(m mismatch) bool { return indexes.ReplaceAllString(m.path, "") == field }); i >= 0 {
-		return all[i], true
-	}
-	return all[0], true
+	return w.first, w.found
 }
 
 var indexes = regexp.MustCompile(`\[\d+\]`)
 
-// walkMismatches calls found with every value of v, at path, that a value of type t cannot hold. Types with their
-// own decoding (usd, voice) are judged by it; opt[T] as T, null as anything, as encoding/json does.
-func walkMismatches(path string, v any, t reflect.Type, found func(mismatch)) {
+var (
+	valueTyper  = reflect.TypeFor[interface{ valueType() reflect.Type }]()
+	unmarshaler = reflect.TypeFor[json.Unmarshaler]()
+)
+
+// errFound ends a walk at the mismatch it looks for.
+var errFound = errors.New("found")
+
+// mismatchWalk walks a body's first value along a type, noting the first mismatch and stopping at the one whose
+// path is field.
+type mismatchWalk struct {
+	dec     *json.Decoder
+	body    []byte
+	field   string
+	first   mismatch
+	found   bool
+	scratch json.RawMessage // each value read whole, in turn: one buffer for all
+}
+
+// note records a mismatch: errFound when it is the one looked for.
+func (w *mismatchWalk) note(m mismatch) error {
+	if !w.found {
+		w.first, w.found = m, true
+	}
+	if indexes.ReplaceAllString(m.path, "") == w.field {
+		w.first = m
+		return errFound
+	}
+	return nil
+}
+
+// walk reads the next value, at path, and notes every part of it that a value of type t cannot hold. Types with
+// their own decoding (usd, voice) are judged by it; opt[T] as T, null as anything, as encoding/json does.
+func (w *mismatchWalk) walk(path string, t reflect.Type) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if v == nil || t.Kind() == reflect.Interface {
-		return
+	if reflect.PointerTo(t).Implements(valueTyper) {
+		return w.walk(path, reflect.New(t).Interface().(interface{ valueType() reflect.Type }).valueType())
 	}
-	if o, ok := reflect.New(t).Interface().(interface{ valueType() reflect.Type }); ok {
-		walkMismatches(path, v, o.valueType(), found)
-		return
-	}
-	if u, ok := reflect.New(t).Interface().(json.Unmarshaler); ok {
-		raw, _ := json.Marshal(v)
-		if u.UnmarshalJSON(raw) != nil {
-			found(mismatch{path, jsonTypeName(t), describe(v, true)})
+	list := t.Kind() == reflect.Slice || t.Kind() == reflect.Array
+	custom := reflect.PointerTo(t).Implements(unmarshaler)
+	if !custom {
+		switch next := w.next(); {
+		case next == '[' && list:
+			return w.entries(path, t)
+		case next == '{' && (t.Kind() == reflect.Map || t.Kind() == reflect.Struct):
+			return w.members(path, t)
 		}
-		return
 	}
-	fits, numeric := false, false
-	switch t.Kind() {
-	case reflect.String:
-		_, isNumber := v.(json.Number)
-		_, isString := v.(string)
-		fits = isString || t == jsonNumber && isNumber
-	case reflect.Bool:
-		_, fits = v.(bool)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		n, ok := v.(json.Number)
-		_, err := strconv.ParseInt(string(n), 10, t.Bits())
-		fits, numeric = ok && err == nil, true
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		n, ok := v.(json.Number)
-		_, err := strconv.ParseUint(string(n), 10, t.Bits())
-		fits, numeric = ok && err == nil, true
-	case reflect.Float32, reflect.Float64:
-		n, ok := v.(json.Number)
-		_, err := strconv.ParseFloat(string(n), t.Bits())
-		fits, numeric = ok && err == nil, true
-	case reflect.Slice, reflect.Array:
-		var list []any
-		if list, fits = v.([]any); fits {
-			for i, e := range list {
-				walkMismatches(path+"["+strconv.Itoa(i)+"]", e, t.Elem(), found)
-			}
-		}
-	case reflect.Map:
-		var obj map[string]any
-		if obj, fits = v.(map[string]any); fits && t.Key().Kind() == reflect.String {
-			for _, k := range sortedKeys(obj) {
-				walkMismatches(join(path, k), obj[k], t.Elem(), found)
-			}
-		}
-	case reflect.Struct:
-		var obj map[string]any
-		if obj, fits = v.(map[string]any); fits {
-			for _, k := range sortedKeys(obj) {
-				if f, ok := fieldOf(t, k); ok {
-					walkMismatches(join(path, k), obj[k], f.Type, found)
-				}
-			}
-		}
-	default:
-		fits = true // no request field is of another kind
+	if err := w.dec.Decode(&w.scratch); err != nil {
+		return err
 	}
-	if !fits {
-		found(mismatch{path, jsonTypeName(t), describe(v, numeric)})
+	v := w.scratch
+	kind := valueKind(v)
+	fits, numeric := true, false // no request field is of another kind
+	if custom {
+		fits = reflect.New(t).Interface().(json.Unmarshaler).UnmarshalJSON(v) == nil
+		numeric = true
+	} else {
+		switch t.Kind() {
+		case reflect.String:
+			fits = kind == "string" || t == jsonNumber && kind == "number"
+		case reflect.Bool:
+			fits = kind == "bool"
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			_, err := strconv.ParseInt(string(v), 10, t.Bits())
+			fits, numeric = kind == "number" && err == nil, true
+		case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+			_, err := strconv.ParseUint(string(v), 10, t.Bits())
+			fits, numeric = kind == "number" && err == nil, true
+		case reflect.Float32, reflect.Float64:
+			_, err := strconv.ParseFloat(string(v), t.Bits())
+			fits, numeric = kind == "number" && err == nil, true
+		case reflect.Slice, reflect.Array, reflect.Map, reflect.Struct:
+			fits = false // a list or an object was due, and this is not one
+		}
 	}
+	if !fits && kind != "null" && t.Kind() != reflect.Interface {
+		return w.note(mismatch{path, jsonTypeName(t), describe(v, numeric)})
+	}
+	return nil
+}
+
+// next is the first byte of the next value (0 at the end of the body): the decoder has read the body up to the
+// separators and spaces before it.
+func (w *mismatchWalk) next() byte {
+	for _, c := range w.body[w.dec.InputOffset():] {
+		switch c {
+		case ' ', '\t', '\r', '\n', ':', ',':
+		default:
+			return c
+		}
+	}
+	return 0
+}
+
+// entries walks a list's entries along t's.
+func (w *mismatchWalk) entries(path string, t reflect.Type) error {
+	if _, err := w.dec.Token(); err != nil {
+		return err
+	}
+	for i := 0; w.dec.More(); i++ {
+		if err := w.walk(path+"["+strconv.Itoa(i)+"]", t.Elem()); err != nil {
+			return err
+		}
+	}
+	_, err := w.dec.Token()
+	return err
+}
+
+// members walks an object's members along t's fields (or, for a map, its values' type); a member t does not have
+// is read over.
+func (w *mismatchWalk) members(path string, t reflect.Type) error {
+	if _, err := w.dec.Token(); err != nil {
+		return err
+	}
+	for w.dec.More() {
+		tok, err := w.dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		if elem, ok := memberType(t, key); ok {
+			err = w.walk(join(path, key), elem)
+		} else {
+			err = w.dec.Decode(&w.scratch)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err := w.dec.Token()
+	return err
+}
+
+// memberType is the type an object's member key is decoded into when the object is decoded into t: false when t
+// has no such field, or is a map whose keys are not strings (whose values the walk does not judge).
+func memberType(t reflect.Type, key string) (reflect.Type, bool) {
+	if t.Kind() == reflect.Map {
+		return t.Elem(), t.Key().Kind() == reflect.String
+	}
+	f, ok := fieldOf(t, key)
+	return f.Type, ok
 }
 
 // fieldOf is the field of struct t that encoding/json decodes key into: the one named key by its json tag (or
@@ -137,27 +205,18 @@ func fieldOf(t reflect.Type, key string) (reflect.StructField, bool) {
 	return folded, found
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // maxQuotedNumber bounds the numbers a message quotes; a longer one is described by its length.
 const maxQuotedNumber = 32
 
-// describe says what a decoded JSON value is: its type, or, with quoteNumber (where a number was due but not this
-// one), the number itself.
-func describe(v any, quoteNumber bool) string {
-	switch v := v.(type) {
-	case string:
+// describe says what a JSON value is: its type, or, with quoteNumber (where a number was due but not this one),
+// the number itself.
+func describe(v []byte, quoteNumber bool) string {
+	switch valueKind(v) {
+	case "string":
 		return "a string"
-	case bool:
+	case "bool":
 		return "a boolean"
-	case json.Number:
+	case "number":
 		if !quoteNumber {
 			return "a number"
 		}
@@ -165,7 +224,7 @@ func describe(v any, quoteNumber bool) string {
 			return "a number of " + strconv.Itoa(len(v)) + " characters"
 		}
 		return string(v)
-	case []any:
+	case "array":
 		return "an array"
 	}
 	return "an object"
