@@ -47,7 +47,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 		return ports.ChatReply{}, failure(resp)
 	}
 	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return newStream(r, resp.StatusCode) },
-		UpstreamID: resp.Header.Get("request-id")}, nil
+		UpstreamID: resp.Header.Get("Request-Id")}, nil
 }
 
 // Body is the Messages API request for a chat request.

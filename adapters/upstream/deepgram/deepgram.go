@@ -76,5 +76,5 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 		_ = json.Unmarshal(raw, &e)
 		return ports.Audio{}, upstream.Failed(resp, raw, e.Message)
 	}
-	return ports.Audio{Body: resp.Body, UpstreamID: resp.Header.Get("dg-request-id"), Status: resp.StatusCode}, nil
+	return ports.Audio{Body: resp.Body, UpstreamID: resp.Header.Get("Dg-Request-Id"), Status: resp.StatusCode}, nil
 }

@@ -55,7 +55,7 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 	if resp.StatusCode >= 300 {
 		return ports.Audio{}, failure(resp)
 	}
-	return ports.Audio{Body: resp.Body, UpstreamID: resp.Header.Get("request-id"), Status: resp.StatusCode}, nil
+	return ports.Audio{Body: resp.Body, UpstreamID: resp.Header.Get("Request-Id"), Status: resp.StatusCode}, nil
 }
 
 // failure reads ElevenLabs' {"detail": {"status", "message"}} (or a list of validation errors): an exhausted

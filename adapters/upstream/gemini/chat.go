@@ -34,7 +34,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 		return ports.ChatReply{}, err
 	}
 	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return newChatStream(r, resp.StatusCode) },
-		UpstreamID: resp.Header.Get("x-goog-request-id")}, nil
+		UpstreamID: resp.Header.Get("X-Goog-Request-Id")}, nil
 }
 
 // ChatBody is the generateContent request for a chat request.

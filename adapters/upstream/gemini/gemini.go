@@ -91,7 +91,7 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 		return ports.Audio{}, &ports.UpstreamError{Status: resp.StatusCode, Kind: domain.KindUpstream, Retryable: true,
 			Reason: "the provider sent audio the gateway cannot read", Err: err}
 	}
-	return ports.Audio{Body: readCloser{pcm, resp.Body}, UpstreamID: resp.Header.Get("x-goog-request-id"), Status: resp.StatusCode}, nil
+	return ports.Audio{Body: readCloser{pcm, resp.Body}, UpstreamID: resp.Header.Get("X-Goog-Request-Id"), Status: resp.StatusCode}, nil
 }
 
 // decoder turns the decoded inline data into the gateway's PCM according to its media type.

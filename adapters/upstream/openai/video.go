@@ -91,7 +91,7 @@ func (c *Client) Poll(ctx context.Context, id string) (ports.VideoState, error) 
 		st = video.InProgress // an unknown state is not an end
 	}
 	state := ports.VideoState{Status: st}
-	if ms, err := strconv.Atoi(resp.Header.Get("openai-poll-after-ms")); err == nil && ms > 0 {
+	if ms, err := strconv.Atoi(resp.Header.Get("Openai-Poll-After-Ms")); err == nil && ms > 0 {
 		state.PollAfter = time.Duration(ms) * time.Millisecond
 	}
 	state.Seconds, _ = strconv.Atoi(v.Seconds)
