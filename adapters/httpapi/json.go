@@ -121,15 +121,19 @@ func valueKind(b []byte) string {
 // valueName is encoding/json's name of a value's type (UnmarshalTypeError.Value: "string", "bool", "number 1.5"
 // ...) in the API's words.
 func valueName(v string) string {
-	switch kind, _, _ := strings.Cut(v, " "); kind {
+	kind, _, _ := strings.Cut(v, " ")
+	return kindName(kind)
+}
+
+// kindName is a kind of JSON value, in encoding/json's word for it (valueKind's), in the API's words.
+func kindName(kind string) string {
+	switch kind {
 	case "bool":
 		return "a boolean"
-	case "number":
-		return "a number"
 	case "object", "array":
 		return "an " + kind
 	}
-	return "a " + v
+	return "a " + kind
 }
 
 // jsonTypeName is what a value decoded into t must be, in the API's words.

@@ -211,21 +211,12 @@ const maxQuotedNumber = 32
 // describe says what a JSON value is: its type, or, with quoteNumber (where a number was due but not this one),
 // the number itself.
 func describe(v []byte, quoteNumber bool) string {
-	switch valueKind(v) {
-	case "string":
-		return "a string"
-	case "bool":
-		return "a boolean"
-	case "number":
-		if !quoteNumber {
-			return "a number"
-		}
-		if len(v) > maxQuotedNumber {
-			return "a number of " + strconv.Itoa(len(v)) + " characters"
-		}
-		return string(v)
-	case "array":
-		return "an array"
+	kind := valueKind(v)
+	switch {
+	case kind != "number" || !quoteNumber:
+		return kindName(kind)
+	case len(v) > maxQuotedNumber:
+		return "a number of " + strconv.Itoa(len(v)) + " characters"
 	}
-	return "an object"
+	return string(v)
 }
