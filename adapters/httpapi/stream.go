@@ -32,8 +32,14 @@ type flushWriter struct {
 	used   int
 }
 
+// newFlushWriter controls the response under gin's writer: gin's Flush drops the error of a flush that failed
+// (the caller gone), which a stream must hear at once rather than at its next write, a chunk later.
 func newFlushWriter(c *gin.Context) flushWriter {
-	return flushWriter{c: c, rc: *http.NewResponseController(c.Writer), quarters: &streamQuarters}
+	var w http.ResponseWriter = c.Writer
+	if u, ok := w.(interface{ Unwrap() http.ResponseWriter }); ok {
+		w = u.Unwrap()
+	}
+	return flushWriter{c: c, rc: *http.NewResponseController(w), quarters: &streamQuarters}
 }
 
 // noStore is a stream's Cache-Control: one slice for every stream (which no one writes to), where Header.Set

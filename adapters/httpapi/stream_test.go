@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -68,5 +69,28 @@ func TestStreamWriteDeadline(t *testing.T) {
 				t.Fatalf("the deadline was pushed %d times, want %d", len(rec.deadlines), tt.pushes)
 			}
 		})
+	}
+}
+
+// failingFlush is a response whose flushes fail, as the server's do once the caller is gone.
+type failingFlush struct{ *httptest.ResponseRecorder }
+
+var errFlush = errors.New("flush: broken pipe")
+
+func (failingFlush) FlushError() error { return errFlush }
+
+// TestStreamFlushError: a flush that fails reaches the stream at once, through gin's writer (whose own Flush
+// drops the error).
+func TestStreamFlushError(t *testing.T) {
+	t.Parallel()
+	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+	c, _ := gin.CreateTestContext(failingFlush{httptest.NewRecorder()})
+	w := newFlushWriter(c)
+	w.start(http.StatusOK)
+	if err := w.Write([]byte("data: x\n\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); !errors.Is(err, errFlush) {
+		t.Fatalf("Flush = %v, want %v", err, errFlush)
 	}
 }
