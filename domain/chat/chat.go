@@ -209,8 +209,11 @@ var roles = []string{"system", "developer", "user", "assistant", "tool"}
 const (
 	MaxMessages = 10_000
 	MaxParts    = 1_000
-	MaxTools    = 512
-	MaxStops    = 4
+	// MaxToolCalls bounds one message's tool calls: each, however short its JSON ("{}"), costs a ToolCall,
+	// and a 10 MB list of them cost 985 MB before it was refused.
+	MaxToolCalls = 1_000
+	MaxTools     = 512
+	MaxStops     = 4
 	// MaxModels bounds the models fallback list, as the reference does.
 	MaxModels = 3
 )

@@ -80,6 +80,8 @@ type message struct {
 	// contentErr is why the content is refused (neither a string nor an array of at most MaxParts parts, or a
 	// part): reported once the fields checked before it pass.
 	contentErr error
+	// tooManyCalls says the tool calls held more than MaxToolCalls, of which ToolCalls holds the first.
+	tooManyCalls bool
 }
 
 // read reads messages[i], an object, as encoding/json decoded it into messageWire: a key given twice reads into
@@ -97,7 +99,7 @@ func (m *message) read(r *messageReader, i int) error {
 		case jsonenc.Is(key, "tool_call_id"):
 			return member(readString(&r.s, &m.ToolCallID), "tool_call_id")
 		case jsonenc.Is(key, "tool_calls"):
-			return member(readToolCalls(&r.s, &m.ToolCalls), "tool_calls")
+			return member(readToolCalls(&r.s, &m.ToolCalls, &m.tooManyCalls), "tool_calls")
 		}
 		return r.s.Skip()
 	})
@@ -115,6 +117,9 @@ func (m *message) check(i int) error {
 	}
 	if m.Role == "tool" && m.ToolCallID == "" {
 		return domain.Invalid(messageField(i, ".tool_call_id"), "is required in a tool message")
+	}
+	if m.tooManyCalls {
+		return domain.Invalid(messageField(i, ".tool_calls"), fmt.Sprintf("must hold at most %d tool calls", MaxToolCalls))
 	}
 	for k, tc := range m.ToolCalls {
 		if tc.ID == "" || tc.Name == "" {
@@ -231,13 +236,21 @@ func (p *partWire) part(v []byte, i, j int) (Part, error) {
 
 // readToolCalls reads a message's tool calls into calls as encoding/json decodes an array into a slice: null
 // clears it, and an array's items read into the items the slice holds, up to its capacity (a list given twice).
-func readToolCalls(s *jsonenc.Scanner, calls *[]ToolCall) error {
+// Past MaxToolCalls the items are read, to be refused as encoding/json refuses them, but not kept, and over
+// says so.
+func readToolCalls(s *jsonenc.Scanner, calls *[]ToolCall, over *bool) error {
+	*over = false
 	if s.Null() {
 		*calls = nil
 		return nil
 	}
 	tcs, n := *calls, 0
 	err := s.Array(func(k int) error {
+		if k >= MaxToolCalls {
+			*over = true
+			var ignored ToolCall
+			return readToolCall(s, &ignored)
+		}
 		n = k + 1
 		if k < cap(tcs) {
 			tcs = tcs[:n]

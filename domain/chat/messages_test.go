@@ -91,6 +91,10 @@ func TestMessagesAtBounds(t *testing.T) {
 		`[{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"a"},`, MaxParts-1) + `{"type":"text"}]}]`,
 		`[{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"a"},`, MaxParts) + `{"type":"text"}]}]`,
 		`[{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"a"},`, MaxParts-1) + `5]}]`,
+		`[{"role":"assistant","tool_calls":[` + strings.Repeat(`{"id":"c","function":{"name":"f"}},`, MaxToolCalls-1) + `{"id":"c","function":{"name":"f"}}]}]`,
+		`[{"role":"assistant","tool_calls":[` + strings.Repeat(`{"id":"c","function":{"name":"f"}},`, MaxToolCalls) + `{}]}]`,
+		`[{"role":"assistant","tool_calls":[` + strings.Repeat(`{},`, MaxToolCalls) + `5]}]`,
+		`[{"role":"assistant","tool_calls":[` + strings.Repeat(`{},`, MaxToolCalls) + `{}],"tool_calls":[{"id":"c","function":{"name":"f"}}]}]`,
 		`[{"role":"user","content":"x","x":` + strings.Repeat(`[`, 9998) + strings.Repeat(`]`, 9998) + `}]`,
 		`[{"role":"user","content":"x","x":` + strings.Repeat(`[`, 9999) + strings.Repeat(`]`, 9999) + `}]`,
 	} {
@@ -154,6 +158,9 @@ func messageJSON(w *messageWire, m *Message, i int) error {
 	}
 	if m.Role == "tool" && m.ToolCallID == "" {
 		return domain.Invalid(at(".tool_call_id"), "is required in a tool message")
+	}
+	if len(w.ToolCalls) > MaxToolCalls {
+		return domain.Invalid(at(".tool_calls"), fmt.Sprintf("must hold at most %d tool calls", MaxToolCalls))
 	}
 	for i, tc := range w.ToolCalls {
 		if tc.ID == "" || tc.Function.Name == "" {
