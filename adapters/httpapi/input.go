@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -120,12 +119,8 @@ func prefixedID(s, prefix string) bool {
 	return true
 }
 
-// MaxListEntries bounds every list (and every object's number of keys) in a management request body: more is a
-// 400 naming the field. Bulk assignments stay far below the databases' limits on statement parameters.
-const MaxListEntries = 1000
-
-// bindFields is bindJSON for management bodies: every string (object keys included) must be text a database
-// can store, and no list may hold more than MaxListEntries entries; either is a 400 naming the field.
+// bindFields is bindJSON for management bodies: every string (object keys included) must be text a database can
+// store, or it is a 400 naming the field.
 func bindFields(c *gin.Context, dst any) error {
 	if err := bindJSON(c, dst); err != nil {
 		return err
@@ -159,18 +154,12 @@ func checkFields(field string, v reflect.Value) error {
 			}
 		}
 	case reflect.Slice, reflect.Array:
-		if v.Len() > MaxListEntries {
-			return tooMany(field)
-		}
 		for i := 0; i < v.Len(); i++ {
 			if err := checkFields(field+"["+strconv.Itoa(i)+"]", v.Index(i)); err != nil {
 				return err
 			}
 		}
 	case reflect.Map:
-		if v.Len() > MaxListEntries {
-			return tooMany(field)
-		}
 		it := v.MapRange()
 		for it.Next() {
 			k := it.Key()
@@ -195,11 +184,4 @@ func join(parent, name string) string {
 		return name
 	}
 	return parent + "." + name
-}
-
-func tooMany(field string) error {
-	if field == "" {
-		field = "body"
-	}
-	return domain.Invalid(field, fmt.Sprintf("must have at most %d entries", MaxListEntries)).With("max_entries", MaxListEntries)
 }

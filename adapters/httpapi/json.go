@@ -24,10 +24,21 @@ var (
 )
 
 // bindJSON decodes the body into dst with messages that name the problem: the byte offset of a syntax error,
-// the field of a type mismatch. Unknown fields are ignored, as clients send extras.
+// the field of a type mismatch, a list past domain.MaxListEntries. Unknown fields are ignored, as clients send extras.
 func bindJSON(c *gin.Context, dst any) error {
 	body, err := readBody(c.Request.Body, make([]byte, 0, 512))
-	return decodeJSON(body, err, dst)
+	return decodeBounded(body, err, dst)
+}
+
+// decodeBounded is decodeJSON of a body held to domain.CheckBounds first: every body but a chat request's, which
+// bounds each of its lists (chat.Max*), is decoded whole.
+func decodeBounded(body []byte, readErr error, dst any) error {
+	if readErr == nil {
+		if err := domain.CheckBounds("", body); err != nil {
+			return err
+		}
+	}
+	return decodeJSON(body, readErr, dst)
 }
 
 // decodeJSON is bindJSON's decoding, of body as it was read: readErr is the error that ended the read (nil at

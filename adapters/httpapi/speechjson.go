@@ -29,7 +29,7 @@ func bindSpeech(c *gin.Context, dst *speechReq) error {
 		return nil
 	}
 	*dst = speechReq{}
-	return decodeJSON(body, nil, dst)
+	return decodeBounded(body, nil, dst)
 }
 
 // maxPooledBody bounds the bodies bodyPool keeps buffers for; a speech request is usually a few hundred bytes.
