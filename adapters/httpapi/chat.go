@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -48,15 +49,21 @@ func (h *ChatHandler) create(c *gin.Context) {
 // to its first token, and its prompt may be long: encoding/json's decoder went over it twice, at a fraction of the
 // speed of jsonenc.Scanner's one pass (a body of 64 KiB of prompt took milliseconds). The members alias the body's
 // bytes. What the scanner does not take — not an object, not JSON, data after it, a key that is not UTF-8 (which
-// encoding/json would mend), a failed read — goes through decodeJSON, for the error the caller got before.
+// encoding/json would mend), a failed read — goes through decodeJSON, for the error the caller got before, once
+// the members are known to be at most chat.MaxFields.
 // length is the body's Content-Length (-1 when unknown): the body is read into one buffer of its size, where
 // io.ReadAll grew one from 512 bytes, but for one past preallocated, which is read into as it comes, so that a
 // Content-Length the body does not live up to holds no more memory than its bytes.
 func readChatBody(r io.Reader, length int64) (chat.Body, error) {
 	raw, err := readBody(r, make([]byte, 0, min(max(length, 0), preallocated)+1)) // +1: room for the read of its end
 	if err == nil {
-		if body, ok := splitObject(raw); ok {
+		body, serr := splitObject(raw)
+		switch {
+		case serr == nil:
 			return body, nil
+		case errors.Is(serr, errTooManyFields):
+			return nil, domain.Invalid("body", fmt.Sprintf("must have at most %d fields", chat.MaxFields)).
+				With("max_fields", chat.MaxFields)
 		}
 	}
 	var body chat.Body
@@ -64,15 +71,22 @@ func readChatBody(r io.Reader, length int64) (chat.Body, error) {
 }
 
 // splitObject reads raw, a JSON object, into its members as encoding/json decodes one into a chat.Body (a key
-// given twice: the last), reporting whether it could.
-func splitObject(raw []byte) (chat.Body, bool) {
+// given twice: the last). It stops at the member past chat.MaxFields (errTooManyFields); a key that is not UTF-8
+// is read over, to count the members after it, and then the object is not taken (errKeyNotUTF8).
+func splitObject(raw []byte) (chat.Body, error) {
 	s := jsonenc.NewScanner(raw)
 	body := chat.Body{}
+	var notUTF8 error
+	n := 0
 	err := s.Object(func(key []byte) error {
-		if !utf8.Valid(key) { // escapes are undone into UTF-8: only a raw key may not be
-			return errKeyNotUTF8
+		if n++; n > chat.MaxFields {
+			return errTooManyFields
 		}
 		v, err := s.Value()
+		if !utf8.Valid(key) { // escapes are undone into UTF-8: only a raw key may not be
+			notUTF8 = errKeyNotUTF8
+			return err
+		}
 		name, ok := chatFields[string(key)]
 		if !ok {
 			name = string(key)
@@ -80,7 +94,13 @@ func splitObject(raw []byte) (chat.Body, bool) {
 		body[name] = v[:len(v):len(v)] // an append to one reallocates rather than write over the next
 		return err
 	})
-	return body, err == nil && s.End()
+	switch {
+	case err != nil:
+		return nil, err
+	case !s.End():
+		return nil, jsonenc.ErrSyntax
+	}
+	return body, notUTF8
 }
 
 // chatFields are the names of the fields of OpenAI's chat completions request and the gateway's own, each its
@@ -101,7 +121,10 @@ var chatFields = func() map[string]string {
 // preallocated bounds the buffer a chat body's Content-Length sizes before its bytes come.
 const preallocated = 64 << 10
 
-var errKeyNotUTF8 = errors.New("a key that is not UTF-8")
+var (
+	errKeyNotUTF8    = errors.New("a key that is not UTF-8")
+	errTooManyFields = errors.New("too many fields")
+)
 
 // chatSink writes a chat answer in OpenAI's shape: a stream of chat.completion.chunk server-sent events ending
 // in data: [DONE], or one chat.completion object.

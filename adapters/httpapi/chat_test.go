@@ -15,6 +15,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -133,6 +134,8 @@ var chatBodySeeds = []string{
 	`{"a":1} {}`, `{"a":1}x`, `{"a":1`, `{"a":01}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}", `{"a":[1,}`, `{"a" 1}`, `{,}`,
 	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`, `{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
 	`{"a":` + strings.Repeat(`{"b":`, 9999) + `1` + strings.Repeat("}", 9999) + `}`, `{"a":` + strings.Repeat(`{"b":`, 9999) + `{}` + strings.Repeat("}", 9999) + `}`,
+	`{` + strings.Repeat(`"a":1,`, 999) + `"a":1}`, `{` + strings.Repeat(`"a":1,`, 1000) + `"a":1}`, `{` + strings.Repeat(`"a":1,`, 1000) + `"a":}`,
+	"{\"\xff\":1," + strings.Repeat(`"a":1,`, 1000) + `"a":1}`, "{\"\xff\":1," + strings.Repeat(`"a":1,`, 998) + `"a":1}`,
 }
 
 func TestReadChatBody(t *testing.T) {
@@ -141,7 +144,7 @@ func TestReadChatBody(t *testing.T) {
 		checkChatBody(t, []byte(s))
 	}
 	// An ordinary body takes the scanner's path, not decodeJSON's.
-	if _, ok := splitObject([]byte(chatBodySeeds[0])); !ok {
+	if _, err := splitObject([]byte(chatBodySeeds[0])); err != nil {
 		t.Error("benche2e's chat body went through decodeJSON")
 	}
 	// A read that fails is the caller's error as before: a body past the limit is a 413.
@@ -153,7 +156,7 @@ func TestReadChatBody(t *testing.T) {
 }
 
 // FuzzReadChatBody holds readChatBody to decodeJSON, which decoded every chat body before: the same members, or
-// the same error.
+// the same error, but for a body past chat.MaxFields members, refused at the one past.
 func FuzzReadChatBody(f *testing.F) {
 	for _, s := range chatBodySeeds {
 		f.Add([]byte(s))
@@ -166,6 +169,16 @@ func checkChatBody(t *testing.T, data []byte) {
 	got, err := readChatBody(bytes.NewReader(data), int64(len(data)))
 	var want chat.Body
 	werr := decodeJSON(data, nil, &want)
+	s, n := jsonenc.NewScanner(data), 0
+	_ = s.Object(func([]byte) error {
+		if n++; n > chat.MaxFields {
+			return errTooManyFields
+		}
+		return s.Skip()
+	})
+	if n > chat.MaxFields {
+		want, werr = nil, domain.Invalid("body", "must have at most 1000 fields")
+	}
 	if fmt.Sprint(err) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 		t.Fatalf("%q:\n got %v, %v\nwant %v, %v", data, got, err, want, werr)
 	}

@@ -216,6 +216,10 @@ const (
 	MaxStops     = 4
 	// MaxModels bounds the models fallback list, as the reference does.
 	MaxModels = 3
+	// MaxFields bounds a request's fields, as given (a key given twice counts twice): OpenAI's request has some
+	// 40 and the reference's some 50, and every other one is kept and sent on, so that a 10 MiB body of short
+	// distinct ones cost 605 MB.
+	MaxFields = 1_000
 )
 
 // DefaultMaxTokens is the completion limit of a call that sets no max_tokens: every adapter sends it upstream
@@ -290,7 +294,7 @@ func Parse(b Body) (Request, error) {
 		var one string
 		if unmarshal(raw, &one) == nil {
 			r.Stop = []string{one}
-		} else if err := unmarshal(raw, &r.Stop); err != nil || len(r.Stop) > MaxStops {
+		} else if n := items(raw); n > MaxStops || unmarshal(raw, &r.Stop) != nil {
 			return r, domain.Invalid("stop", fmt.Sprintf("must be a string or an array of at most %d strings", MaxStops))
 		}
 	}
@@ -324,6 +328,11 @@ func Parse(b Body) (Request, error) {
 	if err := domain.CheckCallerIDs(r.SessionID, r.User); err != nil {
 		return r, err
 	}
+	if raw, ok := present(b, "provider"); ok {
+		if err := domain.CheckBounds("provider", raw); err != nil { // before it is decoded, twice
+			return r, err
+		}
+	}
 	var prov struct {
 		Options map[string]any `json:"options"`
 	}
@@ -354,6 +363,9 @@ func Parse(b Body) (Request, error) {
 // first of the list is the model otherwise).
 func parseModels(b Body, r *Request) error {
 	var models []string
+	if n := items(b["models"]); n > MaxModels {
+		return domain.Invalid("models", fmt.Sprintf("must hold at most %d models", MaxModels))
+	}
 	if err := field(b, "models", &models); err != nil {
 		return err
 	}
@@ -424,7 +436,7 @@ func parseTools(b Body, r *Request) error {
 			Strict      *bool           `json:"strict"`
 		} `json:"function"`
 	}
-	if err := json.Unmarshal(raw, &tools); err != nil || len(tools) > MaxTools {
+	if n := items(raw); n > MaxTools || json.Unmarshal(raw, &tools) != nil {
 		return domain.Invalid("tools", fmt.Sprintf("must be an array of at most %d tools", MaxTools))
 	}
 	for i, t := range tools {
@@ -437,17 +449,28 @@ func parseTools(b Body, r *Request) error {
 	return nil
 }
 
-// checkChoice accepts a string or an object.
+// checkChoice accepts a string or an object, read over rather than decoded: an object is passed on as it came,
+// and decoding one into an any (a map or a slice for every {} and [] within) made a 10 MiB tool_choice cost
+// 500 MB.
 func checkChoice(name string, raw json.RawMessage) error {
-	var v any
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return domain.Invalid(name, "must be a string or an object")
-	}
-	switch v.(type) {
-	case string, map[string]any:
+	s := jsonenc.NewScanner(raw)
+	if c := s.Peek(); (c == '"' || c == '{') && s.Skip() == nil && s.End() {
 		return nil
 	}
 	return domain.Invalid(name, "must be a string or an object")
+}
+
+// items counts the items of raw, a JSON array, without decoding them (as far as it is one; 0 for another value):
+// a list is refused past its bound before encoding/json holds every item of it (a 10 MiB list of {} tools cost
+// 548 MB to refuse, one of "" stop sequences 394 MB).
+func items(raw []byte) int {
+	s := jsonenc.NewScanner(raw)
+	n := 0
+	_ = s.Array(func(i int) error {
+		n = i + 1
+		return s.Skip()
+	})
+	return n
 }
 
 // field decodes b[name] into dst when present and not null, naming the field when its type is wrong.

@@ -499,3 +499,64 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// TestListsAtBounds: each list of a request other than its messages is refused one past its bound, naming the
+// field, and a list far past it is refused without decoding its items: the allocations of the refusal do not grow
+// with the list (a 10 MiB list of {} tools cost 548 MB before it was refused).
+func TestListsAtBounds(t *testing.T) {
+	items := func(n int, item string) string { return strings.TrimSuffix(strings.Repeat(item+",", n), ",") }
+	const hi = `"messages":[{"role":"user","content":"hi"}]`
+	// a tool's parameters may hold a list past domain.MaxListEntries: only the tools are counted
+	tool := `{"type":"function","function":{"name":"f","parameters":{"enum":[` + items(domain.MaxListEntries+1, `"v"`) + `]}}}`
+	for _, tt := range []struct {
+		name string
+		body func(n int) string
+		max  int
+		want string // the message one past the bound
+	}{
+		{"tools", func(n int) string { return `{"model":"m",` + hi + `,"tools":[` + items(n, tool) + `]}` }, chat.MaxTools,
+			"tools: must be an array of at most 512 tools"},
+		{"stop", func(n int) string { return `{"model":"m",` + hi + `,"stop":[` + items(n, `"ab"`) + `]}` }, chat.MaxStops,
+			"stop: must be a string or an array of at most 4 strings"},
+		{"models", func(n int) string { return `{` + hi + `,"models":[` + items(n, `"ab"`) + `]}` }, chat.MaxModels,
+			"models: must hold at most 3 models"},
+		{"provider.order", func(n int) string { return `{"model":"m",` + hi + `,"provider":{"order":[` + items(n, `"ab"`) + `]}}` },
+			chat.MaxRouteProviders, "provider.order: must list at most 256 providers"},
+		{"provider.options", func(n int) string {
+			return `{"model":"m",` + hi + `,"provider":{"options":{"openai":{"a":[` + items(n, `[]`) + `]}}}}`
+		}, domain.MaxListEntries, "provider.options.openai.a: must have at most 1000 entries"},
+		{"provider.options nested", func(n int) string {
+			return `{"model":"m",` + hi + `,"provider":{"options":{"openai":[` + items(n, `[`+items(999, `1`)+`]`) + `]}}}`
+		}, 19, "provider: must have at most 20000 values in all"},
+	} {
+		if _, err := chat.Parse(body(t, tt.body(tt.max))); err != nil {
+			t.Errorf("%s at its bound: %v", tt.name, err)
+		}
+		past := body(t, tt.body(tt.max+1))
+		if _, err := chat.Parse(past); err == nil || err.Error() != tt.want {
+			t.Errorf("%s one past its bound: %v, want %s", tt.name, err, tt.want)
+		}
+		far := body(t, tt.body(tt.max+2000))
+		if n := testing.AllocsPerRun(5, func() { _, _ = chat.Parse(far) }); n > 20 {
+			t.Errorf("%s 2,000 past its bound: %v allocations, want at most 20", tt.name, n)
+		}
+	}
+}
+
+// TestChoiceIsStringOrObject: tool_choice and response_format are a string or an object, checked without
+// decoding them.
+func TestChoiceIsStringOrObject(t *testing.T) {
+	for _, field := range []string{"tool_choice", "response_format"} {
+		for v, ok := range map[string]bool{`"auto"`: true, `{}`: true, ` {"a":[[],{}]} `: true, `null`: true, `5`: false,
+			`[]`: false, `true`: false, `[{}]`: false} {
+			_, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"`+field+`":`+v+`}`))
+			if (err == nil) != ok || err != nil && err.Error() != field+": must be a string or an object" {
+				t.Errorf("%s %s: %v", field, v, err)
+			}
+		}
+		big := body(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"`+field+`":{"a":[`+strings.Repeat(`[],`, 10_000)+`[]]}}`)
+		if n := testing.AllocsPerRun(5, func() { _, _ = chat.Parse(big) }); n > 15 {
+			t.Errorf("%s of 10,000 lists: %v allocations", field, n)
+		}
+	}
+}
