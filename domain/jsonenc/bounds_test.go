@@ -40,3 +40,15 @@ func TestBoundsAllocations(t *testing.T) {
 		t.Errorf("%v allocations", n)
 	}
 }
+
+// TestCount: the items of the array at the scanner, the scanner left where it was.
+func TestCount(t *testing.T) {
+	for in, want := range map[string]int{
+		`[]`: 0, `null`: 0, `{}`: 0, `"x"`: 0, `[1]`: 1, ` [1, [2, 3], {"a": [4]}, "]"] `: 4, `[1,2,x,3]`: 2, `[1,2`: 2,
+	} {
+		s := NewScanner([]byte(in))
+		if got := s.Count(); got != want || s.Pos() != 0 {
+			t.Errorf("Count(%s) = %d at %d, want %d at 0", in, got, s.Pos(), want)
+		}
+	}
+}
