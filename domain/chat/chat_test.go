@@ -3,6 +3,8 @@ package chat_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -558,5 +560,65 @@ func TestChoiceIsStringOrObject(t *testing.T) {
 		if n := testing.AllocsPerRun(5, func() { _, _ = chat.Parse(big) }); n > 15 {
 			t.Errorf("%s of 10,000 lists: %v allocations", field, n)
 		}
+	}
+}
+
+// TestUnderPresetSystem holds the preset's system prompt, laid over the request's messages as they came, to what
+// decoding each message into a map and encoding it again gave (the reference here): the same request once
+// parsed, or the same refusal. Role is read as Parse reads it; the map read only "role" ("Role": tested apart).
+func TestUnderPresetSystem(t *testing.T) {
+	system := "Be terse."
+	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m"}, SystemPrompt: &system}
+	p := preset.Preset{Slug: "x", Status: preset.Active}
+	ref := chat.PresetRef{Slug: "x", Field: "model"}
+	reference := func(b chat.Body) chat.Body {
+		out := chat.Body{"model": json.RawMessage(`"m"`)}
+		for k, val := range b {
+			out[k] = val
+		}
+		var msgs []map[string]json.RawMessage
+		if err := json.Unmarshal(b["messages"], &msgs); err != nil {
+			return out
+		}
+		for _, m := range msgs {
+			var role string
+			_ = json.Unmarshal(m["role"], &role)
+			if role == "system" || role == "developer" {
+				return out
+			}
+		}
+		merged := []json.RawMessage{json.RawMessage(`{"role":"system","content":"Be terse."}`)}
+		for _, m := range msgs {
+			raw, _ := json.Marshal(m)
+			merged = append(merged, raw)
+		}
+		out["messages"], _ = json.Marshal(merged)
+		return out
+	}
+	for _, msgs := range []string{
+		`[{"role":"user","content":"hi"}]`, `[{"role":"system","content":"mine"},{"role":"user","content":"hi"}]`,
+		`[{"role":"developer","content":"d"}]`, `null`, `[]`, ` [ {"role":"user","content":"hi"} , null ] `, `[1]`, `{}`,
+		`[{"role":5,"content":"x"}]`, `[{"role":"system","role":"user","content":"x"}]`, `[{"role":"user","content":"x","role":"system"}]`,
+		`[{"content":[{"type":"text","text":"a"}],"role":"user","name":"n"},{"role":null,"content":"x"}]`, `[{"role":"user","content":"x"},"x"]`,
+		`[{"role":"tool","tool_call_id":"c","content":"r"},{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f"}}]}]`,
+	} {
+		b := body(t, `{"messages":`+msgs+`}`)
+		merged, err := b.UnderPreset(p, v, ref)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, gerr := chat.Parse(merged)
+		want, werr := chat.Parse(reference(b))
+		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got.Messages, want.Messages) {
+			t.Errorf("%s:\n got %+v, %v\nwant %+v, %v", msgs, got.Messages, gerr, want.Messages, werr)
+		}
+	}
+	merged, err := body(t, `{"messages":[{"Role":"system","content":"mine"}]}`).UnderPreset(p, v, ref)
+	if r, perr := chat.Parse(merged); err != nil || perr != nil || len(r.Messages) != 1 {
+		t.Errorf(`"Role":"system": %v %v %+v`, err, perr, r.Messages)
+	}
+	many := body(t, `{"messages":[`+strings.Repeat(`{},`, 100_000)+`{}]}`)
+	if n := testing.AllocsPerRun(5, func() { _, _ = many.UnderPreset(p, v, ref) }); n > 20 {
+		t.Errorf("100,000 messages: %v allocations, want at most 20 (a map and more each before)", n)
 	}
 }
