@@ -70,6 +70,10 @@ func hostileBodies() []string {
 		"{\"model\":\"x\",\"prompt\":\"p\",\"provider\":{\"options\":{\"openai\":{\"a\":[\"\xff\"]}}}}",
 		`{"model":"x","prompt":"p","frame_images":[{"image_url":{"url":"https://a/\u0000"},"frame_type":"first_frame"}]}`,
 		"{\"model\":\"x\",\"prompt\":\"p\",\"input_references\":[{\"type\":\"image_url\",\"image_url\":{\"url\":\"https://a/\xff\"}}]}",
+		`{"model":"x","messages":[{"role":"user","content":"hi"}],"stop":["\u0000"],"tools":[{"type":"function","function":{"name":"\u0000"}}]}`,
+		"{\"model\":\"x\",\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"models\":[\"\xff\"],\"provider\":{\"order\":[\"\xff\"]}}",
+		`{"model":"x","messages":[{"role":"user","content":[{"type":"\u0000"},{"type":"image_url","image_url":{"url":"\u0000"}}]}],"tool_choice":{"\u0000":1}}`,
+		`{"model":"x","messages":[{"role":"assistant","tool_calls":[{"id":"\u0000","function":{"name":"\u0000","arguments":"\u0000"}}]}]}`,
 		`{"model":"x","input":"\u0000"}`, `{"model":"x","prompt":"\u0000"}`, `{"model":"x","messages":[{"role":"user","content":"\u0000"}]}`,
 		strings.Repeat("[", 100_000), `{"a":` + strings.Repeat(`{"a":`, 10_000) + `1` + strings.Repeat("}", 10_001),
 	}
