@@ -154,12 +154,10 @@ func (m *message) readContent(r *messageReader, i int) error {
 	return r.s.Skip()
 }
 
-// readParts reads a content's array of parts into m.Content, made with room for them all (up to MaxParts) before
-// they are read; the first part refused, or more than MaxParts, is m.contentErr.
+// readParts reads a content's array of parts into m.Content; the first part refused, or more than MaxParts, is
+// m.contentErr. The list grows as the parts come: counting them first for its room (Scanner.Count) was a second
+// pass over their bytes, a third more time for a request with a 1 MB image.
 func (m *message) readParts(r *messageReader, i int) error {
-	if c := r.s.Count(); c > 0 {
-		m.Content = make([]Part, 0, min(c, MaxParts))
-	}
 	n := 0
 	err := r.s.Array(func(j int) error {
 		n = j + 1
@@ -248,11 +246,6 @@ func readToolCalls(s *jsonenc.Scanner, calls *[]ToolCall, over *bool) error {
 		return nil
 	}
 	tcs, n := *calls, 0
-	if tcs == nil { // room for the list (up to MaxToolCalls); one given twice reads into the first's, as in encoding/json
-		if c := s.Count(); c > 0 {
-			tcs = make([]ToolCall, 0, min(c, MaxToolCalls))
-		}
-	}
 	err := s.Array(func(k int) error {
 		if k >= MaxToolCalls {
 			*over = true

@@ -252,22 +252,3 @@ func strict(raw json.RawMessage, dst any) error {
 	}
 	return json.Unmarshal(raw, dst)
 }
-
-// TestPartsRoomMadeOnce: a message's parts and tool calls are read into a list made once with room for them all,
-// where growing it by doubling cost twice the list and more, in 11 allocations more (a 10 MiB body of 800 messages of 1,000 {"type":"x"}
-// parts allocated 321 MB, 150 MB with the room made once).
-func TestPartsRoomMadeOnce(t *testing.T) {
-	items := func(n int, item string) string { return strings.TrimSuffix(strings.Repeat(item+",", n), ",") }
-	for _, raw := range []string{
-		`[{"role":"user","content":[` + items(MaxParts, `{"type":"x"}`) + `]}]`,
-		`[{"role":"assistant","tool_calls":[` + items(MaxToolCalls, `{"id":"c","function":{"name":"f"}}`) + `]}]`,
-	} {
-		if n := testing.AllocsPerRun(10, func() {
-			if _, err := readMessages([]byte(raw)); err != nil {
-				t.Fatal(err)
-			}
-		}); n > 3 {
-			t.Errorf("%.60s: %v allocations, want 3 (the message, the list of messages, the message's list): 14 grew it", raw, n)
-		}
-	}
-}
