@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpguts"
+
+	"github.com/switchboard-ai/switchboard/adapters/internal/h1"
 )
 
 // Limits of the HTTP/1.1 transport.
@@ -649,7 +651,7 @@ func statusLine(line string, resp *http.Response) error {
 	code, _, _ := strings.Cut(status, " ")
 	n, err := strconv.ParseUint(code, 10, 16)
 	if !ok || !vok || major != 1 || len(code) != 3 || err != nil || n < 100 {
-		return fmt.Errorf("malformed HTTP status line %q", truncate(line))
+		return fmt.Errorf("malformed HTTP status line %q", h1.Truncate(line))
 	}
 	resp.Status, resp.StatusCode, resp.Proto, resp.ProtoMajor, resp.ProtoMinor = status, int(n), proto, major, minor
 	return nil
@@ -671,16 +673,9 @@ func contentLength(values []string) (int64, error) {
 	}
 	n, err := strconv.ParseUint(first, 10, 63)
 	if err != nil {
-		return 0, fmt.Errorf("the upstream sent a bad Content-Length %q", truncate(first))
+		return 0, fmt.Errorf("the upstream sent a bad Content-Length %q", h1.Truncate(first))
 	}
 	return int64(n), nil
-}
-
-func truncate(s string) string {
-	if len(s) > 64 {
-		return s[:64] + "..."
-	}
-	return s
 }
 
 // unexpected is the error for a response that ended early: never a clean EOF.
@@ -869,7 +864,7 @@ func (b *body) chunkSize(br *bufio.Reader) (int64, error) {
 	line = bytes.TrimRight(line, " \t\r\n")
 	n, err := strconv.ParseUint(string(line), 16, 63)
 	if err != nil {
-		return 0, fmt.Errorf("malformed chunked encoding: chunk size %q", truncate(string(line)))
+		return 0, fmt.Errorf("malformed chunked encoding: chunk size %q", h1.Truncate(string(line)))
 	}
 	b.excess = max(b.excess-16-2*min(int64(n), maxChunkExcess), 0) // min: 2n must not overflow
 	if b.excess > maxChunkExcess {
