@@ -2,21 +2,18 @@ package httpserver
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/net/http/httpguts"
+	"github.com/switchboard-ai/switchboard/adapters/internal/h1"
 )
 
 // conn is one client connection, served by one goroutine (serve), request after request.
@@ -31,7 +28,7 @@ type conn struct {
 	idleSince  atomic.Int64
 	fresh      atomic.Bool
 	lastMethod string
-	raw        []byte   // the bytes a request's head was read from (hostField)
+	raw        []byte   // a request's head that did not come in one read, gathered (readHead)
 	keys       []string // scratch for sorting a response's header names
 
 	// The watch for a caller who leaves (watch): guarded by mu.
@@ -49,12 +46,11 @@ func (c *conn) setIdle(fresh bool) {
 	c.idleSince.Store(time.Now().UnixNano())
 }
 
-// connReader reads the connection for the bufio.Reader: up to a limit while a request's head is read, recording
-// what it reads meanwhile, and first the byte a watch read, if it read one.
+// connReader reads the connection for the bufio.Reader: up to a limit while a request's head is read, and first the
+// byte a watch read, if it read one.
 type connReader struct {
 	c       *conn
 	remain  int64
-	record  bool
 	hasByte bool
 	byteBuf [1]byte
 }
@@ -74,9 +70,6 @@ func (r *connReader) Read(p []byte) (int, error) {
 		n, err = r.c.rwc.Read(p)
 	}
 	r.remain -= int64(n)
-	if r.record {
-		r.c.raw = append(r.c.raw, p[:n]...)
-	}
 	return n, err
 }
 
@@ -176,7 +169,7 @@ type rejection struct {
 	reason string
 }
 
-// readRequest reads the next request and checks it as net/http's server does.
+// readRequest reads the next request (readHead) and makes its response.
 func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 	s := c.srv
 	t0 := time.Now()
@@ -186,60 +179,14 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 		peek, _ := c.br.Peek(4)
 		_, _ = c.br.Discard(leadingCRLF(peek))
 	}
-	c.raw = c.raw[:0]
-	if n := c.br.Buffered(); n > 0 {
-		head, _ := c.br.Peek(n)
-		c.raw = append(c.raw, head...)
-	}
-	c.r.record = true
-	req, err := http.ReadRequest(c.br)
-	c.r.record = false
-	if err != nil {
-		switch {
-		case c.r.remain <= 0:
-			return nil, &rejection{status: http.StatusRequestHeaderFieldsTooLarge}
-		case strings.HasPrefix(err.Error(), "unsupported transfer encoding") ||
-			strings.HasPrefix(err.Error(), "too many transfer encodings"):
-			return nil, &rejection{status: http.StatusNotImplemented}
-		case commonReadError(err):
-			return nil, &rejection{}
-		}
-		return nil, &rejection{status: http.StatusBadRequest}
+	// The request, its URL and its body's reader are the response's: one allocation for all of them.
+	w := &response{c: c, header: make(http.Header), contentLength: -1}
+	if rej := c.readHead(w); rej != nil {
+		return nil, rej
 	}
 	c.r.remain = math.MaxInt64
-	if req.ProtoMajor != 1 {
-		return nil, &rejection{http.StatusHTTPVersionNotSupported, "unsupported protocol version"}
-	}
+	req := &w.request
 	c.lastMethod = req.Method
-	hosts, host := hostField(c.raw)
-	if cap(c.raw) > 64<<10 {
-		c.raw = nil // a large head's buffer is not kept for the connection's life
-	}
-	if req.ProtoAtLeast(1, 1) && hosts == 0 && req.Method != http.MethodConnect {
-		return nil, &rejection{http.StatusBadRequest, "missing required Host header"}
-	}
-	if hosts > 1 {
-		// net/http parses a second Host into the same header's values, which its server refuses as malformed.
-		return nil, &rejection{http.StatusBadRequest, "malformed Host header"}
-	}
-	if hosts == 1 && !httpguts.ValidHostHeader(string(host)) {
-		return nil, &rejection{http.StatusBadRequest, "malformed Host header"}
-	}
-	for k, vv := range req.Header {
-		if !httpguts.ValidHeaderFieldName(k) {
-			return nil, &rejection{http.StatusBadRequest, "invalid header name"}
-		}
-		for _, v := range vv {
-			if !httpguts.ValidHeaderFieldValue(v) {
-				return nil, &rejection{http.StatusBadRequest, "invalid header value"}
-			}
-		}
-	}
-	expect := req.Header.Get("Expect")
-	continues := httpguts.HeaderValuesContainsToken(req.Header["Expect"], "100-continue")
-	if expect != "" && !continues {
-		return nil, &rejection{status: http.StatusExpectationFailed}
-	}
 
 	ctx, cancel := context.WithCancel(base)
 	// The request is this server's own, just parsed: it takes its context in place, where WithContext made a copy
@@ -254,15 +201,15 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 	if s.WriteTimeout > 0 {
 		_ = c.rwc.SetWriteDeadline(time.Now().Add(s.WriteTimeout))
 	}
-	w := &response{c: c, req: req, cancel: cancel, header: make(http.Header), contentLength: -1,
-		isHEAD: req.Method == http.MethodHead, wantsClose: req.Close ||
-			httpguts.HeaderValuesContainsToken(req.Header["Connection"], "close"),
-		wants10KeepAlive: req.ProtoMajor == 1 && req.ProtoMinor == 0 &&
-			httpguts.HeaderValuesContainsToken(req.Header["Connection"], "keep-alive")}
+	w.req, w.cancel, w.isHEAD = req, cancel, req.Method == http.MethodHead
+	connection := get(req.Header, "Connection")
+	w.wantsClose = req.Close || hasToken(connection, "close")
+	w.wants10KeepAlive = req.ProtoMajor == 1 && req.ProtoMinor == 0 && hasToken(connection, "keep-alive")
 	if req.Body == http.NoBody {
 		c.watch(w)
 	} else {
-		w.ownBody = bodyReader{w: w, rc: req.Body, expect: continues && req.ProtoAtLeast(1, 1) && req.ContentLength != 0}
+		w.ownBody.w = w
+		w.ownBody.expect = expectsContinue(req) && req.ProtoAtLeast(1, 1) && req.ContentLength != 0
 		w.body = &w.ownBody
 		req.Body = w.body
 	}
@@ -273,10 +220,8 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 // an old client sent after a POST's body, which readRequest skips), and an empty line ends it.
 func headBuffered(br *bufio.Reader) bool {
 	b, _ := br.Peek(br.Buffered())
-	return len(b) > 0 && b[0] != '\r' && b[0] != '\n' && bytes.Contains(b, crlfCRLF)
+	return len(b) > 0 && b[0] != '\r' && b[0] != '\n' && h1.Len(b) >= 0
 }
-
-var crlfCRLF = []byte("\r\n\r\n")
 
 // leadingCRLF counts the CR and LF bytes at the start of peek.
 func leadingCRLF(peek []byte) int {
@@ -286,57 +231,6 @@ func leadingCRLF(peek []byte) int {
 	}
 	return n
 }
-
-// commonReadError is a read that failed for the connection's sake (closed, timed out): not answered.
-func commonReadError(err error) bool {
-	if err == io.EOF {
-		return true
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return true
-	}
-	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Op == "read"
-}
-
-// hostField counts the Host fields of the request head at the start of raw (http.ReadRequest, which accepted it,
-// keeps only the first) and returns the first's value as net/http's textproto reads it: the line trimmed, each
-// continuation line (obs-fold) trimmed and joined to it with a space, the value after the colon trimmed on the
-// left. The value is a part of raw, but for a folded one (joined in a slice of its own): a request's head is
-// checked with no allocation.
-func hostField(raw []byte) (n int, value []byte) {
-	_, rest, _ := bytes.Cut(raw, []byte("\n")) // the request line
-	var v []byte
-	inFirst := false
-	for len(rest) > 0 {
-		var line []byte
-		line, rest, _ = bytes.Cut(rest, []byte("\n"))
-		line = bytes.TrimSuffix(line, []byte("\r"))
-		if len(line) == 0 {
-			break
-		}
-		if line[0] == ' ' || line[0] == '\t' {
-			if inFirst {
-				v = append(append(v[:len(v):len(v)], ' '), trim(line)...) // never over raw: a copy
-			}
-			continue
-		}
-		inFirst = false
-		name, val, _ := bytes.Cut(trim(line), []byte(":"))
-		if !strings.EqualFold(string(name), "Host") {
-			continue
-		}
-		n++
-		if n == 1 {
-			v, inFirst = val, true
-		}
-	}
-	return n, bytes.TrimLeft(v, " \t")
-}
-
-// trim removes leading and trailing spaces and tabs, as textproto does (and CR and LF, which cannot be there).
-func trim(b []byte) []byte { return bytes.Trim(b, " \t\r\n") }
 
 // reject answers a refused request and closes the connection (after a lingering half-close for a head too large,
 // whose sender may still be writing it).

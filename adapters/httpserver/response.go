@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,7 +24,10 @@ type response struct {
 	body   *bodyReader // nil when the request has none, else &ownBody
 	cancel context.CancelFunc
 	header http.Header
-	// ownBody is the request's body as the handler reads it, allocated with the response.
+	// The request, its URL (when it is parsed in place) and its body as the handler reads it, allocated with the
+	// response.
+	request http.Request
+	url     url.URL
 	ownBody bodyReader
 	// snapshot is the header as it was at WriteHeader, when the handler looked at it again before it was sent:
 	// changes made after WriteHeader are not sent (as net/http).
@@ -532,14 +536,15 @@ func (w *response) tooLarge() {
 	w.closeAfter, w.lingerClose = true, true
 }
 
-// bodyReader is the request's body as the handler reads it: it sends 100 Continue on the first read when the
-// caller asked for it, arms the watch for the caller leaving once the body is read, and never reads past the
-// body's end to close it (http.ReadRequest's body would read the rest, however large, on Close). Its mutex makes
+// bodyReader is the request's body as the handler reads it (src, as it comes off the connection): it sends 100
+// Continue on the first read when the caller asked for it, arms the watch for the caller leaving once the body is
+// read, and never reads past the body's end to close it (net/http's body would read the rest, however large, on
+// Close). Its mutex makes
 // a read by a goroutine the handler left end before the body is closed when the handler returns, as net/http's.
 type bodyReader struct {
 	mu     sync.Mutex
 	w      *response
-	rc     io.ReadCloser
+	src    wireBody
 	n      int64
 	expect bool // 100 Continue is owed on the first read
 	sent   bool // ... and was sent
@@ -563,7 +568,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 			}
 		}
 	}
-	n, err := b.rc.Read(p)
+	n, err := b.src.Read(p)
 	b.n += int64(n)
 	if err == io.EOF && !b.sawEOF {
 		b.sawEOF = true

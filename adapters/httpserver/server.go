@@ -1,6 +1,8 @@
-// Package httpserver is a lean HTTP/1.1 server for one http.Handler on plain TCP. It parses requests with
-// net/http's own parser (http.ReadRequest) plus the checks net/http's server adds on top, and differs from
-// net/http's server where a gateway pays for it on every call:
+// Package httpserver is a lean HTTP/1.1 server for one http.Handler on plain TCP. It reads a request as net/http's
+// server does (http.ReadRequest and the checks its server adds on top), and differs from net/http's server where a
+// gateway pays for it on every call:
+//   - a request's head is parsed in one pass into one string for its method, target, names and values, and the
+//     request, its URL and its body's reader are allocated with its response (http.ReadRequest made some 25 objects);
 //   - a response leaves in as few writes as it can: one for a response the handler wrote without flushing (with a
 //     Content-Length), one per Flush (the head, if not sent yet, and what was written since as one chunk), and one
 //     for the rest and the chunked terminator when the handler returns;
