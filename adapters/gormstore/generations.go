@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -178,6 +179,14 @@ func mustJSON(v any) string {
 	return string(b)
 }
 
+// unmarshalStored decodes a stored JSON column. A leading 0x01 is the version byte of JSONB's binary form: a process
+// that described the tables before migration 0009 turned these columns from JSONB into TEXT keeps their old types
+// in its connections' statement cache, and its COPY writes each value as JSONB, version byte first, into the TEXT
+// column. No JSON text begins with that byte, so it is dropped.
+func unmarshalStored(s string, v any) error {
+	return json.Unmarshal([]byte(strings.TrimPrefix(s, "\x01")), v)
+}
+
 func toGenerationRow(r generation.Record) generationRow {
 	flags := r.Flags
 	if flags == nil {
@@ -207,10 +216,10 @@ func toGenerationRow(r generation.Record) generationRow {
 func (g generationRow) domain() (generation.Record, error) {
 	var attempts []attemptJSON
 	var flags []string
-	if err := json.Unmarshal([]byte(g.Attempts), &attempts); err != nil {
+	if err := unmarshalStored(g.Attempts, &attempts); err != nil {
 		return generation.Record{}, fmt.Errorf("generation %s attempts: %w", g.ID, err)
 	}
-	if err := json.Unmarshal([]byte(g.Flags), &flags); err != nil {
+	if err := unmarshalStored(g.Flags, &flags); err != nil {
 		return generation.Record{}, fmt.Errorf("generation %s flags: %w", g.ID, err)
 	}
 	us := func(v int64) time.Duration { return time.Duration(v) * time.Microsecond }
@@ -250,10 +259,10 @@ func toContentRow(id string, c generation.Content) contentRow {
 func (c contentRow) domain() (generation.Content, error) {
 	var in inputJSON
 	var out outputJSON
-	if err := json.Unmarshal([]byte(c.Input), &in); err != nil {
+	if err := unmarshalStored(c.Input, &in); err != nil {
 		return generation.Content{}, fmt.Errorf("generation %s input: %w", c.ID, err)
 	}
-	if err := json.Unmarshal([]byte(c.Output), &out); err != nil {
+	if err := unmarshalStored(c.Output, &out); err != nil {
 		return generation.Content{}, fmt.Errorf("generation %s output: %w", c.ID, err)
 	}
 	content := generation.Content{Input: generation.Input{Prompt: in.Prompt}, Output: generation.Output(out)}
@@ -262,7 +271,7 @@ func (c contentRow) domain() (generation.Content, error) {
 	}
 	if c.Failure != nil {
 		var f failureJSON
-		if err := json.Unmarshal([]byte(*c.Failure), &f); err != nil {
+		if err := unmarshalStored(*c.Failure, &f); err != nil {
 			return generation.Content{}, fmt.Errorf("generation %s failure: %w", c.ID, err)
 		}
 		content.Failure = &generation.Failure{Message: f.Message, Status: f.Status, ProviderName: f.ProviderName,

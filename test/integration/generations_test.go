@@ -2,10 +2,12 @@ package integration_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -106,6 +108,89 @@ func TestContentsUnkeyedOnPostgres(t *testing.T) {
 	}
 	if !reflect.DeepEqual(contents, []string{"gen-1-after"}) {
 		t.Fatalf("contents after the purge: %v, want only gen-1-after's", contents)
+	}
+}
+
+// TestGenerationJSONAsTextOnPostgres: migration 0009 turns the JSON columns of generations and generation_contents
+// from JSONB into TEXT on a PostgreSQL database at schema 8 that holds records. A gateway that ran before it (one
+// connection, which keeps the columns' old types in its statement cache) goes on writing, in a pipeline and by
+// COPY, which sends JSONB's binary form; what it wrote before and after, and what a gateway started after it
+// writes, all read back as written.
+func TestGenerationJSONAsTextOnPostgres(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	url := testdb.PostgresURL(t)
+	open := func(conns int) *gorm.DB {
+		db, cleanup, err := gormstore.Open(gormstore.Config{URL: url, MaxOpenConns: conns}, quiet())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(cleanup)
+		return db
+	}
+	before := open(1)
+	for _, stmt := range []string{ // back to schema 8: the columns as 0002 made them
+		"ALTER TABLE generations ALTER COLUMN attempts TYPE JSONB USING attempts::jsonb, ALTER COLUMN flags TYPE JSONB USING flags::jsonb",
+		"ALTER TABLE generation_contents ALTER COLUMN input TYPE JSONB USING input::jsonb, ALTER COLUMN output TYPE JSONB USING output::jsonb, ALTER COLUMN failure TYPE JSONB USING failure::jsonb",
+		"DELETE FROM schema_migrations WHERE version >= 9",
+	} {
+		if err := before.Exec(stmt).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var written []generation.Entry
+	write := func(s *gormstore.GenerationStore, prefix string, n int) {
+		t.Helper()
+		batch := make([]generation.Entry, n)
+		for i := range batch {
+			batch[i] = fullEntry(fmt.Sprintf("gen-1-%s-%02d", prefix, i), t0)
+			switch i % 3 {
+			case 1: // characters JSON escapes, no failure
+				batch[i].Content.Input = generation.Input{Messages: []generation.Message{{Role: "user", Content: "\"a\" <b> & é\n\t😀"}}}
+				batch[i].Content.Failure = nil
+			case 2:
+				batch[i].Content = nil
+			}
+		}
+		if err := s.InsertGenerations(ctx, batch); err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, batch...)
+	}
+	old := gormstore.NewGenerationStore(before)
+	write(old, "pipelined", 3) // 5 rows: one pipeline
+	write(old, "copied", 12)   // 20 rows: COPY
+	after := open(2)
+	if err := gormstore.Migrate(ctx, after); err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	if err := after.Raw(`SELECT DISTINCT data_type FROM information_schema.columns
+		WHERE (table_name = 'generations' AND column_name IN ('attempts', 'flags'))
+		OR (table_name = 'generation_contents' AND column_name IN ('input', 'output', 'failure'))`).Scan(&types).Error; err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(types, []string{"text"}) {
+		t.Fatalf("the JSON columns are %v after the migration, want text", types)
+	}
+	write(old, "pipelined-by-old", 3)
+	write(old, "copied-by-old", 12)
+	s := gormstore.NewGenerationStore(after)
+	write(s, "copied-by-new", 12)
+	for _, e := range written {
+		want := e.Record
+		want.Attempts = slices.Clone(e.Record.Attempts)
+		want.Attempts[0].Raw = "" // error bodies live with the content only
+		if got, err := s.Generation(ctx, e.Record.ID); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s record\n got %+v (%v)\nwant %+v", e.Record.ID, got, err, want)
+		}
+		got, err := s.GenerationContent(ctx, e.Record.ID)
+		switch {
+		case e.Content == nil && !errors.Is(err, generation.ErrNotFound):
+			t.Fatalf("%s has no content: err = %v", e.Record.ID, err)
+		case e.Content != nil && (err != nil || !reflect.DeepEqual(got, *e.Content)):
+			t.Fatalf("%s content\n got %+v (%v)\nwant %+v", e.Record.ID, got, err, *e.Content)
+		}
 	}
 }
 
