@@ -288,8 +288,8 @@ func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generat
 	return err
 }
 
-// insert writes the batch, with COPY on PostgreSQL (a few rows in one pipeline: see copyInto), and says how many
-// holds its charges settled.
+// insert writes the batch, on PostgreSQL in one round trip (see insertBulk), and says how many holds its charges
+// settled.
 func (s *GenerationStore) insert(ctx context.Context, batch []generation.Entry) (settled int64, err error) {
 	if Dialect(s.db) == Postgres {
 		records, contents, err := s.shapes()
@@ -297,8 +297,8 @@ func (s *GenerationStore) insert(ctx context.Context, batch []generation.Entry) 
 			return 0, err
 		}
 		rows, contentRows := generationRows(batch)
-		settled, err := copyInto(ctx, s.db, []copyTable{{records, rows}, {contents, contentRows}}, charges(batch, Postgres))
-		if !errors.Is(err, errCopyConflict) {
+		settled, err := insertBulk(ctx, s.db, []bulkTable{{records, rows}, {contents, contentRows}}, charges(batch, Postgres))
+		if !errors.Is(err, errStored) {
 			return settled, err
 		}
 		// Some of these were stored before (a batch written again after a crash): skip them and their charges.
@@ -316,7 +316,7 @@ func (s *GenerationStore) shapes() (records, contents *shape, err error) {
 }
 
 // insertEach writes the batch in one transaction a record at a time, skipping the records stored before (a batch
-// written again after a crash) and their charges: SQLite's way, and PostgreSQL's when COPY met such a record.
+// written again after a crash) and their charges: SQLite's way, and PostgreSQL's when insertBulk met such a record.
 // Every statement has one shape whatever the batch, so SQLite parses each once (see prepared). It says how many
 // holds the batch settled.
 func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Entry) (settled int64, err error) {

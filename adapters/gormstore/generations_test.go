@@ -10,8 +10,8 @@ import (
 	"github.com/switchboard-ai/switchboard/test/contract"
 )
 
-// TestRowValues: the values a row gives an insert or a COPY are its GORM columns' values, in the columns' order,
-// with what a pointer points to, or nil, in place of the pointer, and int as int64.
+// TestRowValues: the values a row gives an insert (and, a column at a time, a bulk insert) are its GORM columns'
+// values, in the columns' order, with what a pointer points to, or nil, in place of the pointer, and int as int64.
 func TestRowValues(t *testing.T) {
 	ctx := context.Background()
 	db := scratchSQLite(t)
