@@ -602,6 +602,70 @@ func TestRecorderLingerGroupsEntries(t *testing.T) {
 	}
 }
 
+// arrivingSpool runs arrive once, after its first read that finds records: entries that come while the writer
+// holds what it found.
+type arrivingSpool struct {
+	*spool.Spool
+	once   sync.Once
+	arrive func()
+}
+
+func (s *arrivingSpool) Read(max int, maxBytes int64) ([]ports.SpoolRecord, func() error, error) {
+	recs, release, err := s.Spool.Read(max, maxBytes)
+	if len(recs) > 0 {
+		s.once.Do(s.arrive)
+	}
+	return recs, release, err
+}
+
+// insertTold tells inserted (without waiting) of each insert.
+type insertTold struct {
+	*fakeStore
+	inserted chan struct{}
+}
+
+func (s insertTold) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
+	err := s.fakeStore.InsertGenerations(ctx, batch)
+	select {
+	case s.inserted <- struct{}{}:
+	default:
+	}
+	return err
+}
+
+// TestRecorderLingerGathersWaitingEntries: entries a writer finds waiting when its turn comes (here 5) are written
+// with those that come within the linger (5 more), in one transaction, unless they fill a batch already.
+func TestRecorderLingerGathersWaitingEntries(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		batchSize int
+		want      []int
+	}{{50, []int{10}}, {5, []int{5, 5}}} {
+		t.Run(strconv.Itoa(tc.batchSize), func(t *testing.T) {
+			t.Parallel()
+			store := newFakeStore()
+			c := cfg()
+			c.Writers, c.BatchSize, c.Linger = 1, tc.batchSize, time.Millisecond
+			sp := &arrivingSpool{Spool: openSpool(t, t.TempDir(), 1<<30)}
+			told := insertTold{store, make(chan struct{}, 1)}
+			r := app.NewRecorder(told, sp, quiet(), ports.NoMetrics{}, c)
+			record := func(prefix string) {
+				for i := range 5 {
+					r.Record(context.Background(), entry(prefix+strconv.Itoa(i)))
+				}
+			}
+			sp.arrive = func() { record("gen-late-") }
+			record("gen-early-")
+			w := run(r)
+			<-told.inserted // the first batch; a stop writes what the spool still holds at once
+			w.Close()
+			if n, _ := store.count(); n != 10 || !reflect.DeepEqual(store.batches, tc.want) {
+				t.Fatalf("%d of 10 written in batches %v, want %v", n, store.batches, tc.want)
+			}
+		})
+	}
+}
+
 // stallingSpool holds its writer's first read that finds nothing until resume is closed, having told empty.
 type stallingSpool struct {
 	*spool.Spool
