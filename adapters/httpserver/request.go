@@ -201,7 +201,7 @@ func frame(req *http.Request, body *wireBody, br *bufio.Reader) *rejection {
 	te, hasTE := h["Transfer-Encoding"]
 	delete(h, "Transfer-Encoding")
 	chunked := hasTE && at11
-	if chunked && (len(te) != 1 || !strings.EqualFold(te[0], "chunked")) {
+	if chunked && (len(te) != 1 || !h1.EqualFoldASCII(te[0], "chunked")) {
 		return &rejection{status: http.StatusNotImplemented}
 	}
 	length := int64(0)
@@ -303,7 +303,7 @@ func hasToken(v, token string) bool {
 	for at := 0; at+len(token) <= len(v); at++ {
 		end := at + len(token)
 		if (at == 0 || tokenBoundary(v[at-1])) && (end == len(v) || tokenBoundary(v[end])) &&
-			strings.EqualFold(v[at:end], token) {
+			h1.EqualFoldASCII(v[at:end], token) {
 			return true
 		}
 	}

@@ -234,6 +234,29 @@ func trimLeft(s string) string {
 	return s[i:]
 }
 
+// EqualFoldASCII says whether s and t are equal with ASCII letters in either case, as net/http compares a
+// Transfer-Encoding with "chunked" and looks for a token: strings.EqualFold folds Unicode too, and takes the Kelvin
+// sign (U+212A) for a "k", so "chun\u212Aed" would frame a body as chunked where net/http, and a proxy in front that
+// compares bytes, refuse it or frame it by its Content-Length.
+func EqualFoldASCII(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if lowerASCII(s[i]) != lowerASCII(t[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
 // Truncate cuts s to 64 bytes, for an error that quotes what it refused.
 func Truncate(s string) string {
 	if len(s) > 64 {
