@@ -28,7 +28,6 @@ type conn struct {
 	idleSince  atomic.Int64
 	fresh      atomic.Bool
 	lastMethod string
-	raw        []byte   // a request's head that did not come in one read, gathered (readHead)
 	keys       []string // scratch for sorting a response's header names
 
 	// The watch for a caller who leaves (watch): guarded by mu.

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/net/http/httpguts"
 
@@ -21,10 +22,10 @@ import (
 // readHead reads the next request's head into w's request, with its body framed on the connection's reader, as
 // http.ReadRequest reads one, and refuses what net/http's server refuses, with its status. A head all in the read
 // buffer, as one comes with the first read of a request, is parsed where it is; one that is not is gathered a line at
-// a time as it comes, into the connection's scratch buffer. A head that a failed read cut is parsed as far as it came,
-// as net/textproto reads a line at a time (dropCutLine): a malformed line before the cut is a 400; a head the caller
-// ended after its request line began is a 400 too; one that ended before, or whose read failed otherwise (timed out,
-// reset), is not answered. Once its reads of a head reached the bound, net/http answers 431 to whatever failed, but
+// a time as it comes, into a buffer lent for its parse (gathered). A head that a failed read cut is parsed as far as
+// it came, as net/textproto reads a line at a time (dropCutLine): a malformed line before the cut is a 400; a head the
+// caller ended after its request line began is a 400 too; one that ended before, or whose read failed otherwise
+// (timed out, reset), is not answered. Once its reads of a head reached the bound, net/http answers 431 to whatever failed, but
 // for a malformed line it found before its last read of the connection: one that ends a read buffer's worth before
 // the bound is a 400 here too.
 func (c *conn) readHead(w *response) *rejection {
@@ -33,17 +34,15 @@ func (c *conn) readHead(w *response) *rejection {
 	n := h1.Len(buf)
 	raw, rerr := buf[:max(n, 0)], error(nil)
 	if n < 0 {
-		raw, rerr = h1.Gather(c.raw[:0], c.br)
-		c.raw = raw
+		scratch := gathered.Get().(*[]byte)
+		raw, rerr = h1.Gather((*scratch)[:0], c.br)
+		defer release(scratch, raw)
 		if rerr != nil {
 			raw = dropCutLine(raw, c.br.Size())
 		}
 	}
 	tokens, err := parseRequest(raw, &w.url, req) // the head is copied: the buffers may be reused
 	_, _ = c.br.Discard(max(n, 0))
-	if cap(c.raw) > 64<<10 {
-		c.raw = nil // a large head's buffer is not kept for the connection's life
-	}
 	switch {
 	case err == nil:
 		if rej := frame(req, &w.ownBody.src, c.br); rej != nil {
@@ -63,6 +62,20 @@ func (c *conn) readHead(w *response) *rejection {
 		return &rejection{status: http.StatusBadRequest}
 	}
 	return &rejection{} // the connection failed before the request did: not answered
+}
+
+// gathered holds the buffers that heads not all in a read buffer are gathered in, each for the time of its parse: a
+// connection keeps none while it waits for its next request, where it kept the last one's (up to 64 KiB each, for
+// every idle connection of a pool).
+var gathered = sync.Pool{New: func() any { return new([]byte) }}
+
+// release gives a gathered head's buffer back, but for a large one's, which is left to the collector.
+func release(scratch *[]byte, raw []byte) {
+	if cap(raw) > 64<<10 {
+		return
+	}
+	*scratch = raw[:0]
+	gathered.Put(scratch)
 }
 
 // dropCutLine drops the last line of a head that a failure cut, line, as net/textproto drops it: when

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -453,4 +454,35 @@ func BenchmarkReadHead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestGatheredHeadNotKept: a connection waiting for its next request keeps nothing of a head it gathered (one that
+// came in pieces), measured on the heap with many connections.
+func TestGatheredHeadNotKept(t *testing.T) {
+	head := []byte("GET / HTTP/1.1\r\nHost: x\r\n" + strings.Repeat("X-Filler: f\r\n", 2500) + "\r\n")
+	const conns = 200
+	kept := make([]*conn, conns)
+	before := heapInUse()
+	for i := range kept {
+		c := &conn{rwc: pipeConn{r: cutEvery(head, 1000)}}
+		c.r = connReader{c: c, remain: headLimit}
+		c.br = bufio.NewReaderSize(&c.r, 4<<10)
+		if rej := c.readHead(&response{c: c}); rej != nil {
+			t.Fatalf("refused: %d", rej.status)
+		}
+		kept[i] = c
+	}
+	perConn := (int64(heapInUse()) - int64(before)) / conns
+	runtime.KeepAlive(kept)
+	// A connection's read buffer (4 KiB) and its own struct; the head is 32 KiB.
+	if perConn > 8<<10 {
+		t.Errorf("a connection keeps %d bytes after a head of %d", perConn, len(head))
+	}
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
 }
