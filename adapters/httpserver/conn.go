@@ -25,10 +25,12 @@ type conn struct {
 	br     *bufio.Reader
 	// idleSince is when the connection began to wait for a request (UnixNano), 0 while it serves one; fresh
 	// while it has not had one yet.
-	idleSince  atomic.Int64
-	fresh      atomic.Bool
-	lastMethod string
-	keys       []string // scratch for sorting a response's header names
+	idleSince atomic.Int64
+	fresh     atomic.Bool
+	// afterPost says the last request was a POST. (Its method is a part of the string that holds its whole head,
+	// up to 1 MB, which the connection must not keep while it waits for the next one.)
+	afterPost bool
+	keys      []string // scratch for sorting a response's header names
 
 	// The watch for a caller who leaves (watch): guarded by mu.
 	mu       sync.Mutex
@@ -172,7 +174,7 @@ type rejection struct {
 func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 	s := c.srv
 	t0 := time.Now()
-	if c.lastMethod == http.MethodPost {
+	if c.afterPost {
 		// RFC 9112 section 2.2: a server should ignore empty lines before a request (old clients sent CRLF after a
 		// POST body).
 		peek, _ := c.br.Peek(4)
@@ -185,7 +187,7 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 	}
 	c.r.remain = math.MaxInt64
 	req := &w.request
-	c.lastMethod = req.Method
+	c.afterPost = req.Method == http.MethodPost
 
 	ctx, cancel := context.WithCancel(base)
 	// The request is this server's own, just parsed: it takes its context in place, where WithContext made a copy

@@ -659,3 +659,25 @@ func BenchmarkAppendHead(b *testing.B) {
 		buf = w.appendHead(buf[:0], false, nil)
 	}
 }
+
+// TestIdleConnectionKeepsNoHead: a connection waiting for its next request keeps nothing of the last one's head (the
+// string its method, target, names and values are parts of), measured on the heap with many connections.
+func TestIdleConnectionKeepsNoHead(t *testing.T) {
+	addr, _ := serve(t, &Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})})
+	head := []byte("POST / HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("v", 200<<10) + "\r\nContent-Length: 0\r\n\r\n")
+	const conns = 50
+	before := heapInUse()
+	for range conns {
+		c, br := dial(t, addr)
+		if _, err := c.Write(head); err != nil {
+			t.Fatal(err)
+		}
+		if resp, _ := rawResponse(t, br, nil); resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+	// Each connection's read buffers (4 KiB here and there), its goroutine's state and its timers; the head is 200 KiB.
+	if perConn := (int64(heapInUse()) - int64(before)) / conns; perConn > 32<<10 {
+		t.Errorf("a connection keeps %d bytes after a head of %d", perConn, len(head))
+	}
+}
