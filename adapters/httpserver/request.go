@@ -81,10 +81,20 @@ func release(scratch *[]byte, raw []byte) {
 // dropCutLine drops the last line of a head that a failure cut, line, as net/textproto drops it: when
 // bufio.Reader.ReadLine, with a buffer of size bytes, returned it in pieces that each filled the buffer, the next
 // read found only the failure, which textproto returns instead of the line. (ReadLine keeps a CR that ends a full
-// buffer for its next piece, where it may begin a CRLF.)
+// buffer for its next piece, where it may begin a CRLF.) A line that begins with a space or a tab is read otherwise:
+// the first field's is refused, however it ends (textproto reads it only to quote it); a later one, which continues
+// a field, is read without them (textproto skips them a byte at a time before it reads the rest with ReadLine, which
+// finds only the failure when nothing follows them).
 func dropCutLine(head []byte, size int) []byte {
-	line := head[bytes.LastIndexByte(head, '\n')+1:]
-	for rest := line; len(rest) > 0; {
+	start := bytes.LastIndexByte(head, '\n') + 1
+	rest := head[start:]
+	if start > 0 && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\t') {
+		if bytes.IndexByte(head, '\n') == start-1 {
+			return head
+		}
+		rest = bytes.TrimLeft(rest, " \t")
+	}
+	for len(rest) > 0 {
 		if len(rest) < size {
 			return head
 		}
@@ -94,7 +104,7 @@ func dropCutLine(head []byte, size int) []byte {
 		}
 		rest = rest[n:]
 	}
-	return head[:len(head)-len(line)]
+	return head[:start]
 }
 
 var (

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"os"
 	"reflect"
 	"runtime"
 	"strings"
@@ -337,6 +338,9 @@ var readSeeds = []string{
 	strings.Repeat("A", 4095) + "\r",
 	"GET / HTTP/1.1\r\nHost: x\r\nX: " + strings.Repeat("A", 8189),
 	"GET / HTTP/1.1\r\nHost: x\r\nX: 1\r\n " + strings.Repeat("\x01", 4095),
+	"GET / HTTP/1.1\r\nHost: x\r\nX: 1\r\n\t " + strings.Repeat("\x01", 4096),
+	"GET / HTTP/1.1\r\nHost: x\r\nX: 1\r\n \t ",
+	"GET / HTTP/1.1\r\n " + strings.Repeat("a", 4095),
 	"GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\n  ",
 	"GET / HTTP/1.1\r\nHost: x\r\nA: 1\r",
 	"GET / HTTP/1.1\r\nHost: x\r\nA 1",
@@ -351,8 +355,9 @@ func readCases() []string {
 	return append(append([]string(nil), requests...), readSeeds...)
 }
 
-// TestReadRequestMatchesNetHTTP reads every case in one piece, a few bytes at a time, and cut in two at every byte
-// (the head split across two reads of the connection, anywhere in it), as http.ReadRequest reads it (sameRequest).
+// TestReadRequestMatchesNetHTTP reads every case in one piece, a few bytes at a time, cut in two at every byte (the
+// head split across two reads of the connection, anywhere in it), and cut there by a read that times out, as
+// http.ReadRequest reads it (sameRequest).
 func TestReadRequestMatchesNetHTTP(t *testing.T) {
 	t.Parallel()
 	for _, raw := range readCases() {
@@ -371,7 +376,22 @@ func TestReadRequestMatchesNetHTTP(t *testing.T) {
 				return &pieces{[][]byte{b[:at:at], b[at:]}}
 			})
 		}
+		// A read that times out (a caller that stalls) after a first piece, not the end of the connection.
+		for at := 1; at <= len(b); at++ {
+			sameRequest(t, b[:at], "then a timeout", func() io.Reader { return timesOut{&pieces{[][]byte{b[:at:at]}}} })
+		}
 	}
+}
+
+// timesOut reads r and then fails with a timeout, as a connection's read whose deadline passed.
+type timesOut struct{ r io.Reader }
+
+func (t timesOut) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if err == io.EOF {
+		err = os.ErrDeadlineExceeded
+	}
+	return n, err
 }
 
 // TestHeadPastBound: a head past the bound is a 431, but for one with a malformed line well before it (net/http
@@ -392,8 +412,9 @@ func TestHeadPastBound(t *testing.T) {
 	}
 }
 
-// FuzzReadRequest: whatever the bytes, and however they come, this server reads a request as http.ReadRequest does
-// and refuses what net/http's server refuses (sameRequest). Its seeds run in every go test.
+// FuzzReadRequest: whatever the bytes, and however they come (and end: with the connection, or a read that times
+// out), this server reads a request as http.ReadRequest does and refuses what net/http's server refuses
+// (sameRequest). Its seeds run in every go test.
 func FuzzReadRequest(f *testing.F) {
 	for _, raw := range readCases() {
 		if len(raw) <= 16<<10 {
@@ -404,6 +425,9 @@ func FuzzReadRequest(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, step uint8) {
 		sameRequest(t, raw, fmt.Sprintf("step %d", step), func() io.Reader { return cutEvery(raw, int(step)) })
+		sameRequest(t, raw, fmt.Sprintf("step %d, then a timeout", step), func() io.Reader {
+			return timesOut{cutEvery(raw, int(step))}
+		})
 	})
 }
 
