@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/textproto"
+	"net/url"
 	"os"
 	"reflect"
 	"runtime"
@@ -514,4 +515,25 @@ func heapInUse() uint64 {
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse
+}
+
+// TestKeptValueKeepsNoHead: a header value kept past its request (a request id in a generation record waiting in
+// the spool) keeps only itself, not the head it came in, when that head is large; a small head's strings share one.
+func TestKeptValueKeepsNoHead(t *testing.T) {
+	head := []byte("POST / HTTP/1.1\r\nHost: x\r\nX-Request-Id: req-1\r\nX: " + strings.Repeat("v", 200<<10) + "\r\n\r\n")
+	const requests = 50
+	kept := make([]string, 0, requests)
+	before := heapInUse()
+	for range requests {
+		var u url.URL
+		var req http.Request
+		if _, err := parseRequest(head, &u, &req); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, req.Header.Get("X-Request-Id"))
+	}
+	if perRequest := (int64(heapInUse()) - int64(before)) / requests; perRequest > 4<<10 {
+		t.Errorf("a kept request id keeps %d bytes of a head of %d", perRequest, len(head))
+	}
+	runtime.KeepAlive(kept)
 }
