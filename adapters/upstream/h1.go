@@ -603,7 +603,7 @@ func (c *conn) read(req *http.Request, method string) (*http.Response, bool, err
 	if te, ok := h["Transfer-Encoding"]; ok {
 		delete(h, "Transfer-Encoding")
 		if http11 {
-			if len(te) != 1 || !strings.EqualFold(textproto.TrimString(te[0]), "chunked") {
+			if len(te) != 1 || !h1.EqualFoldASCII(textproto.TrimString(te[0]), "chunked") {
 				return nil, false, fmt.Errorf("the upstream's Transfer-Encoding %q is not chunked", te)
 			}
 			chunked = true

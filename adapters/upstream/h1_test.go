@@ -131,6 +131,8 @@ func TestH1Framing(t *testing.T) {
 		{name: "content-length past int64", raw: "HTTP/1.1 200 OK\r\nContent-Length: 9223372036854775808\r\n\r\n",
 			err: "bad Content-Length"},
 		{name: "gzip transfer-encoding", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", err: "is not chunked"},
+		{name: "chunked spelt with a Kelvin sign", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chun\u212aed\r\nContent-Length: 2\r\n\r\nok",
+			err: "is not chunked"},
 		{name: "chunk size overflow", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n8000000000000000\r\n",
 			err: "chunk size"},
 		{name: "chunk size not hexadecimal", raw: "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0x5\r\nhello\r\n",
