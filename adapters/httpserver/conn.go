@@ -204,8 +204,8 @@ func (c *conn) readRequest(base context.Context) (*response, *rejection) {
 	}
 	w.req, w.cancel, w.isHEAD = req, cancel, req.Method == http.MethodHead
 	connection := get(req.Header, "Connection")
-	w.wantsClose = req.Close || hasToken(connection, "close")
-	w.wants10KeepAlive = req.ProtoMajor == 1 && req.ProtoMinor == 0 && hasToken(connection, "keep-alive")
+	w.wantsClose = req.Close || hasToken(connection, "close") || w.faultyFraming
+	w.wants10KeepAlive = req.ProtoMajor == 1 && req.ProtoMinor == 0 && hasToken(connection, "keep-alive") && !w.faultyFraming
 	if req.Body == http.NoBody {
 		c.watch(w)
 	} else {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/textproto"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -207,12 +209,37 @@ func TestParsingMatchesNetHTTP(t *testing.T) {
 	for _, raw := range requests {
 		t.Run(fmt.Sprintf("%.40q", raw), func(t *testing.T) {
 			t.Parallel()
-			want, got := exchange(t, std, []byte(raw)), exchange(t, ours, []byte(raw))
-			if strings.Join(want, "\n") != strings.Join(got, "\n") {
-				t.Errorf("net/http answered\n%.2000s\nthis server\n%.2000s", strings.Join(want, "\n"), strings.Join(got, "\n"))
-			}
+			sameAnswers(t, []byte(raw), exchange(t, std, []byte(raw)), exchange(t, ours, []byte(raw)))
 		})
 	}
+}
+
+// sameAnswers fails t unless this server's answers to raw, got, are net/http's, want; but for a first request
+// whose framing RFC 9112 section 6 has the connection closed after (closedAfter), where this server answers it as
+// net/http does and then closes, and net/http reads on.
+func sameAnswers(t *testing.T, raw []byte, want, got []string) {
+	t.Helper()
+	if closedAfter(raw) && len(want) > 0 && len(got) > 0 && got[0] == want[0] {
+		want, got = want[:1], got[:1+slices.IndexFunc(got[1:], func(a string) bool { return !strings.HasPrefix(a, "unreadable") })+1]
+	}
+	if strings.Join(want, "\n") != strings.Join(got, "\n") {
+		t.Errorf("net/http answered\n%.2000s\nthis server\n%.2000s", strings.Join(want, "\n"), strings.Join(got, "\n"))
+	}
+}
+
+// closedAfter says the first request of raw, read as net/textproto reads a head, has a Transfer-Encoding beside a
+// Content-Length, or in HTTP/1.0.
+func closedAfter(raw []byte) bool {
+	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(raw)))
+	line, err := tp.ReadLine()
+	if err != nil {
+		return false
+	}
+	h, err := tp.ReadMIMEHeader()
+	if err != nil || h["Transfer-Encoding"] == nil {
+		return false
+	}
+	return h["Content-Length"] != nil || strings.HasSuffix(line, " HTTP/1.0")
 }
 
 // FuzzRequests: whatever the bytes, this server answers as net/http's does, and never hangs or panics.
@@ -224,9 +251,6 @@ func FuzzRequests(f *testing.F) {
 	}
 	std, ours := servers(f, echo)
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		want, got := exchange(t, std, raw), exchange(t, ours, raw)
-		if !bytes.Equal([]byte(strings.Join(want, "\n")), []byte(strings.Join(got, "\n"))) {
-			t.Errorf("net/http answered\n%.2000s\nthis server\n%.2000s", strings.Join(want, "\n"), strings.Join(got, "\n"))
-		}
+		sameAnswers(t, raw, exchange(t, std, raw), exchange(t, ours, raw))
 	})
 }

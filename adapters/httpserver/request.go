@@ -45,12 +45,14 @@ func (c *conn) readHead(w *response) *rejection {
 	_, _ = c.br.Discard(max(n, 0))
 	switch {
 	case err == nil:
-		if rej := frame(req, &w.ownBody.src, c.br); rej != nil {
+		faulty, rej := frame(req, &w.ownBody.src, c.br)
+		if rej != nil {
 			if c.r.remain <= 0 {
 				return &rejection{status: http.StatusRequestHeaderFieldsTooLarge}
 			}
 			return rej
 		}
+		w.faultyFraming = faulty
 		return check(req, tokens)
 	case c.r.remain <= 0:
 		early := raw[:bytes.LastIndexByte(raw[:max(len(raw)-c.br.Size(), 0)], '\n')+1]
@@ -241,8 +243,10 @@ func pathByte(c byte) bool {
 // body (a request without one gets NoBody, one with one a nil Body, which the caller sets): Transfer-Encoding (taken
 // out of the header; ignored before HTTP/1.1; but for one "chunked" refused with 501), Content-Length (several must
 // agree, and are made one; a chunked body drops it) and Trailer (the fields a chunked body's trailer declares, out of
-// the header).
-func frame(req *http.Request, body *wireBody, br *bufio.Reader) *rejection {
+// the header). faulty says the framing is one RFC 9112 section 6 has the connection closed after (net/http keeps it):
+// a Transfer-Encoding beside a Content-Length, or in HTTP/1.0, where a proxy in front may have framed the body
+// otherwise (a smuggled request is read as the next one).
+func frame(req *http.Request, body *wireBody, br *bufio.Reader) (faulty bool, rej *rejection) {
 	h := req.Header
 	// readTransfer takes a request that says HTTP/0.0 for HTTP/1.1 (its zero value): that one is refused with 505
 	// after, but what it refuses first must be the same.
@@ -251,22 +255,24 @@ func frame(req *http.Request, body *wireBody, br *bufio.Reader) *rejection {
 	delete(h, "Transfer-Encoding")
 	chunked := hasTE && at11
 	if chunked && (len(te) != 1 || !h1.EqualFoldASCII(te[0], "chunked")) {
-		return &rejection{status: http.StatusNotImplemented}
+		return false, &rejection{status: http.StatusNotImplemented}
 	}
 	length := int64(0)
-	if cl := h["Content-Length"]; len(cl) > 0 {
+	cl := h["Content-Length"]
+	faulty = hasTE && (len(cl) > 0 || !at11)
+	if len(cl) > 0 {
 		first := textproto.TrimString(cl[0])
 		if len(cl) > 1 {
 			for _, v := range cl[1:] {
 				if textproto.TrimString(v) != first {
-					return &rejection{status: http.StatusBadRequest}
+					return false, &rejection{status: http.StatusBadRequest}
 				}
 			}
 			h["Content-Length"] = []string{first}
 		}
 		n, err := strconv.ParseUint(first, 10, 63)
 		if err != nil {
-			return &rejection{status: http.StatusBadRequest}
+			return false, &rejection{status: http.StatusBadRequest}
 		}
 		length = int64(n)
 	}
@@ -275,7 +281,7 @@ func frame(req *http.Request, body *wireBody, br *bufio.Reader) *rejection {
 		delete(h, "Content-Length")
 		trailer, ok := declaredTrailer(h)
 		if !ok {
-			return &rejection{status: http.StatusBadRequest}
+			return false, &rejection{status: http.StatusBadRequest}
 		}
 		req.ContentLength, req.TransferEncoding, req.Trailer = -1, []string{"chunked"}, trailer
 		*body = wireBody{br: br, chunked: httputil.NewChunkedReader(br), req: req}
@@ -284,7 +290,7 @@ func frame(req *http.Request, body *wireBody, br *bufio.Reader) *rejection {
 		*body = wireBody{br: br, length: io.LimitedReader{R: br, N: length}, req: req}
 		req.Body = nil
 	}
-	return nil
+	return faulty, nil
 }
 
 // declaredTrailer takes a chunked request's Trailer fields out of its header, as the trailer's names in canonical form

@@ -42,6 +42,7 @@ type response struct {
 	isHEAD           bool
 	wantsClose       bool
 	wants10KeepAlive bool
+	faultyFraming    bool  // the request's framing has the connection closed after it (frame)
 	contentLength    int64 // declared by the handler (or set from what it wrote), -1 when unknown
 	written          int64
 	bufs             *buffers // nil until the first write

@@ -681,3 +681,28 @@ func TestIdleConnectionKeepsNoHead(t *testing.T) {
 		t.Errorf("a connection keeps %d bytes after a head of %d", perConn, len(head))
 	}
 }
+
+// TestFaultyFramingCloses: a request whose body a proxy in front may have framed otherwise (a Transfer-Encoding
+// beside a Content-Length, or in HTTP/1.0) is answered, with Connection: close, and the connection closed, as RFC
+// 9112 section 6 has it (net/http reads on), so that what follows it is never read as a request of its own.
+func TestFaultyFramingCloses(t *testing.T) {
+	addr, _ := serve(t, &Server{Handler: echo})
+	for _, raw := range []string{
+		"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\nGET /2 HTTP/1.1\r\nHost: y\r\n\r\n",
+		"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 30\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /2 HTTP/1.1\r\nHost: y\r\n\r\n",
+		"POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n0\r\n\r\nGET /2 HTTP/1.0\r\n\r\n",
+		"POST / HTTP/1.0\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\n\r\nGET /2 HTTP/1.0\r\n\r\n",
+	} {
+		c, br := dial(t, addr)
+		if _, err := c.Write([]byte(raw)); err != nil {
+			t.Fatal(err)
+		}
+		resp, _ := rawResponse(t, br, nil)
+		if http11 := strings.HasPrefix(raw, "POST / HTTP/1.1"); http11 && !resp.Close { // HTTP/1.0's close goes unsaid
+			t.Errorf("%.60q: answered without Connection: close", raw)
+		}
+		if n, err := br.Read(make([]byte, 1)); n != 0 || err != io.EOF {
+			t.Errorf("%.60q: the connection went on (%d bytes, %v)", raw, n, err)
+		}
+	}
+}
