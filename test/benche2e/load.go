@@ -24,7 +24,8 @@ import (
 type loadArgs struct {
 	// Mode is pairs (direct and gateway calls alternated, latency quantiles), blocks (alternating blocks of
 	// direct and gateway calls, throughput), flat (gateway calls only, first and last window's throughput),
-	// get (GET /generation of seeded records) or hold (open streams and keep them until stdin closes).
+	// direct (direct calls only, their throughput), get (GET /generation of seeded records) or hold (open
+	// streams and keep them until stdin closes).
 	Mode                         string
 	Gateway, Direct              string
 	Key, UpstreamKey             string
@@ -153,6 +154,10 @@ func runLoad(args []string) {
 			out.FirstRate = float64(w) / done[w-1].Seconds()
 			out.LastRate = float64(w) / (done[l.N-1] - done[l.N-w-1]).Seconds()
 		}
+	case "direct":
+		start := time.Now()
+		l.each(l.N, func(int) { l.call(false) })
+		out.DirectRate = float64(l.N) / time.Since(start).Seconds()
 	case "get":
 		lat := make([]time.Duration, l.N)
 		for i := range lat {

@@ -227,6 +227,7 @@ type result struct {
 	ownP50                               time.Duration // the gateway's overhead metric's median over the latency phase; -1 when none
 	directRate, gatewayRate              float64       // calls/s at -conc
 	firstRate, lastRate                  float64       // gateway calls/s, first and last window of the long run
+	directBefore, directAfter            float64       // direct calls/s, a window's worth before and after it
 	cpuPerCall, upstreamCPUPerCall       time.Duration
 	dbCPUPerCall                         time.Duration // PostgreSQL's backends
 	commitsPerKCall                      float64       // PostgreSQL's commits
@@ -280,6 +281,9 @@ func printTable(o options, sc scenario, rs []*result) {
 	}, throughputRan)
 	row("flatness: last / first window", func(r *result) string {
 		return fmt.Sprintf("%.2f (%.0f / %.0f calls/s, %dk calls)", r.lastRate/r.firstRate, r.lastRate, r.firstRate, r.flatCalls/1000)
+	}, flatRan)
+	row("the machine's own drift: direct after / before", func(r *result) string {
+		return fmt.Sprintf("%.2f (%.0f / %.0f calls/s)", r.directAfter/r.directBefore, r.directAfter, r.directBefore)
 	}, flatRan)
 	row("gateway CPU per call", func(r *result) string {
 		return fmt.Sprintf("%d µs (fake + load: %d µs)", r.cpuPerCall.Microseconds(), r.upstreamCPUPerCall.Microseconds())
@@ -576,11 +580,20 @@ func throughput(r *result, o options, base loadArgs, pprofAddr string) error {
 }
 
 // flatness runs -flat-calls through the gateway at -conc: the first and last window's rates, and the gateway's
-// (and on PostgreSQL the database server's) CPU, GC cycles and system calls per call.
+// (and on PostgreSQL the database server's) CPU, GC cycles and system calls per call. A window's worth of direct
+// calls before and after the run, outside what is counted per call, says how much the machine itself drifted
+// meanwhile (a shared machine's pace moves within minutes): the ratio the targets speak of is the gateway's alone
+// only when the direct one stayed near 1.
 func flatness(r *result, o options, base loadArgs, gw *gateway, fake *fakeProc, db *backends) error {
 	log.Printf("%s: flatness and CPU, %d calls through the gateway at c=%d", r.dialect, o.flatCalls, o.conc)
 	flat := base
 	flat.Mode, flat.Conc, flat.N, flat.Window = "flat", o.conc, o.flatCalls, min(o.window, o.flatCalls/2)
+	direct := flat
+	direct.Mode, direct.N = "direct", flat.Window
+	before, err := runLoadProc(direct, nil)
+	if err != nil {
+		return err
+	}
 	cpu0, fake0, gc0, sys0 := procCPU(gw.pid()), procCPU(fake.pid()), gw.gcCount(), procSyscalls(gw.pid())
 	db0, err := db.cpu()
 	if err != nil {
@@ -604,6 +617,11 @@ func flatness(r *result, o options, base loadArgs, gw *gateway, fake *fakeProc, 
 	r.commitsPerKCall = float64(db1.commits-db0.commits) * 1000 / float64(o.flatCalls)
 	r.gcPerKCall = float64(gc1-gc0) * 1000 / float64(o.flatCalls)
 	r.firstRate, r.lastRate = out.FirstRate, out.LastRate
+	after, err := runLoadProc(direct, nil)
+	if err != nil {
+		return err
+	}
+	r.directBefore, r.directAfter = before.DirectRate, after.DirectRate
 	return nil
 }
 
