@@ -56,24 +56,6 @@ type pipeConn struct {
 
 func (c pipeConn) Read(b []byte) (int, error) { return c.r.Read(b) }
 
-// bounded reads r up to a bound as connReader does, and says whether it reached it.
-type bounded struct {
-	r      io.Reader
-	remain int64
-}
-
-func (b *bounded) Read(p []byte) (int, error) {
-	if b.remain <= 0 {
-		return 0, io.EOF
-	}
-	if int64(len(p)) > b.remain {
-		p = p[:b.remain]
-	}
-	n, err := b.r.Read(p)
-	b.remain -= int64(n)
-	return n, err
-}
-
 // served is a request as the server's handler would see it, or its refusal (status 0: not answered), with its body
 // read to its end, and what is left on the connection after it.
 type served struct {
@@ -89,12 +71,12 @@ type served struct {
 // connection read up to the head's bound, and the checks its server then makes (the ones this server made after
 // http.ReadRequest before it had a parser of its own).
 func netHTTP(raw []byte, r io.Reader) served {
-	conn := &bounded{r: r, remain: headLimit}
+	conn := &io.LimitedReader{R: r, N: headLimit} // as connReader bounds a head
 	br := bufio.NewReaderSize(conn, 4<<10)
 	req, err := http.ReadRequest(br)
 	if err != nil {
 		switch {
-		case conn.remain <= 0:
+		case conn.N <= 0:
 			return served{status: http.StatusRequestHeaderFieldsTooLarge}
 		case strings.HasPrefix(err.Error(), "unsupported transfer encoding") ||
 			strings.HasPrefix(err.Error(), "too many transfer encodings"):
@@ -104,7 +86,7 @@ func netHTTP(raw []byte, r io.Reader) served {
 		}
 		return served{status: http.StatusBadRequest}
 	}
-	conn.remain = math.MaxInt64
+	conn.N = math.MaxInt64
 	// http.ReadRequest takes the Host field out of the header, which its server checks before: read again with
 	// net/textproto, as http.ReadRequest read it.
 	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(raw)))
