@@ -258,14 +258,14 @@ func openSpool(t testing.TB) *spool.Spool {
 // TestInsertGenerationsBooksChargesOnce: writing an entry books its cost as the key's usage and the credits'
 // usage, and releases its guardrail holds, in the same transaction; writing it again (a replay) books nothing,
 // also in a batch where an entry stored before follows a fresh one (on PostgreSQL the fresh one's row, written
-// before the conflict, goes back with it).
+// before the conflict, goes back with it), and in a fresh batch that holds one entry twice.
 func TestInsertGenerationsBooksChargesOnce(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := gormstore.NewGenerationStore(db)
-		a, b, c := fullEntry("gen-1-a", t0), fullEntry("gen-1-b", t0), fullEntry("gen-1-c", t0)
+		a, b, c, d := fullEntry("gen-1-a", t0), fullEntry("gen-1-b", t0), fullEntry("gen-1-c", t0), fullEntry("gen-1-d", t0)
 		a.Holds = []guardrail.Hold{{ID: "hold-1", GuardrailID: "deleted-guardrail", Window: t0, Amount: 5}}
-		for _, batch := range [][]generation.Entry{{a}, {a, b}, {b, a}, {c, a}} {
+		for _, batch := range [][]generation.Entry{{a}, {a, b}, {b, a}, {c, a}, {d, d}} {
 			if err := s.InsertGenerations(ctx, batch); err != nil {
 				t.Fatal(err)
 			}
@@ -278,8 +278,8 @@ func TestInsertGenerationsBooksChargesOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := a.Record.TotalCost + b.Record.TotalCost + c.Record.TotalCost
-		if usage["k"].Total != want || used != want || countGenerations(t, db) != 3 {
+		want := a.Record.TotalCost + b.Record.TotalCost + c.Record.TotalCost + d.Record.TotalCost
+		if usage["k"].Total != want || used != want || countGenerations(t, db) != 4 {
 			t.Fatalf("booked key usage %d, credit usage %d; want %d each", usage["k"].Total, used, want)
 		}
 	})
@@ -445,3 +445,125 @@ type recorder struct {
 func run(r *app.Recorder) recorder { return recorder{r, app.StartWorkers(quiet(), r.Worker())} }
 
 func (r recorder) Close() { r.workers.Stop() }
+
+// TestGenerationRoundTripNullsAndEdges: one batch mixing a full entry, one whose every optional field is unset
+// (NULL) and every text empty, and one whose texts are what an array literal or the version-byte strip could take
+// for something else (empty strings behind pointers, "NULL", quotes, braces, backslashes, a leading 0x01), reads
+// back field for field, as does a batch of unset entries alone: on PostgreSQL a batch goes as one array a column,
+// where a NULL element and an empty string must stay apart and every column's elements must stay in their rows.
+func TestGenerationRoundTripNullsAndEdges(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		ctx := context.Background()
+		s := gormstore.NewGenerationStore(db)
+		full := fullEntry("gen-1-full", t0)
+		sparse := generation.Entry{Record: generation.Record{ID: "gen-1-sparse", CreatedAt: t0.Add(time.Second)},
+			Content: &generation.Content{}}
+		odd := func(s string) *string { return &s }
+		discount := domain.Micros(0)
+		edge := generation.Entry{
+			Record: generation.Record{ID: "gen-1-edge", RequestID: "NULL", UpstreamID: `{"a","b"}`, APIType: "",
+				WorkspaceID: `\`, KeyHash: "k", UserID: odd(""), Model: " m ", ProviderName: "null", PresetID: odd("NULL"),
+				Router: odd(`"`), Origin: "\x01o", Referer: "{}", UserAgent: "a,b", ExternalUser: "\t", SessionID: odd(""),
+				Status: -1, CacheDiscount: &discount, ServiceTier: odd(""), WebSearchEngine: odd("\x01"),
+				Flags: []string{"", "NULL"}, Attempts: []generation.Attempt{{Error: "\x01"}}, CreatedAt: t0.Add(2 * time.Second)},
+			Content: &generation.Content{Input: generation.Input{Prompt: odd("")},
+				Output:  generation.Output{Reasoning: odd("")},
+				Failure: &generation.Failure{ProviderName: odd(""), Raw: odd("\x01")}},
+		}
+		sparse2, sparse3 := sparse, sparse
+		sparse2.Record.ID, sparse3.Record.ID = "gen-1-sparse-2", "gen-1-sparse-3"
+		for _, batch := range [][]generation.Entry{{full, sparse, edge}, {sparse2, sparse3}} { // columns of NULLs only
+			if err := s.InsertGenerations(ctx, batch); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// What reads back for what was written: no flags and no attempts are empty lists, and error bodies live
+		// with the content only.
+		stored := func(r generation.Record) generation.Record {
+			if r.Flags == nil {
+				r.Flags = []string{}
+			}
+			r.Attempts = slices.Clone(r.Attempts)
+			if r.Attempts == nil {
+				r.Attempts = []generation.Attempt{}
+			}
+			for i := range r.Attempts {
+				r.Attempts[i].Raw = ""
+			}
+			return r
+		}
+		storedContent := func(c generation.Content) generation.Content {
+			if c.Failure != nil && c.Failure.Previous == nil {
+				f := *c.Failure
+				f.Previous = []generation.Attempt{}
+				c.Failure = &f
+			}
+			return c
+		}
+		for _, e := range []generation.Entry{full, sparse, edge, sparse2, sparse3} {
+			if got, err := s.Generation(ctx, e.Record.ID); err != nil || !reflect.DeepEqual(got, stored(e.Record)) {
+				t.Errorf("%s record\n got %#v (%v)\nwant %#v", e.Record.ID, got, err, stored(e.Record))
+			}
+			if got, err := s.GenerationContent(ctx, e.Record.ID); err != nil || !reflect.DeepEqual(got, storedContent(*e.Content)) {
+				t.Errorf("%s content\n got %#v (%v)\nwant %#v", e.Record.ID, got, err, storedContent(*e.Content))
+			}
+		}
+	})
+}
+
+// TestRecorderRefusedAmongStored: a spool that holds, in one batch, entries stored before (a replay after a kill),
+// an entry twice, and an entry the database refuses (here a trigger) among fresh ones: the refused one is kept
+// apart, every other is stored, and each cost is booked once.
+func TestRecorderRefusedAmongStored(t *testing.T) {
+	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		refuse := []string{
+			`CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN
+				IF NEW.id = 'gen-1-refused' THEN RAISE EXCEPTION 'refused' USING ERRCODE = '23514'; END IF;
+				RETURN NEW; END $$ LANGUAGE plpgsql`,
+			`CREATE TRIGGER refuse BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION refuse()`,
+		}
+		if gormstore.Dialect(db) == gormstore.SQLite {
+			refuse = []string{`CREATE TRIGGER refuse BEFORE INSERT ON generations WHEN NEW.id = 'gen-1-refused'
+				BEGIN SELECT RAISE(ABORT, 'refused'); END`}
+		}
+		for _, stmt := range refuse {
+			if err := db.Exec(stmt).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		store := gormstore.NewGenerationStore(db)
+		var stored, batch []generation.Entry
+		for i := range 4 {
+			stored = append(stored, fullEntry(fmt.Sprintf("gen-1-stored-%d", i), t0))
+		}
+		if err := store.InsertGenerations(context.Background(), stored); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 8 {
+			batch = append(batch, fullEntry(fmt.Sprintf("gen-1-fresh-%d", i), t0))
+			if i%2 == 1 {
+				batch = append(batch, stored[i/2])
+			}
+		}
+		batch = slices.Insert(batch, 5, fullEntry("gen-1-refused", t0), batch[2])
+		sp := openSpool(t)
+		r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig())
+		for _, e := range batch {
+			r.Record(context.Background(), e)
+		}
+		run(r).Close() // a stop writes what the spool holds
+		usage, err := gormstore.NewAccountStore(db).Usage(context.Background(), []string{"k"}, t0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, used, err := gormstore.NewCreditStore(db).Credits(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := fullEntry("x", t0).Record.TotalCost * 12
+		if n := countGenerations(t, db); n != 12 || usage["k"].Total != want || used != want || sp.Stats().Quarantined != 1 {
+			t.Fatalf("%d of 12 records stored, key usage %d and credit usage %d (want %d), %d quarantined (want 1)",
+				n, usage["k"].Total, used, want, sp.Stats().Quarantined)
+		}
+	})
+}
