@@ -127,7 +127,7 @@ func openSpool(t *testing.T, dir string, maxBytes int64) *spool.Spool {
 	return s
 }
 
-func recordN(r recorder, prefix string, n int) {
+func recordN(r ports.GenerationRecorder, prefix string, n int) {
 	for i := range n {
 		r.Record(context.Background(), entry(prefix+strconv.Itoa(i)))
 	}
@@ -649,18 +649,41 @@ func TestRecorderLingerGathersWaitingEntries(t *testing.T) {
 			sp := &arrivingSpool{Spool: openSpool(t, t.TempDir(), 1<<30)}
 			told := insertTold{store, make(chan struct{}, 1)}
 			r := app.NewRecorder(told, sp, quiet(), ports.NoMetrics{}, c)
-			record := func(prefix string) {
-				for i := range 5 {
-					r.Record(context.Background(), entry(prefix+strconv.Itoa(i)))
-				}
-			}
-			sp.arrive = func() { record("gen-late-") }
-			record("gen-early-")
+			sp.arrive = func() { recordN(r, "gen-late-", 5) }
+			recordN(r, "gen-early-", 5)
 			w := run(r)
 			<-told.inserted // the first batch; a stop writes what the spool still holds at once
 			w.Close()
 			if n, _ := store.count(); n != 10 || !reflect.DeepEqual(store.batches, tc.want) {
 				t.Fatalf("%d of 10 written in batches %v, want %v", n, store.batches, tc.want)
+			}
+		})
+	}
+}
+
+// TestRecorderStopEndsGather: a stop while a writer lingers over entries it found waiting (for an hour here) writes
+// them at once, and then what came meanwhile, leaving nothing in the spool, with one writer and with two.
+func TestRecorderStopEndsGather(t *testing.T) {
+	t.Parallel()
+	for _, writers := range []int{1, 2} {
+		t.Run(strconv.Itoa(writers), func(t *testing.T) {
+			t.Parallel()
+			store := newFakeStore()
+			c := cfg()
+			c.Writers, c.Linger = writers, time.Hour
+			sp := &arrivingSpool{Spool: openSpool(t, t.TempDir(), 1<<30)}
+			r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, c)
+			found := make(chan struct{})
+			sp.arrive = func() {
+				recordN(r, "gen-late-", 5)
+				close(found)
+			}
+			recordN(r, "gen-early-", 5)
+			w := run(r)
+			<-found // the writer holds the first 5; it lingers before it writes them
+			w.Close()
+			if n, _ := store.count(); n != 10 || sp.Stats().Records != 0 || !reflect.DeepEqual(store.batches, []int{5, 5}) {
+				t.Fatalf("%d of 10 written in batches %v, %d left in the spool", n, store.batches, sp.Stats().Records)
 			}
 		})
 	}
