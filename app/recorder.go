@@ -357,6 +357,8 @@ func (r *Recorder) book(ctx context.Context, recs []ports.SpoolRecord) bool {
 	return true
 }
 
+// decode reads a spooled entry back from its bytes, repaired as Record repairs one (an earlier release spooled its
+// entries as they came: a text the database cannot store had them refused, and their charges left unbooked).
 func decode(rec []byte) (generation.Entry, error) {
 	var e generation.Entry
 	var err error
@@ -371,7 +373,7 @@ func decode(rec []byte) (generation.Entry, error) {
 	if err != nil {
 		return e, fmt.Errorf("decode spool record: %w", err)
 	}
-	return e, nil
+	return e.Repaired(), nil
 }
 
 // refused is a spooled record that can never be written to the store.

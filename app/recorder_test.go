@@ -408,22 +408,32 @@ func TestRecorderRefusesCallsWhenTheSpoolIsFull(t *testing.T) {
 	}
 }
 
+// TestRecorderRepairsTextAndDropsContentWhenAsked: texts a database cannot store are repaired, in an entry
+// recorded now and in one an earlier release left in the spool unrepaired (read back from its bytes), so that no
+// record is refused, and its charge left unbooked, for them.
 func TestRecorderRepairsTextAndDropsContentWhenAsked(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
 	c := cfg()
 	c.StoreContent = false
-	r := run(app.NewRecorder(store, openSpool(t, t.TempDir(), 1<<30), quiet(), ports.NoMetrics{}, c))
+	sp := openSpool(t, t.TempDir(), 1<<30)
+	old := entry("b")
+	old.Record.UserAgent = "bad\x00\xff"
+	if err := sp.Append(old.AppendBinary([]byte{2}), nil); err != nil { // 2: the binary entry's version byte
+		t.Fatal(err)
+	}
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, c))
 	e := entry("a")
 	e.Record.UserAgent = "bad\x00\xff"
 	r.Record(context.Background(), e)
 	r.Close()
-	got := store.rows["a"]
-	if got.Content != nil {
+	if store.rows["a"].Content != nil {
 		t.Fatal("content kept although store_content is off")
 	}
-	if got.Record.UserAgent != "bad\uFFFD" {
-		t.Fatalf("user agent %q", got.Record.UserAgent)
+	for _, id := range []string{"a", "b"} {
+		if got := store.rows[id].Record.UserAgent; got != "bad\uFFFD" {
+			t.Errorf("%s: user agent %q", id, got)
+		}
 	}
 }
 
