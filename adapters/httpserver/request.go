@@ -134,8 +134,7 @@ func parseRequest(raw []byte, u *url.URL, req *http.Request) (tokens bool, err e
 	if !ok {
 		return false, errRequestLine
 	}
-	unshared := len(raw) > sharedHead
-	if unshared {
+	if len(raw) > h1.Shared { // the fields' own strings are Fields'
 		method, target, proto = strings.Clone(method), strings.Clone(target), strings.Clone(proto)
 	}
 	if req.URL, err = requestURL(u, method, target); err != nil {
@@ -144,9 +143,6 @@ func parseRequest(raw []byte, u *url.URL, req *http.Request) (tokens bool, err e
 	h, err := h1.Fields(s, fields)
 	if err != nil {
 		return false, err
-	}
-	if unshared {
-		h = cloneHeader(h)
 	}
 	if len(h["Host"]) > 1 {
 		return false, errHosts
@@ -163,25 +159,6 @@ func parseRequest(raw []byte, u *url.URL, req *http.Request) (tokens bool, err e
 	closes := httpguts.HeaderValuesContainsToken(conn, "close")
 	req.Close = major < 1 || closes || major == 1 && minor == 0 && !httpguts.HeaderValuesContainsToken(conn, "keep-alive")
 	return tokens, nil
-}
-
-// sharedHead bounds the head whose strings all share the one it is copied into (h1.String): a string kept past
-// its request (a request id in a generation record waiting in the spool, a trace's state in the exporter's queue)
-// keeps that whole string, and a head may be a megabyte. A larger head's strings are copies of their own, as
-// net/http makes them.
-const sharedHead = 8 << 10
-
-// cloneHeader is h with names and values of their own.
-func cloneHeader(h http.Header) http.Header {
-	out := make(http.Header, len(h))
-	for k, vv := range h {
-		c := make([]string, len(vv))
-		for i, v := range vv {
-			c[i] = strings.Clone(v)
-		}
-		out[strings.Clone(k)] = c
-	}
-	return out
 }
 
 // requestURL is the target as url.ParseRequestURI reads it, and for CONNECT to a target that is an authority alone

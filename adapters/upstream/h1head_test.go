@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/textproto"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -231,4 +232,31 @@ func BenchmarkHead(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestKeptIDKeepsNoHead: an upstream's request id kept past its answer (in a generation record waiting in the
+// spool) keeps only itself, not the large head it came in (h1.Shared).
+func TestKeptIDKeepsNoHead(t *testing.T) {
+	raw := []byte("HTTP/1.1 200 OK\r\nX-Request-Id: req_1\r\nX: " + strings.Repeat("v", 200<<10) + "\r\n\r\n")
+	const answers = 50
+	kept := make([]string, 0, answers)
+	before := heapInUse()
+	for range answers {
+		var resp http.Response
+		if err := parseHead(raw, &resp); err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, resp.Header.Get("X-Request-Id"))
+	}
+	if perAnswer := (int64(heapInUse()) - int64(before)) / answers; perAnswer > 4<<10 {
+		t.Errorf("a kept request id keeps %d bytes of a head of %d", perAnswer, len(raw))
+	}
+	runtime.KeepAlive(kept)
+}
+
+func heapInUse() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse
 }

@@ -58,6 +58,12 @@ func Gather(dst []byte, br *bufio.Reader) ([]byte, error) {
 // maxHint bounds the fields Fields sizes a head's map and values for.
 const maxHint = 1000
 
+// Shared bounds the head whose names and values share the string it is copied into (String): a part kept past its
+// message (a request id or an upstream's id in a generation record waiting in the spool, a trace's state in the
+// exporter's queue) keeps the whole of that string, and a head may be a megabyte. A larger head's names and values
+// are copies of their own, as net/http makes them.
+const Shared = 8 << 10
+
 // ErrCut is Fields' answer to a head that ends before its blank line.
 var ErrCut = errors.New("the head ends before its blank line")
 
@@ -101,9 +107,11 @@ func String(raw []byte) (s string, fields int, tokens bool) {
 // continues the field before it (obs-fold), joined to it with one space, each line trimmed of spaces and tabs at
 // both ends. A field's first line must hold a colon; its name, before the colon, is a token (a space in it is
 // allowed, as textproto does: such a name is left as it is), in canonical form; its value may hold no control byte
-// but a tab, and loses the spaces and tabs it begins with. Names and values are parts of s: a field folded over
-// lines is the only one that takes a string of its own. Errors quote at most 64 bytes of the line.
+// but a tab, and loses the spaces and tabs it begins with. Names and values are parts of s (a field folded over
+// lines is the only one that takes a string of its own), but for an s larger than Shared. Errors quote at most 64
+// bytes of the line.
 func Fields(s string, fields int) (http.Header, error) {
+	own := len(s) > Shared
 	// One array for the values of fields given once, most of them; the map and the array are sized for at most
 	// maxHint fields, as textproto does, so that a head of many short fields, or one given many times, does not
 	// make them large at once.
@@ -134,6 +142,9 @@ func Fields(s string, fields int) (http.Header, error) {
 			return nil, textproto.ProtocolError(fmt.Sprintf("malformed MIME header line: %q", Truncate(kv)))
 		}
 		value := trimLeft(v)
+		if own {
+			key, value = strings.Clone(key), strings.Clone(value)
+		}
 		if vv, ok := h[key]; ok || len(values) == 0 {
 			h[key] = append(vv, value)
 		} else {
