@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
@@ -397,6 +398,19 @@ func (r Request) checkText() error {
 			if !domain.Storable(p.Text) { // the field's name is only made for the error
 				return domain.CheckText(fmt.Sprintf("messages[%d].content[%d].text", i, j), p.Text)
 			}
+			if !utf8.Valid(p.Raw) {
+				return notUTF8(fmt.Sprintf("messages[%d].content[%d]", i, j))
+			}
+		}
+	}
+	for i, t := range r.Tools {
+		if !utf8.Valid(t.Parameters) {
+			return notUTF8(fmt.Sprintf("tools[%d].function.parameters", i))
+		}
+	}
+	for name, raw := range r.Extra { // tool_choice and response_format among them
+		if !utf8.Valid(raw) {
+			return notUTF8(name)
 		}
 	}
 	for _, f := range []struct{ name, v string }{{"model", r.Model}, {"user", r.User}, {"session_id", r.SessionID}} {
@@ -406,6 +420,11 @@ func (r Request) checkText() error {
 	}
 	return catalog.CheckOptions(r.Options)
 }
+
+// notUTF8 is the error for a value passed on as it came (Extra, a part or a tool's schema) that is not UTF-8:
+// JSON must be, so an upstream would refuse the request, or read the bytes as something else. A string the
+// gateway decodes itself is mended by encoding/json or checked as text.
+func notUTF8(field string) error { return domain.Invalid(field, "must be valid UTF-8") }
 
 // checkOptionChoices holds an n in provider.options (as "n" or "N", which an upstream decoding as encoding/json
 // does reads alike) to the rule of the request's own: 1, as the gateway returns one choice and reserved the budget

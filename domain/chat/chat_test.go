@@ -409,6 +409,33 @@ func TestMessageErrorFields(t *testing.T) {
 	}
 }
 
+// TestRawValuesMustBeUTF8: a value passed on as it came (a field the gateway does not read, tool_choice,
+// response_format, a tool's schema, a part of a kind it does not read) that is not UTF-8 is a 400 naming it, not
+// bytes an upstream reads as it may; the same bytes in a string the gateway decodes are mended, as encoding/json
+// mends them.
+func TestRawValuesMustBeUTF8(t *testing.T) {
+	t.Parallel()
+	const bad = "\xff\xfe"
+	for _, tt := range []struct{ fields, field string }{
+		{`"metadata":{"k":"` + bad + `"}`, "metadata"},
+		{`"tool_choice":{"type":"function","function":{"name":"` + bad + `"}}`, "tool_choice"},
+		{`"response_format":{"type":"json_schema","json_schema":{"name":"` + bad + `"}}`, "response_format"},
+		{`"tools":[{"type":"function","function":{"name":"f","parameters":{"description":"` + bad + `"}}}]`, "tools[0].function.parameters"},
+		{`"messages":[{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"` + bad + `"}}]}]`, "messages[0].content[0]"},
+	} {
+		// A json.RawMessage keeps the bytes as they came; the last of two messages fields is the one read.
+		_, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],`+tt.fields+`}`))
+		var de *domain.Error
+		if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != tt.field {
+			t.Errorf("%s: err %v, want a 400 naming %s", tt.fields, err, tt.field)
+		}
+	}
+	r, err := chat.Parse(body(t, "{\"model\":\"m\",\"messages\":[{\"role\":\"user\",\"name\":\"a"+bad+"\",\"content\":\"hi\"}]}"))
+	if err != nil || r.Messages[0].Name != "a\uFFFD\uFFFD" {
+		t.Errorf("a decoded name: %q, %v; want it mended", r.Messages[0].Name, err)
+	}
+}
+
 // TestWithTexts: the texts replace the text parts in order, on a copy; texts that are the request's own (no
 // guardrail redacted) give the request as it is, with nothing copied, as each step of a call asks for it.
 func TestWithTexts(t *testing.T) {
