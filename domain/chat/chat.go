@@ -186,6 +186,21 @@ func (u Usage) plausible() bool {
 	return true
 }
 
+// SumTokens adds counts an upstream reports apart into one count of a Usage (Anthropic's prompt is its input plus
+// its cache writes and reads, Gemini's completion its candidates plus its thoughts). A count below 0 or past
+// MaxTokenCount makes the sum -1, so that the usage holding it is not taken: the sum itself could wrap around, or
+// a negative count cancel a positive one, into a count that looks plausible.
+func SumTokens(counts ...int64) int64 {
+	var n int64
+	for _, c := range counts {
+		if c < 0 || c > MaxTokenCount {
+			return -1
+		}
+		n += c
+	}
+	return n
+}
+
 // Finish normalises an upstream's finish reason: OpenAI's words pass, Anthropic's and Gemini's are mapped.
 func Finish(native string) string {
 	switch strings.ToLower(native) {

@@ -215,13 +215,13 @@ func (s *stream) Next() (chat.Chunk, error) {
 }
 
 // count takes the usage an event reports: message_start has the input, message_delta the output so far (and,
-// from some models, the input again).
+// from some models, the input again). A count that is not 0 is taken, a negative one too: the usage is then not
+// taken at all (chat.Result), as the sum of counts one of which is out of bounds (chat.SumTokens).
 func (s *stream) count(u usage) {
-	if u.InputTokens+u.CacheCreationInputTokens+u.CacheReadInputTokens > 0 {
-		s.usage.PromptTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
-		s.usage.CachedTokens = u.CacheReadInputTokens
+	if prompt := chat.SumTokens(u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens); prompt != 0 {
+		s.usage.PromptTokens, s.usage.CachedTokens = prompt, u.CacheReadInputTokens
 	}
-	if u.OutputTokens > 0 {
+	if u.OutputTokens != 0 {
 		s.usage.CompletionTokens = u.OutputTokens
 	}
 }

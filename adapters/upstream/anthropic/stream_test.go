@@ -3,8 +3,11 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
 )
 
@@ -101,4 +104,54 @@ func FuzzDecodeEvent(f *testing.F) {
 		want, werr := reference(data)
 		jsonenctest.Same(t, fmt.Sprintf("%q", data), got, err, want, werr)
 	})
+}
+
+// TestStreamUsageBounds: Anthropic's prompt is the sum of three counts, and a usage with a count out of bounds is
+// not taken (chat.MaxTokenCount): the call is then priced as one whose upstream sent no usage. A sum that wraps
+// around, or a negative count that cancels a positive one, must not make a plausible prompt of counts that are not.
+func TestStreamUsageBounds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name          string
+		start, finish string // message_start's usage, message_delta's
+		want          *chat.Usage
+	}{
+		{"counts", `{"input_tokens":25,"cache_creation_input_tokens":3,"cache_read_input_tokens":4,"output_tokens":1}`,
+			`{"output_tokens":15}`, &chat.Usage{PromptTokens: 32, CompletionTokens: 15, CachedTokens: 4}},
+		{"a sum that wraps around", `{"input_tokens":9223372036854775807,"cache_creation_input_tokens":9223372036854775807,"cache_read_input_tokens":3,"output_tokens":1}`,
+			`{"output_tokens":15}`, nil},
+		{"a negative count cancelled", `{"input_tokens":-1000,"cache_creation_input_tokens":1001,"output_tokens":1}`,
+			`{"output_tokens":15}`, nil},
+		{"a negative output", `{"input_tokens":25,"output_tokens":1}`, `{"output_tokens":-15}`, nil},
+		{"past a trillion", `{"input_tokens":1000000000001,"output_tokens":1}`, `{"output_tokens":15}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			events := []string{
+				`{"type":"message_start","message":{"id":"msg_1","usage":` + tc.start + `}}`,
+				`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
+				`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`,
+				`{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":` + tc.finish + `}`,
+				`{"type":"message_stop"}`,
+			}
+			var body strings.Builder
+			for _, ev := range events {
+				body.WriteString("event: x\ndata: " + ev + "\n\n")
+			}
+			s := newStream(strings.NewReader(body.String()), 200)
+			var res chat.Result
+			for {
+				c, err := s.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Add(c)
+			}
+			if res.Content.String() != "Hello" || fmt.Sprint(res.Usage) != fmt.Sprint(tc.want) {
+				t.Fatalf("content %q usage %+v, want %+v", res.Content.String(), res.Usage, tc.want)
+			}
+		})
+	}
 }

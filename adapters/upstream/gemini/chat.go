@@ -476,7 +476,7 @@ func (s *chatStream) Next() (chat.Chunk, error) {
 				out.FinishReason = "tool_calls"
 			}
 			if u := ev.usage; ev.hasUsage {
-				out.Usage = &chat.Usage{PromptTokens: u.promptTokenCount, CompletionTokens: u.candidatesTokenCount + u.thoughtsTokenCount,
+				out.Usage = &chat.Usage{PromptTokens: u.promptTokenCount, CompletionTokens: chat.SumTokens(u.candidatesTokenCount, u.thoughtsTokenCount),
 					ReasoningTokens: u.thoughtsTokenCount, CachedTokens: u.cachedContentTokenCount}
 			}
 		}

@@ -3,8 +3,11 @@ package gemini
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"strings"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
 )
 
@@ -124,4 +127,41 @@ func FuzzDecodeResponse(f *testing.F) {
 		want, werr := reference(data)
 		jsonenctest.Same(t, fmt.Sprintf("%q", data), observed(got), err, observed(want), werr)
 	})
+}
+
+// TestChatStreamUsageBounds: Gemini's completion is its candidates' count plus its thoughts', and a usage with a
+// count out of bounds is not taken (chat.MaxTokenCount): the call is then priced as one whose upstream sent no
+// usage. A negative count that cancels a positive one must not make a plausible completion of counts that are not.
+func TestChatStreamUsageBounds(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		usage string
+		want  *chat.Usage
+	}{
+		{"counts", `{"promptTokenCount":9,"candidatesTokenCount":5,"thoughtsTokenCount":7,"cachedContentTokenCount":2}`,
+			&chat.Usage{PromptTokens: 9, CompletionTokens: 12, ReasoningTokens: 7, CachedTokens: 2}},
+		{"a negative count cancelled", `{"promptTokenCount":9,"candidatesTokenCount":-1000,"thoughtsTokenCount":1000}`, nil},
+		{"a sum that wraps around", `{"promptTokenCount":9,"candidatesTokenCount":9223372036854775807,"thoughtsTokenCount":9223372036854775807}`, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			body := `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hello"}]}}]}` + "\r\n\r\n" +
+				`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"!"}]},"finishReason":"STOP"}],"usageMetadata":` + tc.usage + "}\r\n\r\n"
+			s := newChatStream(strings.NewReader(body), 200)
+			var res chat.Result
+			for {
+				c, err := s.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Add(c)
+			}
+			if res.Content.String() != "Hello!" || fmt.Sprint(res.Usage) != fmt.Sprint(tc.want) {
+				t.Fatalf("content %q usage %+v, want %+v", res.Content.String(), res.Usage, tc.want)
+			}
+		})
+	}
 }
