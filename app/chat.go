@@ -149,8 +149,8 @@ func (s *chatCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
 	return s.req.WithTexts(texts).Estimate(ep.Pricing, opts)
 }
 
-// Open asks one endpoint for the answer and waits for its first chunk: a failure before the first token may
-// still fail over.
+// Open asks one endpoint for the answer and waits for its first chunk with anything in it for the caller: a
+// failure before the first token may still fail over.
 func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
 	p, err := providerOf[ports.ChatProvider](s.providers, ep.Provider)
 	if err != nil {
@@ -161,7 +161,7 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 		return "", err
 	}
 	stream := reply.Decode(flushing{r: reply.Body, sink: s.sink})
-	first, err := stream.Next()
+	first, err := firstChunk(stream)
 	if err != nil {
 		reply.Body.Close()
 		if err == io.EOF {
@@ -171,6 +171,28 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 	}
 	s.body, s.stream, s.first = reply.Body, stream, first
 	return reply.UpstreamID, nil
+}
+
+// firstChunk reads the stream up to its first chunk that is not empty (chat.Chunk.Empty: a token, a tool call or a
+// finish reason): the upstream's usage alone is no answer, and a stream that ends after it has sent none, to fail
+// over from rather than deliver and bill as an empty answer. A usage read on the way goes with that chunk when it
+// brings none of its own.
+func firstChunk(stream ports.ChatStream) (chat.Chunk, error) {
+	var usage *chat.Usage
+	for {
+		c, err := stream.Next()
+		switch {
+		case err != nil:
+			return c, err
+		case !c.Empty():
+			if c.Usage == nil {
+				c.Usage = usage
+			}
+			return c, nil
+		case c.Usage != nil:
+			usage = c.Usage
+		}
+	}
 }
 
 // Deliver sends the answer on as it streams (or whole, when the caller asked for no stream) and prices it from

@@ -189,6 +189,41 @@ func TestChatFailover(t *testing.T) {
 	}
 }
 
+// TestChatNothingBeforeTheEndFailsOver: an upstream whose stream ends having sent no token — nothing but its usage
+// before [DONE] — has not answered: the call fails over before anything goes to the caller, and is billed for the
+// answer that came, not for the empty one. One that ends with a finish reason and no token has answered (an empty
+// completion, as a model may write): no failover.
+func TestChatNothingBeforeTheEndFailsOver(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+	const head = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"up-1","choices":`
+	usage := head + `[],"usage":{"prompt_tokens":2,"completion_tokens":0,"total_tokens":2}}` + "\n\n"
+	for _, tc := range []struct {
+		name     string
+		events   []string
+		provider string // the provider that answered
+		cost     string
+	}{
+		{"usage alone", []string{usage, "data: [DONE]\n\n"}, "second", "0.00006"},
+		{"a role, then usage", []string{head + `[{"index":0,"delta":{"role":"assistant","content":""},"finish_reason":null}]}` + "\n\n",
+			usage, "data: [DONE]\n\n"}, "second", "0.00006"},
+		{"a finish reason", []string{head + `[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n", usage, "data: [DONE]\n\n"},
+			"first", "0.000004"},
+	} {
+		for _, stream := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s stream %v", tc.name, stream), func(t *testing.T) {
+				u.first.Script(fakes.Step{Events: tc.events})
+				r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"stream": stream}))
+				rec := generationOf(t, g, r)
+				if r.Status != 200 || rec["provider_name"] != tc.provider || jsonString(rec["total_cost"]) != tc.cost {
+					t.Fatalf("%d %s: record %v, want provider %s cost %s", r.Status, r.Body, rec, tc.provider, tc.cost)
+				}
+			})
+		}
+	}
+}
+
 // contentOf is a generation's stored content.
 func contentOf(t *testing.T, g *harness.Gateway, rec map[string]any) map[string]any {
 	t.Helper()

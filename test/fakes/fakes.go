@@ -38,6 +38,9 @@ type Step struct {
 	// Ramble, for the OpenAI chat fake, is a model that would write on for this many tokens: its usage counts
 	// them, or the completion limit the request sent when that is fewer (finish "length").
 	Ramble int
+	// Events, for the OpenAI chat fake, are the stream it answers instead of its own: each a whole server-sent
+	// event (a broken or hostile upstream's).
+	Events []string
 }
 
 // The waits (for the first byte, and between chunks) of the clients that the shared contracts call. A call to a

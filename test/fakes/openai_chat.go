@@ -133,6 +133,10 @@ func (o *OpenAI) chat(w http.ResponseWriter, r *http.Request, body []byte, step 
 		fail(w, step)
 		return
 	}
+	if step.Events != nil {
+		sse(w, r, step.Events, step)
+		return
+	}
 	var req openAIChatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		jsonError(w, 400, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error","param":null,"code":null}}`)
