@@ -223,6 +223,9 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	switch {
 	case err == io.EOF:
 		err = nil
+		if res.FinishReason == "" { // an upstream that ended without saying why: the word the record keeps too
+			res.FinishReason, res.NativeFinishReason = "stop", "stop"
+		}
 	case callerLeft(err) && shutdownCut(ctx) && !s.req.Stream:
 		err = domain.ErrShutdown // nothing went to the caller, who is still there: a 503, like a broken answer
 	case err != nil && !callerLeft(err):

@@ -224,6 +224,27 @@ func TestChatNothingBeforeTheEndFailsOver(t *testing.T) {
 	}
 }
 
+// TestChatFinishReasonWhenNoneCame: an upstream whose stream ends ([DONE]) without a finish reason has its answer
+// end with "stop", the word its record keeps, not with a finish_reason "" that no OpenAI client knows.
+func TestChatFinishReasonWhenNoneCame(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+	u.first.Script(fakes.Step{Events: []string{
+		`data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"up-1","choices":[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}` + "\n\n",
+		"data: [DONE]\n\n"}})
+	r := g.Do(t, "POST", "/chat/completions", key, hi(nil))
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	choice := r.JSON(t)["choices"].([]any)[0].(map[string]any)
+	rec := generationOf(t, g, r)
+	if choice["message"].(map[string]any)["content"] != "Hi" || choice["finish_reason"] != "stop" || choice["native_finish_reason"] != "stop" ||
+		rec["finish_reason"] != "stop" || rec["native_finish_reason"] != "stop" {
+		t.Fatalf("answer %s, record finish %v native %v", r.Body, rec["finish_reason"], rec["native_finish_reason"])
+	}
+}
+
 // contentOf is a generation's stored content.
 func contentOf(t *testing.T, g *harness.Gateway, rec map[string]any) map[string]any {
 	t.Helper()
