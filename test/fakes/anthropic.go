@@ -125,6 +125,10 @@ func (a *Anthropic) serve(f *Fake, w http.ResponseWriter, r *http.Request, body 
 			}
 		}
 	}
+	if step.Events != nil {
+		sse(w, r, step.Events, step)
+		return
+	}
 	tool := ""
 	if len(req.Tools) > 0 {
 		tool = req.Tools[0].Name

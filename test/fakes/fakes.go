@@ -38,8 +38,8 @@ type Step struct {
 	// Ramble, for the OpenAI chat fake, is a model that would write on for this many tokens: its usage counts
 	// them, or the completion limit the request sent when that is fewer (finish "length").
 	Ramble int
-	// Events, for the OpenAI chat fake, are the stream it answers instead of its own: each a whole server-sent
-	// event (a broken or hostile upstream's).
+	// Events, for the chat fakes, are the stream a fake answers a request it accepts with, instead of its own:
+	// each a whole server-sent event (a broken or hostile upstream's).
 	Events []string
 }
 

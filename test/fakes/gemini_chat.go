@@ -83,6 +83,10 @@ func (g *Gemini) chat(w http.ResponseWriter, r *http.Request, req geminiChatRequ
 			}
 		}
 	}
+	if step.Events != nil {
+		sse(w, r, step.Events, step)
+		return
+	}
 	if g.Safety { // the prompt is blocked: no candidates, a block reason
 		sse(w, r, []string{`data: {"promptFeedback":{"blockReason":"SAFETY"},"usageMetadata":{"promptTokenCount":9,"totalTokenCount":9}}` + "\r\n\r\n"}, step)
 		return

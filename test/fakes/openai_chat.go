@@ -133,10 +133,6 @@ func (o *OpenAI) chat(w http.ResponseWriter, r *http.Request, body []byte, step 
 		fail(w, step)
 		return
 	}
-	if step.Events != nil {
-		sse(w, r, step.Events, step)
-		return
-	}
 	var req openAIChatRequest
 	if err := json.Unmarshal(body, &req); err != nil {
 		jsonError(w, 400, `{"error":{"message":"We could not parse the JSON body of your request.","type":"invalid_request_error","param":null,"code":null}}`)
@@ -144,6 +140,10 @@ func (o *OpenAI) chat(w http.ResponseWriter, r *http.Request, body []byte, step 
 	}
 	if req.Model == "" || len(req.Messages) == 0 {
 		jsonError(w, 400, `{"error":{"message":"Missing required parameter: 'messages'.","type":"invalid_request_error","param":"messages","code":"missing_required_parameter"}}`)
+		return
+	}
+	if step.Events != nil {
+		sse(w, r, step.Events, step)
 		return
 	}
 	var msgs []chatMessage
