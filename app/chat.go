@@ -242,6 +242,7 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 		d.Output.Reasoning = &r
 	}
 	if err != nil && !callerLeft(err) && !s.req.Stream {
+		d.FinishReason = "error" // also when the upstream's finish reason came before the break
 		if errors.Is(err, domain.ErrShutdown) {
 			d.FinishReason = "shutdown"
 		}

@@ -245,6 +245,32 @@ func TestChatFinishReasonWhenNoneCame(t *testing.T) {
 	}
 }
 
+// TestChatBrokenAfterItsFinishReason: a stream that breaks after its finish reason came, before its end, is a
+// failed call like any broken stream, and its record says so (finish_reason "error", the upstream's word kept as
+// native_finish_reason), whether the answer was streamed or not. Not streamed, the record said "stop" for a 502.
+func TestChatBrokenAfterItsFinishReason(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "")
+	key, _ := g.Key(t, nil)
+	const head = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"up-1","choices":`
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprintf("stream %v", stream), func(t *testing.T) {
+			u.first.Script(fakes.Step{Events: []string{head + `[{"index":0,"delta":{"content":"Hi"},"finish_reason":null}]}` + "\n\n",
+				head + `[{"index":0,"delta":{},"finish_reason":"stop"}]}` + "\n\n", "data: {not json\n\n"}})
+			r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"stream": stream}))
+			if !stream {
+				harness.AssertError(t, r, 502)
+			} else if evs := events(t, r.Body); !strings.Contains(evs[len(evs)-1], `"error":{"code":502`) {
+				t.Fatalf("stream: %v", evs)
+			}
+			rec := generationOf(t, g, r)
+			if rec["finish_reason"] != "error" || rec["native_finish_reason"] != "stop" || failureOf(t, g, rec) != "502" {
+				t.Fatalf("record finish %v native %v failure %s", rec["finish_reason"], rec["native_finish_reason"], failureOf(t, g, rec))
+			}
+		})
+	}
+}
+
 // contentOf is a generation's stored content.
 func contentOf(t *testing.T, g *harness.Gateway, rec map[string]any) map[string]any {
 	t.Helper()
