@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -32,7 +33,13 @@ func New(cfg upstream.Config, client *http.Client) *Client { return &Client{cfg:
 // for). OpenAI fields with no Anthropic counterpart (seed, response_format, logit_bias...) are not sent;
 // provider.options (top_k, thinking, ...) go under the translated fields.
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
-	hreq, err := upstream.NewJSONRequest(ctx, c.cfg.BaseURL+"/messages", Body(req))
+	body := Body(req)
+	if msgs, _ := body["messages"].([]message); len(msgs) == 0 {
+		// Anthropic refuses a request without messages: not sent, and another endpoint may take it.
+		return ports.ChatReply{}, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
+			Reason: "messages: anthropic needs a message with content besides the system prompt"}
+	}
+	hreq, err := upstream.NewJSONRequest(ctx, c.cfg.BaseURL+"/messages", body)
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}

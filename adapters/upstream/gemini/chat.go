@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -24,8 +25,14 @@ var _ ports.ChatProvider = (*Client)(nil)
 // generationConfig and functionDeclarations, and reads its events into chunks. provider.options go under the
 // translated fields (safetySettings, cachedContent, ...).
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
+	body := ChatBody(req)
+	if cs, _ := body["contents"].([]content); len(cs) == 0 {
+		// Gemini refuses a request without contents: not sent, and another endpoint may take it.
+		return ports.ChatReply{}, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
+			Reason: "messages: google-ai-studio needs a message with content besides the system prompt"}
+	}
 	u := c.cfg.BaseURL + "/models/" + url.PathEscape(req.UpstreamModel) + ":streamGenerateContent?alt=sse"
-	hreq, err := upstream.NewJSONRequest(ctx, u, ChatBody(req))
+	hreq, err := upstream.NewJSONRequest(ctx, u, body)
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
