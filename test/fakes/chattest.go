@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,7 +57,11 @@ func ReadChat(t *testing.T, p ports.ChatProvider, req ports.ChatRequest) (*chat.
 		return nil, err
 	}
 	defer reply.Body.Close()
-	stream := reply.Decode(reply.Body)
+	return Gather(reply.Decode(reply.Body))
+}
+
+// Gather reads a stream to its end and gathers its chunks into the whole answer, as the gateway does.
+func Gather(stream ports.ChatStream) (*chat.Result, error) {
 	var res chat.Result
 	for {
 		c, err := stream.Next()
@@ -67,6 +72,28 @@ func ReadChat(t *testing.T, p ports.ChatProvider, req ports.ChatRequest) (*chat.
 			return &res, err
 		}
 		res.Add(c)
+	}
+}
+
+// CheckNothingToSend holds a provider whose API takes no conversation without a message besides the system prompt
+// (Anthropic's, Gemini's) to refusing one before the call — a system message alone, an empty text, empty parts —
+// naming messages, for another endpoint of the model to take: the provider is not called.
+func CheckNothingToSend(t *testing.T, f *Fake, p ports.ChatProvider) {
+	for name, msgs := range map[string][]any{
+		"a system prompt alone": {map[string]any{"role": "system", "content": "Be brief."}},
+		"an empty text":         {map[string]any{"role": "user", "content": ""}},
+		"empty parts":           {map[string]any{"role": "developer", "content": "x"}, map[string]any{"role": "user", "content": []any{}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := ReadChat(t, p, ChatRequest(t, "up-model", map[string]any{"messages": msgs}))
+			var ue *ports.UpstreamError
+			if !errors.As(err, &ue) || ue.Kind != domain.KindInvalid || !ue.Retryable || !strings.HasPrefix(ue.Reason, "messages: ") {
+				t.Fatalf("err = %v (%+v)", err, ue)
+			}
+		})
+	}
+	if n := f.Calls(); n != 0 {
+		t.Fatalf("the provider was called %d times", n)
 	}
 }
 

@@ -3,7 +3,6 @@ package anthropic_test
 import (
 	"encoding/json"
 	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -142,26 +141,10 @@ func TestMaxTokens(t *testing.T) {
 	}
 }
 
-// TestChatNothingToSend: a conversation with nothing for the Messages API but its system prompt (Anthropic refuses
-// a request without messages, and drops nothing: an empty text block is refused too) is refused before the call,
-// naming messages, for another endpoint to take; the provider is not called.
+// TestChatNothingToSend: Anthropic refuses a request without messages, and an empty text block: a conversation
+// with nothing else than its system prompt is not sent.
 func TestChatNothingToSend(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewAnthropic(t, "k")
-	for name, msgs := range map[string][]any{
-		"a system prompt alone": {map[string]any{"role": "system", "content": "Be brief."}},
-		"an empty text":         {map[string]any{"role": "user", "content": ""}},
-		"empty parts":           {map[string]any{"role": "developer", "content": "x"}, map[string]any{"role": "user", "content": []any{}}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := fakes.ReadChat(t, client(f, "k", fakes.Patient), fakes.ChatRequest(t, "claude", map[string]any{"messages": msgs}))
-			var ue *ports.UpstreamError
-			if !errors.As(err, &ue) || ue.Kind != domain.KindInvalid || !ue.Retryable || !strings.HasPrefix(ue.Reason, "messages: ") {
-				t.Fatalf("err = %v (%+v)", err, ue)
-			}
-		})
-	}
-	if n := f.Calls(); n != 0 {
-		t.Fatalf("the provider was called %d times", n)
-	}
+	fakes.CheckNothingToSend(t, f.Fake, client(f, "k", fakes.Patient))
 }

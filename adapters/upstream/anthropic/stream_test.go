@@ -3,12 +3,12 @@ package anthropic
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
+	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
 // wire is an event as encoding/json decodes it: the shape goccy/go-json decoded the events into before.
@@ -137,17 +137,9 @@ func TestStreamUsageBounds(t *testing.T) {
 			for _, ev := range events {
 				body.WriteString("event: x\ndata: " + ev + "\n\n")
 			}
-			s := newStream(strings.NewReader(body.String()), 200)
-			var res chat.Result
-			for {
-				c, err := s.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Add(c)
+			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200))
+			if err != nil {
+				t.Fatal(err)
 			}
 			if res.Content.String() != "Hello" || fmt.Sprint(res.Usage) != fmt.Sprint(tc.want) {
 				t.Fatalf("content %q usage %+v, want %+v", res.Content.String(), res.Usage, tc.want)

@@ -2,8 +2,6 @@ package gemini_test
 
 import (
 	"encoding/json"
-	"errors"
-	"strings"
 	"testing"
 	"time"
 
@@ -132,26 +130,10 @@ func TestChatBodyLimit(t *testing.T) {
 	}
 }
 
-// TestChatNothingToSend: a conversation with no contents for Gemini but its system instruction (Gemini refuses a
-// request without contents) is refused before the call, naming messages, for another endpoint to take; the
-// provider is not called.
+// TestChatNothingToSend: Gemini refuses a request without contents: a conversation with nothing else than its
+// system instruction is not sent.
 func TestChatNothingToSend(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewGemini(t, "g-key")
-	for name, msgs := range map[string][]any{
-		"a system prompt alone": {map[string]any{"role": "system", "content": "Be brief."}},
-		"an empty text":         {map[string]any{"role": "user", "content": ""}},
-		"empty parts":           {map[string]any{"role": "developer", "content": "x"}, map[string]any{"role": "user", "content": []any{}}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := fakes.ReadChat(t, client(f, "g-key", fakes.Patient), fakes.ChatRequest(t, "m", map[string]any{"messages": msgs}))
-			var ue *ports.UpstreamError
-			if !errors.As(err, &ue) || ue.Kind != domain.KindInvalid || !ue.Retryable || !strings.HasPrefix(ue.Reason, "messages: ") {
-				t.Fatalf("err = %v (%+v)", err, ue)
-			}
-		})
-	}
-	if n := f.Calls(); n != 0 {
-		t.Fatalf("the provider was called %d times", n)
-	}
+	fakes.CheckNothingToSend(t, f.Fake, client(f, "g-key", fakes.Patient))
 }

@@ -3,12 +3,12 @@ package gemini
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
+	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 
 // wire is an event as encoding/json decodes it: the shape goccy/go-json decoded the events into before.
@@ -147,17 +147,9 @@ func TestChatStreamUsageBounds(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			body := `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hello"}]}}]}` + "\r\n\r\n" +
 				`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"!"}]},"finishReason":"STOP"}],"usageMetadata":` + tc.usage + "}\r\n\r\n"
-			s := newChatStream(strings.NewReader(body), 200)
-			var res chat.Result
-			for {
-				c, err := s.Next()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatal(err)
-				}
-				res.Add(c)
+			res, err := fakes.Gather(newChatStream(strings.NewReader(body), 200))
+			if err != nil {
+				t.Fatal(err)
 			}
 			if res.Content.String() != "Hello!" || fmt.Sprint(res.Usage) != fmt.Sprint(tc.want) {
 				t.Fatalf("content %q usage %+v, want %+v", res.Content.String(), res.Usage, tc.want)
