@@ -162,6 +162,10 @@ func (c *cli) dispatch(cmds []*command, args []string) error {
 	}
 	cmd, rest := find(cmds, args)
 	if cmd == nil {
+		if members := group(cmds, args[0]); len(members) > 0 && slices.ContainsFunc(args[1:], isHelp) {
+			fmt.Fprint(c.stdout, groupUsage(members))
+			return flag.ErrHelp
+		}
 		return unknown(cmds, args)
 	}
 	fs := flag.NewFlagSet("switchboard "+cmd.name, flag.ContinueOnError)
@@ -200,13 +204,36 @@ func find(cmds []*command, args []string) (*command, []string) {
 	return nil, nil
 }
 
+// group is the commands whose first word is name ("keys": keys create, keys list, keys disable).
+func group(cmds []*command, name string) []*command {
+	var out []*command
+	for _, cmd := range cmds {
+		if first, _, ok := strings.Cut(cmd.name, " "); ok && first == name {
+			out = append(out, cmd)
+		}
+	}
+	return out
+}
+
+// groupUsage is the help of a group: each of its commands' synopsis and summary.
+func groupUsage(members []*command) string {
+	var b strings.Builder
+	b.WriteString("usage:\n")
+	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, c := range members {
+		fmt.Fprintf(w, "  %s\t%s\n", strings.TrimSpace("switchboard "+c.name+" "+c.args), c.summary)
+	}
+	_ = w.Flush()
+	b.WriteString("\n`switchboard COMMAND --help` describes a command.\n")
+	return b.String()
+}
+
 // unknown says what was not understood: a command, or a verb of a known group.
 func unknown(cmds []*command, args []string) error {
 	var verbs []string
-	for _, cmd := range cmds {
-		if group, verb, ok := strings.Cut(cmd.name, " "); ok && group == args[0] {
-			verbs = append(verbs, verb)
-		}
+	for _, cmd := range group(cmds, args[0]) {
+		_, verb, _ := strings.Cut(cmd.name, " ")
+		verbs = append(verbs, verb)
 	}
 	switch {
 	case len(verbs) == 0:

@@ -151,6 +151,26 @@ func TestHelpNeverActs(t *testing.T) {
 	if r := runCLI(t, env, "keys", "create", "--name", "x", "--help"); r.code != 0 || !strings.Contains(r.stdout, "--name NAME") {
 		t.Errorf("--help after flags: %+v", r)
 	}
+	// A group's help lists its commands.
+	for _, tt := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"keys", "--help"}, []string{"switchboard keys create --name NAME", "switchboard keys list", "switchboard keys disable HASH"}},
+		{[]string{"keys", "-h"}, []string{"switchboard keys create", "switchboard keys list", "switchboard keys disable"}},
+		{[]string{"help", "keys"}, []string{"switchboard keys create", "switchboard keys list", "switchboard keys disable"}},
+		{[]string{"help", "config"}, []string{"switchboard config check"}},
+	} {
+		r := runCLI(t, env, tt.args...)
+		if r.code != 0 || r.stderr != "" || !strings.HasPrefix(r.stdout, "usage:") {
+			t.Errorf("%v: %+v, want its commands' usage and exit 0", tt.args, r)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("%v: %q does not name %q", tt.args, r.stdout, w)
+			}
+		}
+	}
 	if _, err := os.Stat(filepath.Dir(path)); !os.IsNotExist(err) {
 		t.Fatalf("--help created %s (%v)", filepath.Dir(path), err)
 	}
