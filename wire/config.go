@@ -3,8 +3,10 @@
 package wire
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/url"
@@ -218,8 +220,9 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		if err != nil {
 			return Config{}, &ConfigError{File: path, Msg: err.Error()}
 		}
-		if err := yaml.Unmarshal(raw, root); err != nil {
-			return Config{}, &ConfigError{File: path, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		if err := decodeOne(raw, root); err != nil {
+			err.File = path
+			return Config{}, err
 		}
 		if len(root.Content) > 0 {
 			expandEnv(root, getenv)
@@ -248,6 +251,27 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 		return Config{}, &ConfigError{Field: "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", Msg: "must be at least 32 characters"}
 	}
 	return cfg, nil
+}
+
+// decodeOne reads the file's one YAML document into root. A second one is refused rather than ignored: what it
+// sets (a stray "---" before a section, two files concatenated) would otherwise be silently left out.
+func decodeOne(raw []byte, root *yaml.Node) *ConfigError {
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	if err := dec.Decode(root); err != nil && !errors.Is(err, io.EOF) {
+		return &ConfigError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+		return nil
+	case err != nil:
+		return &ConfigError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	line := next.Line
+	if len(next.Content) > 0 {
+		line = next.Content[0].Line
+	}
+	return &ConfigError{Line: line, Msg: "a second YAML document: the configuration is one document"}
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

@@ -94,6 +94,8 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"unknown nested setting", provider + "    apikey: x\n", ":6: providers[0].apikey: unknown setting"},
 		{"wrong type", "server:\n  max_body_bytes: lots\n", "line 2"},
 		{"bad duration", "server:\n  read_timeout: soon\n", "line 2"},
+		{"a second document", "log: {level: info}\n---\nbogus: 1\n", ":3: a second YAML document: the configuration is one document"},
+		{"a document after an empty one", "---\n---\nlog: {level: debug}\n", ":3: a second YAML document"},
 		{"bad log level", "log:\n  level: loud\n", ":2: log.level:"},
 		{"bad log format", "log:\n  format: xml\n", ":2: log.format:"},
 		{"bad database url", "database:\n  url: mysql://x\n", ":2: database.url:"},
