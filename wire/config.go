@@ -162,7 +162,7 @@ type price domain.Micros
 func (p *price) UnmarshalYAML(n *yaml.Node) error {
 	m, err := domain.ParseUSD(n.Value)
 	if err != nil {
-		return fmt.Errorf("line %d: price %v", n.Line, err)
+		return fmt.Errorf("price %w", err)
 	}
 	*p = price(m)
 	return nil
@@ -297,7 +297,8 @@ func expandEnv(n *yaml.Node, getenv func(string) string) {
 	}
 }
 
-// checkKeys rejects keys the configuration does not know, so a typo is an error and not a silent default.
+// checkKeys rejects keys the configuration does not know, so a typo is an error and not a silent default, and a
+// value of the wrong type, naming its setting (yaml's own error names a Go type, and no setting).
 func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -325,8 +326,33 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 				return err
 			}
 		}
+	default:
+		if err := n.Decode(reflect.New(t).Interface()); err != nil {
+			return &ConfigError{Line: n.Line, Field: path, Msg: wants(t, err)}
+		}
 	}
 	return nil
+}
+
+// wants says what a setting of type t takes, without the value given (it may be a secret expanded from ${VAR}).
+func wants(t reflect.Type, err error) string {
+	switch {
+	case t == reflect.TypeFor[price]():
+		return err.Error()
+	case t == reflect.TypeFor[time.Duration]():
+		return "must be a duration such as 30s"
+	case t.Kind() == reflect.Struct:
+		return "must be a mapping"
+	case t.Kind() == reflect.Slice:
+		return "must be a list"
+	case t.Kind() == reflect.Bool:
+		return "must be true or false"
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		return "must be a whole number"
+	case t.Kind() == reflect.String:
+		return "must be a string"
+	}
+	return "has the wrong type"
 }
 
 func join(path, key string) string {
