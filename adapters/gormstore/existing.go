@@ -59,7 +59,8 @@ func schemaCurrent(ctx context.Context, db *gorm.DB) error {
 }
 
 // Describe names the database a URL points at for an operator, without its password: "SQLite
-// /abs/path/switchboard.db" or "PostgreSQL postgres://user:xxxxx@host/db".
+// /abs/path/switchboard.db" or "PostgreSQL postgres://user:xxxxx@host/db". A password may also come as a query
+// parameter (password, or sslpassword for the client key), which pgx reads as libpq does.
 func Describe(dbURL string) string {
 	if path, ok := strings.CutPrefix(dbURL, "sqlite:"); ok {
 		if abs, err := filepath.Abs(path); err == nil {
@@ -70,6 +71,16 @@ func Describe(dbURL string) string {
 	u, err := url.Parse(dbURL)
 	if err != nil {
 		return "PostgreSQL (unparsable URL)"
+	}
+	q, masked := u.Query(), false
+	for _, k := range []string{"password", "sslpassword"} {
+		if q.Has(k) {
+			q.Set(k, "xxxxx")
+			masked = true
+		}
+	}
+	if masked { // re-encoded only then: Encode sorts the parameters
+		u.RawQuery = q.Encode()
 	}
 	return "PostgreSQL " + u.Redacted()
 }
