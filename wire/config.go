@@ -336,6 +336,9 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 
 // wants says what a setting of type t takes, without the value given (it may be a secret expanded from ${VAR}).
 func wants(t reflect.Type, err error) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
 	switch {
 	case t == reflect.TypeFor[price]():
 		return err.Error()

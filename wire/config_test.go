@@ -162,9 +162,14 @@ func TestEnvOverrides(t *testing.T) {
 		cfg.Database.MaxOpenConns != 7 || !cfg.Credits.Enabled || cfg.Log.Format != "json" {
 		t.Fatalf("overrides not applied: %+v", cfg)
 	}
-	_, err = sbwire.LoadConfig("", env("SWITCHBOARD_SERVER_MAX_BODY_BYTES", "lots"))
-	if err == nil || !strings.Contains(err.Error(), "SWITCHBOARD_SERVER_MAX_BODY_BYTES") {
-		t.Fatalf("bad override: %v", err)
+	for _, tt := range []struct{ name, value, want string }{
+		{"SWITCHBOARD_SERVER_MAX_BODY_BYTES", "lots", "config: SWITCHBOARD_SERVER_MAX_BODY_BYTES: must be a whole number"},
+		{"SWITCHBOARD_SERVER_READ_TIMEOUT", "soon", "config: SWITCHBOARD_SERVER_READ_TIMEOUT: must be a duration such as 30s"},
+		{"SWITCHBOARD_TRACING_ENABLED", "maybe", "config: SWITCHBOARD_TRACING_ENABLED: must be true or false"},
+	} {
+		if _, err = sbwire.LoadConfig("", env(tt.name, tt.value)); err == nil || err.Error() != tt.want {
+			t.Errorf("%s=%s: %v, want %q", tt.name, tt.value, err, tt.want)
+		}
 	}
 	if _, err = sbwire.LoadConfig("", env("SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", "short")); err == nil ||
 		!strings.Contains(err.Error(), "at least 32") {

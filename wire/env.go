@@ -62,7 +62,7 @@ func applyEnv(f *fileConfig, getenv func(string) string) error {
 			}
 			n := &yaml.Node{Kind: yaml.ScalarNode, Value: v}
 			if err := n.Decode(field.Addr().Interface()); err != nil {
-				bad = &ConfigError{Field: name, Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+				bad = &ConfigError{Field: name, Msg: wants(field.Type(), err)}
 			}
 		}
 	})
