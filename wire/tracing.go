@@ -60,9 +60,20 @@ func traceUpstream(client *http.Client, t httpapi.Tracing) {
 	if t.Provider == nil {
 		return
 	}
-	client.Transport = otelhttp.NewTransport(client.Transport, otelhttp.WithTracerProvider(t.Provider),
+	client.Transport = otelhttp.NewTransport(urlWithoutQuery{client.Transport}, otelhttp.WithTracerProvider(t.Provider),
 		otelhttp.WithPropagators(propagation.NewCompositeTextMapPropagator()),
 		otelhttp.WithSpanNameFormatter(func(_ string, r *http.Request) string { return "upstream " + r.Method + " " + r.URL.Host }))
+}
+
+// urlWithoutQuery runs under otelhttp's span, and sets its url.full (otelhttp's is the whole URL) to the URL
+// without its query: a provider's download may redirect to a signed URL whose query is the credential.
+type urlWithoutQuery struct{ http.RoundTripper }
+
+func (t urlWithoutQuery) RoundTrip(r *http.Request) (*http.Response, error) {
+	u := *r.URL
+	u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+	trace.SpanFromContext(r.Context()).SetAttributes(attribute.String("url.full", u.String()))
+	return t.RoundTripper.RoundTrip(r)
 }
 
 // traceDB gives every database statement a client span named by its operation and table, with the statement's
