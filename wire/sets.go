@@ -28,7 +28,7 @@ var configSet = wire.NewSet(
 
 // openDB connects and migrates: every command works on a current schema.
 func openDB(ctx context.Context, cfg gormstore.Config, log *slog.Logger, tracing httpapi.Tracing) (*gorm.DB, func(), error) {
-	db, cleanup, err := gormstore.Open(cfg, log)
+	db, cleanup, err := gormstore.Open(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}

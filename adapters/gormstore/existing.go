@@ -29,7 +29,7 @@ func OpenExisting(ctx context.Context, cfg Config, log *slog.Logger) (*gorm.DB, 
 			return nil, nil, fmt.Errorf("%s: %w", Describe(cfg.URL), ErrNoDatabase)
 		}
 	}
-	db, cleanup, err := Open(cfg, log)
+	db, cleanup, err := Open(ctx, cfg, log)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -33,8 +33,10 @@ const (
 	SQLite   = "sqlite"
 )
 
-// Open connects to the database named by cfg.URL. The cleanup closes the pool.
-func Open(cfg Config, log *slog.Logger) (*gorm.DB, func(), error) {
+// Open connects to the database named by cfg.URL, until ctx ends: a database that accepts connections and
+// never answers would otherwise hold start-up, SIGTERM included, forever (GORM's own ping has no context). The
+// cleanup closes the pool.
+func Open(ctx context.Context, cfg Config, log *slog.Logger) (*gorm.DB, func(), error) {
 	dialector, maxConns, err := dialectorFor(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -42,6 +44,7 @@ func Open(cfg Config, log *slog.Logger) (*gorm.DB, func(), error) {
 	db, err := gorm.Open(dialector, &gorm.Config{
 		TranslateError:         true,
 		SkipDefaultTransaction: true,
+		DisableAutomaticPing:   true,
 		Logger:                 gormLogger{log: log},
 		NowFunc:                func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) },
 	})
@@ -55,6 +58,10 @@ func Open(cfg Config, log *slog.Logger) (*gorm.DB, func(), error) {
 	sqlDB.SetMaxOpenConns(maxConns)
 	sqlDB.SetMaxIdleConns(maxConns)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		_ = sqlDB.Close()
+		return nil, nil, fmt.Errorf("open database: %w", err)
+	}
 	return db, func() { _ = sqlDB.Close() }, nil
 }
 

@@ -17,7 +17,7 @@ import (
 // scratchSQLite is a migrated store in a file of the test's own.
 func scratchSQLite(t *testing.T) *gorm.DB {
 	t.Helper()
-	db, cleanup, err := Open(Config{URL: "sqlite:" + filepath.Join(t.TempDir(), "s.db")}, slog.New(slog.DiscardHandler))
+	db, cleanup, err := Open(t.Context(), Config{URL: "sqlite:" + filepath.Join(t.TempDir(), "s.db")}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestSQLiteFileFromPreviousDriver(t *testing.T) {
 	unzip(t, "testdata/previous-driver.db.gz", path)
 	cfg := gormstore.Config{URL: "sqlite:" + path}
 	// Opened as serve and migrate open it (the administrative commands refuse it): its schema is behind.
-	db, cleanup, err := gormstore.Open(cfg, slog.New(slog.DiscardHandler))
+	db, cleanup, err := gormstore.Open(ctx, cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -66,7 +66,7 @@ func listen(t *testing.T, url string, to ports.CacheInvalidator) (stop func()) {
 func TestChangesReachEveryListener(t *testing.T) {
 	ctx := context.Background()
 	url := testdb.PostgresURL(t)
-	db, cleanup, err := gormstore.Open(gormstore.Config{URL: url}, quiet())
+	db, cleanup, err := gormstore.Open(t.Context(), gormstore.Config{URL: url}, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestChangesReachEveryListener(t *testing.T) {
 // A notification that cannot be sent is logged, not returned: the change it follows is committed already.
 func TestNotifyFailureIsLogged(t *testing.T) {
 	url := testdb.PostgresURL(t)
-	db, cleanup, err := gormstore.Open(gormstore.Config{URL: url}, quiet())
+	db, cleanup, err := gormstore.Open(t.Context(), gormstore.Config{URL: url}, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -387,3 +387,41 @@ func TestSpoolRequeue(t *testing.T) {
 		t.Fatalf("the spool after the requeue: %q, %v", recs, err)
 	}
 }
+
+// TestServeStopsWhileTheDatabaseHangs: SIGTERM (the context's end) while serve waits for a database that
+// accepted the connection and never answers stops it, with the reason on stderr, instead of waiting forever.
+func TestServeStopsWhileTheDatabaseHangs(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		if c, err := ln.Accept(); err == nil {
+			accepted <- c // held open, never answered
+		}
+	}()
+	env := map[string]string{"DATABASE_URL": "postgres://sb@" + ln.Addr().String() + "/sb?sslmode=disable",
+		"SWITCHBOARD_GENERATIONS_SPOOL_DIR": t.TempDir()}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	done := make(chan result, 1)
+	go func() {
+		var out, errb bytes.Buffer
+		code := run(ctx, []string{"switchboard", "serve"}, func(k string) string { return env[k] }, &out, &errb)
+		done <- result{code, out.String(), errb.String()}
+	}()
+	c := <-accepted
+	defer c.Close()
+	stop()
+	select {
+	case r := <-done:
+		if r.code != 1 || !strings.Contains(r.stderr, "open database") || !strings.Contains(r.stderr, "canceled") {
+			t.Errorf("serve stopped while connecting: %+v", r)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("serve did not stop while its database hung")
+	}
+}

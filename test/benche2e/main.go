@@ -719,7 +719,7 @@ func seed(ctx context.Context, dbURL string, rows int) (float64, error) {
 	if rows == 0 {
 		return 0, nil
 	}
-	db, closeDB, err := gormstore.Open(gormstore.Config{URL: dbURL}, slog.New(slog.DiscardHandler))
+	db, closeDB, err := gormstore.Open(ctx, gormstore.Config{URL: dbURL}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return 0, err
 	}
@@ -757,7 +757,7 @@ func seed(ctx context.Context, dbURL string, rows int) (float64, error) {
 // dirty pages, which the backends serving the calls then write out themselves; autovacuum (its insert threshold)
 // and the checkpointer do this in a deployment, over time. On SQLite, ANALYZE and a checkpoint of its WAL.
 func settle(ctx context.Context, dbURL string) (time.Duration, error) {
-	db, closeDB, err := gormstore.Open(gormstore.Config{URL: dbURL}, slog.New(slog.DiscardHandler))
+	db, closeDB, err := gormstore.Open(ctx, gormstore.Config{URL: dbURL}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return 0, err
 	}

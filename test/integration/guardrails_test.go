@@ -176,7 +176,7 @@ func TestBudgetHoldsExpire(t *testing.T) {
 
 func openURL(t *testing.T, url string) *gorm.DB {
 	t.Helper()
-	db, cleanup, err := gormstore.Open(gormstore.Config{URL: url}, quiet())
+	db, cleanup, err := gormstore.Open(t.Context(), gormstore.Config{URL: url}, quiet())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -71,7 +71,7 @@ func killDuringBurst(t, fleetT *testing.T, f *fleet) {
 		time.Sleep(20 * time.Millisecond)
 	}
 
-	db, closeDB, err := gormstore.Open(gormstore.Config{URL: f.dbURL}, slog.New(slog.DiscardHandler))
+	db, closeDB, err := gormstore.Open(t.Context(), gormstore.Config{URL: f.dbURL}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

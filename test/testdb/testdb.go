@@ -81,7 +81,7 @@ func Postgres(t testing.TB) *gorm.DB {
 // SQLite is a fresh migrated embedded database for this test.
 func SQLite(t testing.TB) *gorm.DB {
 	t.Helper()
-	db, cleanup, err := gormstore.Open(gormstore.Config{URL: SQLiteURL(t)}, quietLog())
+	db, cleanup, err := gormstore.Open(t.Context(), gormstore.Config{URL: SQLiteURL(t)}, quietLog())
 	if err != nil {
 		t.Fatalf("open sqlite: %v", err)
 	}
@@ -163,7 +163,7 @@ func ensureTemplate(ctx context.Context, serverURL string) (string, error) {
 		return "", err
 	}
 	u.Path = "/" + building
-	db, cleanup, err := gormstore.Open(gormstore.Config{URL: u.String()}, quietLog())
+	db, cleanup, err := gormstore.Open(ctx, gormstore.Config{URL: u.String()}, quietLog())
 	if err != nil {
 		return "", err
 	}
