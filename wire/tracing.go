@@ -3,10 +3,13 @@ package wire
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
@@ -31,8 +34,14 @@ type TracingConfig struct {
 	Exporter sdktrace.SpanExporter
 }
 
-// newTracing builds the tracer provider; its cleanup exports what is buffered. Off, it is a zero Tracing.
-func newTracing(ctx context.Context, cfg TracingConfig) (httpapi.Tracing, func(), error) {
+// flushTimeout bounds the cleanup's export of what is buffered: a collector that does not answer would otherwise
+// hold the process's exit, after the drain, for the processor's export timeout (30 s).
+const flushTimeout = 5 * time.Second
+
+// newTracing builds the tracer provider; its cleanup exports what is buffered. Off, it is a zero Tracing. The
+// exporter's failures (a collector unreachable) are logged through log, as warnings (OpenTelemetry's error handler
+// is global: in a process of several gateways, as in tests, the last one's logger).
+func newTracing(ctx context.Context, cfg TracingConfig, log *slog.Logger) (httpapi.Tracing, func(), error) {
 	if !cfg.Enabled {
 		return httpapi.Tracing{}, func() {}, nil
 	}
@@ -48,10 +57,15 @@ func newTracing(ctx context.Context, cfg TracingConfig) (httpapi.Tracing, func()
 	if err != nil {
 		return httpapi.Tracing{}, nil, fmt.Errorf("tracing: resource: %w", err)
 	}
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	t := httpapi.Tracing{Provider: tp,
 		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
-	return t, func() { _ = tp.Shutdown(context.WithoutCancel(ctx)) }, nil
+	return t, func() {
+		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
+		defer cancel()
+		_ = tp.Shutdown(flush)
+	}, nil
 }
 
 // traceUpstream gives every upstream call a client span. The trace context is not sent to the providers: they

@@ -23,7 +23,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	config := cfg.Server
 	gormstoreConfig := cfg.Database
 	tracingConfig := cfg.Tracing
-	tracing, cleanup, err := newTracing(ctx, tracingConfig)
+	tracing, cleanup, err := newTracing(ctx, tracingConfig, log)
 	if err != nil {
 		return nil, nil, err
 	}
