@@ -107,3 +107,41 @@ models:
 		}
 	}
 }
+
+// Every route that takes a body answers one over server.max_body_bytes with 413, before it reads the key or the
+// route's parameters: the document lists that answer, in the envelope, for each of them.
+func TestOpenAPIListsTheBodyLimit(t *testing.T) {
+	t.Parallel()
+	g := harness.Start(t, harness.WithSQLite(), harness.WithConfig("server: {max_body_bytes: 1024}\n"))
+	r := g.Do(t, "GET", "/openapi.json", "", nil)
+	doc, err := openapi3.NewLoader().LoadFromData(r.Body)
+	if err != nil {
+		t.Fatalf("load: %v", err)
+	}
+	params := strings.NewReplacer("{hash}", strings.Repeat("0", 64), "{id}", "00000000-0000-0000-0000-000000000000",
+		"{slug}", "sample", "{jobId}", "gen-vid-0-missing", "{version}", "1")
+	oversized := `{"name": "` + strings.Repeat("a", 2048) + `"}`
+	for _, rt := range g.App.Server.Routes() {
+		if rt.Method != "POST" && rt.Method != "PATCH" && rt.Method != "PUT" {
+			continue
+		}
+		path := strings.TrimPrefix(rt.Path, "/api/v1")
+		r := g.Do(t, rt.Method, params.Replace(path), g.Admin, oversized)
+		if r.Status != 413 {
+			t.Errorf("%s %s with %d bytes: %d, want 413", rt.Method, path, len(oversized), r.Status)
+			continue
+		}
+		resp := doc.Paths.Value(path).GetOperation(rt.Method).Responses.Value("413")
+		if resp == nil || resp.Value.Content.Get("application/json") == nil {
+			t.Errorf("%s %s answers 413, which the document does not list", rt.Method, path)
+			continue
+		}
+		var v any
+		if err := json.Unmarshal(r.Body, &v); err != nil {
+			t.Fatalf("%s %s: %v", rt.Method, path, err)
+		}
+		if err := resp.Value.Content.Get("application/json").Schema.Value.VisitJSON(v, openapi3.EnableJSONSchema2020()); err != nil {
+			t.Errorf("%s %s 413 does not match its schema: %v", rt.Method, path, err)
+		}
+	}
+}
