@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -250,9 +251,9 @@ func (c Config) Summary() string {
 	fmt.Fprintf(&b, "database  %s\n", c.DescribeDatabase())
 	w := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, p := range c.Providers {
-		where := p.BaseURL
-		if where == "" {
-			where = "(local)"
+		where := "(local)"
+		if u, err := url.Parse(p.BaseURL); err == nil && p.BaseURL != "" {
+			where = u.Redacted() // a password in the URL (a proxy's basic auth) is not printed
 		}
 		fmt.Fprintf(w, "provider\t%s\t%s\t%s\n", p.Slug, p.Kind, where)
 	}

@@ -219,6 +219,7 @@ func TestConfigCheck(t *testing.T) {
 	const good = `
 providers:
   - {slug: openai, kind: openai, base_url: https://api.openai.com/v1, api_key: "${OPENAI_KEY}"}
+  - {slug: proxied, kind: openai, base_url: "https://gw:secret@llm.internal/v1", api_key: "${OPENAI_KEY}"}
 models:
   - id: openai/tts-1
     modality: tts
@@ -228,7 +229,8 @@ models:
     endpoints: [{provider: openai, upstream_model: gpt-4o-mini, pricing: {per_million_prompt_tokens: 0.15, per_million_completion_tokens: 0.6}}]
 `
 	r := runCLI(t, env, "--config", write(good), "config", "check")
-	if r.code != 0 || !strings.Contains(r.stdout, "configuration OK: 1 providers, 2 models") ||
+	if r.code != 0 || !strings.Contains(r.stdout, "configuration OK: 2 providers, 2 models") ||
+		!strings.Contains(r.stdout, "https://gw:xxxxx@llm.internal/v1") ||
 		!strings.Contains(r.stdout, "openai/tts-1") || !strings.Contains(r.stdout, "$15/M chars") ||
 		!strings.Contains(r.stdout, "$0.15/M prompt tokens, $0.6/M completion tokens") ||
 		!strings.Contains(r.stdout, "PostgreSQL postgres://sb:xxxxx@db:5432/sb") || strings.Contains(r.stdout+r.stderr, "secret") {
