@@ -253,25 +253,27 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	return cfg, nil
 }
 
-// decodeOne reads the file's one YAML document into root. A second one is refused rather than ignored: what it
-// sets (a stray "---" before a section, two files concatenated) would otherwise be silently left out.
+// decodeOne reads the file's YAML document into root. A second document with settings is refused rather than
+// ignored: what it sets (after a stray "---", two files concatenated) would otherwise be silently left out.
+// Empty documents (a trailing "---") set nothing and are passed over.
 func decodeOne(raw []byte, root *yaml.Node) *ConfigError {
 	dec := yaml.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(root); err != nil && !errors.Is(err, io.EOF) {
-		return &ConfigError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+	for {
+		var doc yaml.Node
+		switch err := dec.Decode(&doc); {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return &ConfigError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
+		}
+		if len(doc.Content) == 0 || doc.Content[0].Tag == "!!null" {
+			continue
+		}
+		if len(root.Content) > 0 {
+			return &ConfigError{Line: doc.Content[0].Line, Msg: "a second YAML document: the configuration is one document"}
+		}
+		*root = doc
 	}
-	var next yaml.Node
-	switch err := dec.Decode(&next); {
-	case errors.Is(err, io.EOF):
-		return nil
-	case err != nil:
-		return &ConfigError{Msg: strings.TrimPrefix(err.Error(), "yaml: ")}
-	}
-	line := next.Line
-	if len(next.Content) > 0 {
-		line = next.Content[0].Line
-	}
-	return &ConfigError{Line: line, Msg: "a second YAML document: the configuration is one document"}
 }
 
 var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)

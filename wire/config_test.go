@@ -103,7 +103,7 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 			":9: models[0].endpoints: must be a list"},
 		{"not a mapping", "- a\n", ":1: must be a mapping"},
 		{"a second document", "log: {level: info}\n---\nbogus: 1\n", ":3: a second YAML document: the configuration is one document"},
-		{"a document after an empty one", "---\n---\nlog: {level: debug}\n", ":3: a second YAML document"},
+		{"a second document after an empty one", "---\n---\nlog: {level: debug}\n---\nbogus: 1\n", ":5: a second YAML document"},
 		{"bad log level", "log:\n  level: loud\n", ":2: log.level:"},
 		{"bad log format", "log:\n  format: xml\n", ":2: log.format:"},
 		{"bad database url", "database:\n  url: mysql://x\n", ":2: database.url:"},
@@ -149,6 +149,17 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 
 // TestEnvOverrides: every scalar setting has its SWITCHBOARD_SECTION_KEY variable, which wins over the file
 // (and over an alias), and a bad value names the variable.
+// Empty documents around the configuration's set nothing, and are no error.
+func TestEmptyDocuments(t *testing.T) {
+	t.Parallel()
+	for _, yaml := range []string{"log: {level: debug}\n---\n", "---\n---\nlog: {level: debug}\n", "---\n# nothing\n---\nlog: {level: debug}\n---\n"} {
+		cfg, err := sbwire.LoadConfig(write(t, yaml), env())
+		if err != nil || cfg.Log.Level.String() != "DEBUG" {
+			t.Errorf("%q: level %v, %v", yaml, cfg.Log.Level, err)
+		}
+	}
+}
+
 func TestEnvOverrides(t *testing.T) {
 	t.Parallel()
 	path := write(t, "server:\n  addr: ':9000'\ngenerations:\n  store_content: true\n")
