@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	sbwire "github.com/switchboard-ai/switchboard/wire"
 )
@@ -188,7 +189,30 @@ func (c *cli) dispatch(cmds []*command, args []string) error {
 	if err := missingFlags(cmd, fs); err != nil {
 		return err
 	}
+	if err := notUTF8(cmd, fs); err != nil {
+		return err
+	}
 	return action(c, fs.Args())
+}
+
+// notUTF8 refuses a flag's value or an argument that is not UTF-8, as the API refuses such a string: SQLite would
+// keep it as it came, and PostgreSQL refuse it with an error of its own.
+func notUTF8(cmd *command, fs *flag.FlagSet) error {
+	var bad string
+	fs.Visit(func(f *flag.Flag) {
+		if bad == "" && !utf8.ValidString(f.Value.String()) {
+			bad = "--" + f.Name
+		}
+	})
+	for i, a := range fs.Args() { // as many as the synopsis names (nargs)
+		if bad == "" && !utf8.ValidString(a) {
+			bad = strings.Fields(cmd.args)[i]
+		}
+	}
+	if bad == "" {
+		return nil
+	}
+	return &usageError{msg: fmt.Sprintf("%s: %s is not valid UTF-8", cmd.name, bad), usage: cmd.usage(fs)}
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }

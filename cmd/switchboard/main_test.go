@@ -196,6 +196,9 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"migrate", "now"}, `migrate: unexpected argument "now"`},
 		{[]string{"config"}, "config: which one? check"},
 		{[]string{"--config"}, "--config needs a path"},
+		{[]string{"keys", "create", "--name", "a\xffb"}, "keys create: --name is not valid UTF-8"},
+		{[]string{"members", "add", "--email", "\xff@example.com"}, "members add: --email is not valid UTF-8"},
+		{[]string{"keys", "disable", "\xff"}, "keys disable: HASH is not valid UTF-8"},
 	}
 	for _, tt := range tests {
 		r := runCLI(t, env, tt.args...)
