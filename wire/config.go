@@ -578,6 +578,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		if err := checkAddr(f.Metrics.Addr); err != nil {
 			return Config{}, loc.err(fmt.Sprintf("%q: %v", f.Metrics.Addr, err), "metrics", "addr")
 		}
+		// Each listener binds its own port: serve would fail at the second bind, after opening the database.
+		if samePort(f.Metrics.Addr, s.Addr) {
+			return Config{}, loc.err(fmt.Sprintf("%q: must not be the API's port (server.addr %q)", f.Metrics.Addr, s.Addr), "metrics", "addr")
+		}
+		if s.PprofAddr != "" && samePort(f.Metrics.Addr, s.PprofAddr) {
+			return Config{}, loc.err(fmt.Sprintf("%q: must not be server.pprof_addr's port", f.Metrics.Addr), "metrics", "addr")
+		}
 	}
 	cfg.Metrics = MetricsConfig{Enabled: f.Metrics.Enabled, Addr: f.Metrics.Addr}
 	cfg.Tracing = TracingConfig{Enabled: f.Tracing.Enabled}

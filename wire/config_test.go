@@ -130,6 +130,8 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"bad port", "server:\n  addr: ':http-ish'\n", ":2: server.addr:"},
 		{"bad metrics addr", "metrics:\n  addr: localhost\n", `:2: metrics.addr: "localhost": must be host:port or :port`},
 		{"bad pprof addr", "server:\n  pprof_addr: 6060\n", `:2: server.pprof_addr: "6060": must be host:port or :port`},
+		{"metrics on the API port", "server:\n  addr: ':8080'\nmetrics:\n  addr: 127.0.0.1:8080\n", `:4: metrics.addr: "127.0.0.1:8080": must not be the API's port (server.addr ":8080")`},
+		{"metrics on the pprof port", "server:\n  pprof_addr: 127.0.0.1:6060\nmetrics:\n  addr: 127.0.0.1:6060\n", `:4: metrics.addr: "127.0.0.1:6060": must not be server.pprof_addr's port`},
 		{"pprof on the API port", "server:\n  addr: ':8080'\n  pprof_addr: 127.0.0.1:8080\n", `:3: server.pprof_addr: "127.0.0.1:8080": must not be the API's port`},
 	}
 	for _, tt := range tests {
