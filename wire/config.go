@@ -471,6 +471,9 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		!strings.HasPrefix(f.Database.URL, "sqlite:") {
 		return Config{}, loc.err("must start with postgres:// or sqlite:", "database", "url")
 	}
+	if err := gormstore.CheckURL(f.Database.URL); err != nil {
+		return Config{}, loc.err(err.Error(), "database", "url")
+	}
 	cfg.Database = gormstore.Config{URL: f.Database.URL, MaxOpenConns: f.Database.MaxOpenConns}
 
 	kinds := map[string]string{}

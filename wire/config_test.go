@@ -122,6 +122,8 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"negative price", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: x, pricing: {per_second: -1}}]\n",
 			":9: models[0].endpoints[0].pricing.per_second: price \"-1\" is negative"},
 		{"no endpoints", provider + "models:\n  - id: m\n    modality: tts\n", "models[0].endpoints: needs at least one endpoint"},
+		{"database url that does not parse", "database:\n  url: postgres://sb:hunter2@db:port/sb\n", `:2: database.url: invalid port ":port" after host`},
+		{"database url with a bad setting", "database:\n  url: postgres://db/sb?password=hunter2&sslmode=bogus\n", ":2: database.url: sslmode is invalid"},
 		{"bad redis url", "redis:\n  url: http://user:hunter2@x\n", ":2: redis.url: must be a redis:// or rediss:// URL"},
 		{"negative retention", "generations:\n  retention_days: -1\n", ":2: generations.retention_days:"},
 		{"base_url without host", "providers:\n  - {slug: x, kind: openai, base_url: 'https:/x', api_key: k}\n", ":2: providers[0].base_url:"},
@@ -144,6 +146,9 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), path) {
 				t.Fatalf("error %q does not name %q in %s", err, tt.want, path)
+			}
+			if strings.Contains(err.Error(), "hunter2") {
+				t.Fatalf("error %q repeats a password", err)
 			}
 		})
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 )
 
@@ -56,6 +57,27 @@ func schemaCurrent(ctx context.Context, db *gorm.DB) error {
 		return err
 	}
 	return h.Ready(ctx)
+}
+
+// CheckURL says what is wrong with a PostgreSQL URL as the driver reads it (a port, sslmode, a setting's value),
+// without repeating the URL: the driver's own message and url.Parse's name it, and the driver's masks a password
+// only in some places (postgres://db/sb?password=...&sslmode=bogus is shown whole).
+func CheckURL(dbURL string) error {
+	if strings.HasPrefix(dbURL, "sqlite:") {
+		return nil
+	}
+	_, err := pgconn.ParseConfig(dbURL)
+	if err == nil {
+		return nil
+	}
+	var uerr *url.Error
+	if errors.As(err, &uerr) {
+		return uerr.Err
+	}
+	if inner := errors.Unwrap(err); inner != nil {
+		return inner
+	}
+	return errors.New("not a PostgreSQL URL the driver reads")
 }
 
 // Describe names the database a URL points at for an operator, without its password: "SQLite
