@@ -196,6 +196,15 @@ func TestEnvOverrides(t *testing.T) {
 }
 
 // TestREADMEListsEveryOverride: the README's configuration table names every variable.
+func TestUnknownEnv(t *testing.T) {
+	t.Parallel()
+	got := sbwire.UnknownEnv([]string{"SWITCHBOARD_LOG_LEVL=debug", "SWITCHBOARD_LOG_LEVEL=debug", "SWITCHBOARD_ADDR=:1",
+		"SWITCHBOARD_CONFIG=c.yaml", "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY=k", "DATABASE_URL=x", "HOME=/root", "SWITCHBOARD_SERVER_ADRR=:2"})
+	if strings.Join(got, " ") != "SWITCHBOARD_LOG_LEVL SWITCHBOARD_SERVER_ADRR" {
+		t.Errorf("UnknownEnv: %v, want the two typos", got)
+	}
+}
+
 func TestREADMEListsEveryOverride(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../README.md")

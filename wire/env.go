@@ -2,6 +2,7 @@ package wire
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -29,6 +30,24 @@ func EnvOverrides() []EnvOverride {
 	eachScalar(reflect.ValueOf(&fileConfig{}).Elem(), func(setting string, _ reflect.Value) {
 		out = append(out, EnvOverride{Setting: setting, Env: envName(setting), Alias: envAliases[setting]})
 	})
+	return out
+}
+
+// UnknownEnv is the SWITCHBOARD_* variables of environ (NAME=value, as os.Environ) that nothing reads, sorted: a
+// typo (SWITCHBOARD_SERVER_ADRR) would otherwise leave its setting at the default without a word, where the file
+// refuses an unknown setting.
+func UnknownEnv(environ []string) []string {
+	known := map[string]bool{"SWITCHBOARD_CONFIG": true, "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY": true}
+	for _, o := range EnvOverrides() {
+		known[o.Env], known[o.Alias] = true, true
+	}
+	var out []string
+	for _, kv := range environ {
+		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "SWITCHBOARD_") && !known[name] {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
 	return out
 }
 

@@ -34,7 +34,12 @@ var version, commit, date string
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Getenv, os.Stdout, os.Stderr)
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	code := run(ctx, os.Args, env, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
@@ -51,7 +56,7 @@ type cli struct {
 	ctx            context.Context
 	self           string // how the binary was invoked, for hints
 	configPath     string
-	getenv         func(string) string
+	env            map[string]string // the environment
 	stdout, stderr io.Writer
 }
 
@@ -122,12 +127,12 @@ func (c *command) usage(fs *flag.FlagSet) string {
 	return b.String()
 }
 
-func run(ctx context.Context, argv []string, getenv func(string) string, stdout, stderr io.Writer) int {
+func run(ctx context.Context, argv []string, env map[string]string, stdout, stderr io.Writer) int {
 	self := "switchboard"
 	if len(argv) > 0 && strings.Contains(argv[0], "/") && filepath.Base(argv[0]) == "switchboard" {
 		self = argv[0] // "/switchboard" in the container image
 	}
-	c := &cli{ctx: ctx, self: self, getenv: getenv, stdout: stdout, stderr: stderr}
+	c := &cli{ctx: ctx, self: self, env: env, stdout: stdout, stderr: stderr}
 	err := c.dispatch(commands(), argv[1:])
 	var ue *usageError
 	switch {
@@ -299,13 +304,22 @@ func (c *cli) extractConfig(args []string) ([]string, error) {
 		}
 	}
 	if c.configPath == "" {
-		c.configPath = c.getenv("SWITCHBOARD_CONFIG")
+		c.configPath = c.env["SWITCHBOARD_CONFIG"]
 	}
 	return rest, nil
 }
 
 func (c *cli) config() (sbwire.Config, error) {
-	return sbwire.LoadConfig(c.configPath, c.getenv)
+	return sbwire.LoadConfig(c.configPath, func(k string) string { return c.env[k] })
+}
+
+// unknownEnv is the SWITCHBOARD_* variables of the environment that nothing reads (typos, most likely).
+func (c *cli) unknownEnv() []string {
+	environ := make([]string, 0, len(c.env))
+	for k := range c.env {
+		environ = append(environ, k+"=")
+	}
+	return sbwire.UnknownEnv(environ)
 }
 
 // withConfig loads the configuration and the logger, then runs f.
@@ -314,7 +328,11 @@ func (c *cli) withConfig(f func(cfg sbwire.Config, log *slog.Logger) error) erro
 	if err != nil {
 		return err
 	}
-	return f(cfg, sbwire.NewLogger(cfg.Log, c.stderr))
+	log := sbwire.NewLogger(cfg.Log, c.stderr)
+	for _, name := range c.unknownEnv() {
+		log.Warn("no setting reads this environment variable: a typo?", "name", name)
+	}
+	return f(cfg, log)
 }
 
 // withAdmin opens the existing database for an administrative command, saying which one on stderr.
@@ -353,6 +371,9 @@ func configCheck(c *cli, _ []string) error {
 		return err
 	}
 	fmt.Fprint(c.stdout, cfg.Summary())
+	for _, name := range c.unknownEnv() {
+		fmt.Fprintf(c.stderr, "warning: %s: no setting reads this environment variable: a typo?\n", name)
+	}
 	return nil
 }
 

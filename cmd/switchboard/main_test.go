@@ -29,7 +29,7 @@ type result struct {
 func runCLI(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	code := run(context.Background(), append([]string{"switchboard"}, args...), func(k string) string { return env[k] }, &out, &errb)
+	code := run(context.Background(), append([]string{"switchboard"}, args...), env, &out, &errb)
 	return result{code, out.String(), errb.String()}
 }
 
@@ -253,6 +253,11 @@ models:
 			t.Errorf("%s: %+v", tt.name, r)
 		}
 	}
+	typo := map[string]string{"OPENAI_KEY": "k", "SWITCHBOARD_SERVER_ADRR": ":9000", "SWITCHBOARD_LOG_LEVEL": "debug"}
+	if r := runCLI(t, typo, "--config", write(good), "config", "check"); r.code != 0 ||
+		r.stderr != "warning: SWITCHBOARD_SERVER_ADRR: no setting reads this environment variable: a typo?\n" {
+		t.Errorf("a variable nothing reads: %+v", r)
+	}
 	if r := runCLI(t, env, "--config", "/nope.yaml", "config", "check"); r.code != 1 || !strings.Contains(r.stderr, "/nope.yaml") {
 		t.Errorf("missing file: %+v", r)
 	}
@@ -317,7 +322,7 @@ func TestServeSideListeners(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		var out, errb bytes.Buffer
-		code := run(ctx, []string{"switchboard", "serve"}, func(k string) string { return env[k] }, &out, &errb)
+		code := run(ctx, []string{"switchboard", "serve"}, env, &out, &errb)
 		done <- result{code, out.String(), errb.String()}
 	}()
 	get := func(url string) (int, string) {
@@ -415,7 +420,7 @@ func TestServeStopsWhileTheDatabaseHangs(t *testing.T) {
 	done := make(chan result, 1)
 	go func() {
 		var out, errb bytes.Buffer
-		code := run(ctx, []string{"switchboard", "serve"}, func(k string) string { return env[k] }, &out, &errb)
+		code := run(ctx, []string{"switchboard", "serve"}, env, &out, &errb)
 		done <- result{code, out.String(), errb.String()}
 	}()
 	c := <-accepted
