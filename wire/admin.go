@@ -55,6 +55,7 @@ func LocalAddr(addr string) string {
 // Serve runs the gateway until ctx ends: it migrates, creates the bootstrap management key when asked to, and
 // serves. self is how the operator invoked the binary, for the hint on creating a first key.
 func Serve(ctx context.Context, cfg Config, log *slog.Logger, self string) error {
+	defer floorGC(os.Getenv, HeapFloor, nil)()
 	gw, cleanup, err := InitializeGateway(ctx, cfg, log, app.SystemEnv())
 	if err != nil {
 		return err
