@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 	rtmetrics "runtime/metrics"
 	"sync"
+	"sync/atomic"
 )
 
 // HeapFloor is the heap the gateway lets itself reach before the garbage collector runs, however small its live
@@ -34,7 +35,7 @@ type gcSentinel struct{ f *gcFloor }
 // floorGC keeps the collector's goal at floor at least (see HeapFloor), until stop. GOGC in the environment is
 // the operator's own choice, and is left to govern alone; GOMEMLIMIT still bounds the heap as it does.
 func floorGC(getenv func(string) string, floor uint64, tuned func(int)) (stop func()) {
-	if getenv("GOGC") != "" || floor == 0 {
+	if getenv("GOGC") != "" || floor == 0 || !floorActive.CompareAndSwap(false, true) {
 		return func() {}
 	}
 	f := &gcFloor{floor: floor, original: debug.SetGCPercent(100), tuned: tuned,
@@ -78,7 +79,12 @@ func (f *gcFloor) stop() {
 	defer f.mu.Unlock()
 	f.stopped = true
 	debug.SetGCPercent(f.original)
+	floorActive.Store(false)
 }
+
+// floorActive is set while a floor runs: the collector is the process's, so a second Serve in the same process
+// (tests run several) leaves it to the first, whose stop gives back the percentage it found.
+var floorActive atomic.Bool
 
 // gcPercent is the smallest percentage, not below base, whose goal for a live heap of live bytes reaches floor,
 // and no larger: the collector's goal is the larger of live·(1 + p/100) and a minimum heap that is 4 MB at 100 %
