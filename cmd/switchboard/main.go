@@ -129,8 +129,8 @@ func (c *command) usage(fs *flag.FlagSet) string {
 
 func run(ctx context.Context, argv []string, env map[string]string, stdout, stderr io.Writer) int {
 	self := "switchboard"
-	if len(argv) > 0 && strings.Contains(argv[0], "/") && filepath.Base(argv[0]) == "switchboard" {
-		self = argv[0] // "/switchboard" in the container image
+	if len(argv) > 0 {
+		self = invokedAs(argv[0], os.TempDir())
 	}
 	c := &cli{ctx: ctx, self: self, env: env, stdout: stdout, stderr: stderr}
 	err := c.dispatch(commands(), argv[1:])
@@ -218,6 +218,19 @@ func notUTF8(cmd *command, fs *flag.FlagSet) error {
 		return nil
 	}
 	return &usageError{msg: fmt.Sprintf("%s: %s is not valid UTF-8", cmd.name, bad), usage: cmd.usage(fs)}
+}
+
+// invokedAs is how the operator runs the binary, for the hints that name a command: the path it was run by
+// ("/switchboard" in the container image, ./bin/switchboard), `go run ./cmd/switchboard` for a binary go run built
+// in the temporary folder (make run: that path is gone once it stops), and switchboard otherwise.
+func invokedAs(argv0, tmp string) string {
+	switch {
+	case filepath.Base(argv0) != "switchboard" || !strings.Contains(argv0, "/"):
+		return "switchboard"
+	case strings.HasPrefix(argv0, filepath.Clean(tmp)+"/"):
+		return "go run ./cmd/switchboard"
+	}
+	return argv0
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }

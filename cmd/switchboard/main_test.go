@@ -435,3 +435,20 @@ func TestServeStopsWhileTheDatabaseHangs(t *testing.T) {
 		t.Fatal("serve did not stop while its database hung")
 	}
 }
+
+// TestInvokedAs: the hints name the command as the operator runs it.
+func TestInvokedAs(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ argv0, want string }{
+		{"/switchboard", "/switchboard"},
+		{"./bin/switchboard", "./bin/switchboard"},
+		{"switchboard", "switchboard"},
+		{"/usr/local/bin/sb", "switchboard"},
+		{"/tmp/go-build2089784583/b001/exe/switchboard", "go run ./cmd/switchboard"},
+		{"/tmpfoo/switchboard", "/tmpfoo/switchboard"},
+	} {
+		if got := invokedAs(tt.argv0, "/tmp/"); got != tt.want {
+			t.Errorf("invokedAs(%q) = %q, want %q", tt.argv0, got, tt.want)
+		}
+	}
+}
