@@ -1,8 +1,10 @@
 package gemini
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"mime"
@@ -25,11 +27,9 @@ var _ ports.ChatProvider = (*Client)(nil)
 // generationConfig and functionDeclarations, and reads its events into chunks. provider.options go under the
 // translated fields (safetySettings, cachedContent, ...).
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
-	body := ChatBody(req)
-	if cs, _ := body["contents"].([]content); len(cs) == 0 {
-		// Gemini refuses a request without contents: not sent, and another endpoint may take it.
-		return ports.ChatReply{}, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
-			Reason: "messages: google-ai-studio needs a message with content besides the system prompt"}
+	body, err := ChatBody(req)
+	if err != nil {
+		return ports.ChatReply{}, err
 	}
 	u := c.cfg.BaseURL + "/models/" + url.PathEscape(req.UpstreamModel) + ":streamGenerateContent?alt=sse"
 	hreq, err := upstream.NewJSONRequest(ctx, u, body)
@@ -44,10 +44,20 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 		UpstreamID: resp.Header.Get("X-Goog-Request-Id")}, nil
 }
 
-// ChatBody is the generateContent request for a chat request.
-func ChatBody(req ports.ChatRequest) map[string]any {
+// ChatBody is the generateContent request for a chat request. A conversation Gemini always refuses is not sent
+// (an *ports.UpstreamError another endpoint may take): one without contents (a system prompt alone), or with a
+// tool's result that names no function (Gemini matches results to calls by name: one answering a call id no
+// earlier message made, without a name of its own).
+func ChatBody(req ports.ChatRequest) (map[string]any, error) {
 	r := req.Request
-	system, contents := contents(r.Messages)
+	system, contents, unnamed := contents(r.Messages)
+	switch {
+	case len(contents) == 0:
+		return nil, untranslatable("messages", "a message with content besides the system prompt")
+	case unnamed >= 0:
+		return nil, untranslatable(fmt.Sprintf("messages[%d].tool_call_id", unnamed),
+			"a tool result to answer a call an earlier message made, or to name its function (name)")
+	}
 	out := map[string]any{"contents": contents}
 	if system != "" {
 		out["systemInstruction"] = map[string]any{"parts": []any{map[string]any{"text": system}}}
@@ -112,7 +122,13 @@ func ChatBody(req ports.ChatRequest) map[string]any {
 			out["toolConfig"] = map[string]any{"functionCallingConfig": mode}
 		}
 	}
-	return upstream.Merge(req.Options, out)
+	return upstream.Merge(req.Options, out), nil
+}
+
+// untranslatable is the error for a conversation Gemini would refuse, naming the field: not sent, and the
+// model's other endpoints may take it (a 400 when none does).
+func untranslatable(field, needs string) error {
+	return &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true, Reason: field + ": google-ai-studio needs " + needs}
 }
 
 // functionMode translates OpenAI's tool_choice: auto, none, required (Gemini's ANY), or a named function (ANY
@@ -150,23 +166,24 @@ type content struct {
 // contents translates the conversation: system and developer messages become the system instruction; the
 // assistant is the "model"; a tool's result is a functionResponse part of a user turn, named after the call it
 // answers (Gemini matches results to calls by name); consecutive turns of one role are joined into one.
-func contents(msgs []chat.Message) (string, []content) {
-	var system []string
-	var out []content
+// unnamed is the index of the first tool result that names no function, -1 when none.
+func contents(msgs []chat.Message) (system string, out []content, unnamed int) {
+	var systems []string
+	unnamed = -1
 	called := map[string]string{} // tool call id -> function name
-	for _, m := range msgs {
+	for i, m := range msgs {
 		role := "user"
 		var parts []any
 		switch m.Role {
 		case "system", "developer":
 			if t := m.Joined(); t != "" {
-				system = append(system, t)
+				systems = append(systems, t)
 			}
 			continue
 		case "tool":
-			name := called[m.ToolCallID]
-			if name == "" {
-				name = m.Name
+			name := cmp.Or(called[m.ToolCallID], m.Name)
+			if name == "" && unnamed < 0 {
+				unnamed = i
 			}
 			parts = []any{map[string]any{"functionResponse": map[string]any{"name": name,
 				"response": map[string]any{"content": m.Joined()}}}}
@@ -193,7 +210,7 @@ func contents(msgs []chat.Message) (string, []content) {
 		}
 		out = append(out, content{Role: role, Parts: parts})
 	}
-	return strings.Join(system, "\n\n"), out
+	return strings.Join(systems, "\n\n"), out, unnamed
 }
 
 // chatParts translates content parts: text as text (empty ones dropped), a data: URL image as inlineData,

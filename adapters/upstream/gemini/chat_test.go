@@ -2,6 +2,8 @@ package gemini_test
 
 import (
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,7 +72,11 @@ func TestChatBody(t *testing.T) {
 		"response_format": map[string]any{"type": "json_schema", "json_schema": map[string]any{"name": "x", "schema": map[string]any{"type": "object"}}},
 	})
 	req.Options = map[string]any{"safetySettings": []any{}, "contents": "ignored"}
-	got, _ := json.Marshal(gemini.ChatBody(req))
+	body, err := gemini.ChatBody(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(body)
 	want := `{"contents":[` +
 		`{"role":"user","parts":[{"text":"What is this?"},{"inlineData":{"data":"iVBORw0KGgo=","mimeType":"image/png"}},` +
 		`{"fileData":{"fileUri":"https://example.com/cat.png?x=1","mimeType":"image/png"}}]},` +
@@ -122,7 +128,11 @@ func TestChatBodyLimit(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			req := fakes.ChatRequest(t, "up-model", tc.body)
 			req.Options = tc.opts
-			got, _ := json.Marshal(gemini.ChatBody(req)["generationConfig"])
+			body, err := gemini.ChatBody(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal(body["generationConfig"])
 			if string(got) != tc.want {
 				t.Fatalf("generationConfig %s, want %s", got, tc.want)
 			}
@@ -136,4 +146,41 @@ func TestChatNothingToSend(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewGemini(t, "g-key")
 	fakes.CheckNothingToSend(t, f.Fake, client(f, "g-key", fakes.Patient))
+}
+
+// TestChatUnnamedToolResult: Gemini matches a tool's result to its call by the function's name, and refuses one
+// without; a result answering a call id no earlier message made, and naming no function, is not sent (another
+// endpoint may take it), the field named. With a name of its own, or answering a call made before, it is sent.
+func TestChatUnnamedToolResult(t *testing.T) {
+	t.Parallel()
+	f := fakes.NewGemini(t, "g-key")
+	p := client(f, "g-key", fakes.Patient)
+	call := map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{map[string]any{"id": "c1", "type": "function",
+		"function": map[string]any{"name": "look", "arguments": "{}"}}}}
+	ask := map[string]any{"role": "user", "content": "Look"}
+	for _, tc := range []struct {
+		name  string
+		msgs  []any
+		field string // "" when sent
+	}{
+		{"an unknown call id", []any{ask, call, map[string]any{"role": "tool", "tool_call_id": "c9", "content": "x"}}, "messages[2].tool_call_id"},
+		{"no call before it", []any{ask, map[string]any{"role": "tool", "tool_call_id": "c1", "content": "x"}}, "messages[1].tool_call_id"},
+		{"named", []any{ask, map[string]any{"role": "tool", "tool_call_id": "c9", "name": "look", "content": "x"}}, ""},
+		{"answering its call", []any{ask, call, map[string]any{"role": "tool", "tool_call_id": "c1", "content": "x"}}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			before := f.Calls()
+			_, err := fakes.ReadChat(t, p, fakes.ChatRequest(t, "up-model", map[string]any{"messages": tc.msgs}))
+			if tc.field == "" {
+				if err != nil || f.Calls() != before+1 {
+					t.Fatalf("err %v, calls %d -> %d", err, before, f.Calls())
+				}
+				return
+			}
+			var ue *ports.UpstreamError
+			if !errors.As(err, &ue) || ue.Kind != domain.KindInvalid || !ue.Retryable || !strings.HasPrefix(ue.Reason, tc.field+": ") {
+				t.Fatalf("err = %v (%+v), want a refusal naming %s", err, ue, tc.field)
+			}
+		})
+	}
 }
