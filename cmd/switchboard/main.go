@@ -73,9 +73,9 @@ type command struct {
 
 func commands() []*command {
 	return []*command{
-		{name: "serve", summary: "run the gateway (the default): creates and migrates the database, then listens; SIGINT/SIGTERM drain",
+		{name: "serve", summary: "run the gateway (the default): migrates the database (an SQLite file is created), then listens; SIGINT/SIGTERM drain",
 			define: func(*flag.FlagSet) func(*cli, []string) error { return serve }},
-		{name: "migrate", summary: "create the database if needed and bring its schema up to date",
+		{name: "migrate", summary: "bring the database's schema up to date (an SQLite file is created; a PostgreSQL database must exist)",
 			define: func(*flag.FlagSet) func(*cli, []string) error { return migrate }},
 		{name: "config check", summary: "run every check serve runs on the configuration, and print what it would serve",
 			define: func(*flag.FlagSet) func(*cli, []string) error { return configCheck }},
