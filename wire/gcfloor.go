@@ -39,7 +39,7 @@ func floorGC(getenv func(string) string, floor uint64, tuned func(int)) (stop fu
 		return func() {}
 	}
 	f := &gcFloor{floor: floor, original: debug.SetGCPercent(100), tuned: tuned,
-		sample: []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+		sample: []rtmetrics.Sample{{Name: "/gc/heap/live:bytes"}, {Name: "/gc/scan/stack:bytes"}, {Name: "/gc/scan/globals:bytes"}}}
 	debug.SetGCPercent(f.original)
 	f.tune()
 	f.arm()
@@ -54,7 +54,8 @@ func (f *gcFloor) arm() {
 	})
 }
 
-// tune sets the percentage for the live heap the last collection left, and says whether to go on.
+// tune sets the percentage for the live heap the last collection left, and the stacks and globals it scanned,
+// and says whether to go on.
 func (f *gcFloor) tune() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -62,11 +63,13 @@ func (f *gcFloor) tune() bool {
 		return false
 	}
 	rtmetrics.Read(f.sample)
-	var live uint64
-	if f.sample[0].Value.Kind() == rtmetrics.KindUint64 {
-		live = f.sample[0].Value.Uint64()
+	var v [3]uint64
+	for i, s := range f.sample {
+		if s.Value.Kind() == rtmetrics.KindUint64 {
+			v[i] = s.Value.Uint64()
+		}
 	}
-	p := gcPercent(live, f.floor, f.original)
+	p := gcPercent(v[0], v[1]+v[2], f.floor, f.original)
 	debug.SetGCPercent(p)
 	if f.tuned != nil {
 		f.tuned(p)
@@ -87,16 +90,19 @@ func (f *gcFloor) stop() {
 var floorActive atomic.Bool
 
 // gcPercent is the smallest percentage, not below base, whose goal for a live heap of live bytes reaches floor,
-// and no larger: the collector's goal is the larger of live·(1 + p/100) and a minimum heap that is 4 MB at 100 %
-// and grows with the percentage (4 MB·p/100), so for a live heap under 4 MB the minimum is what reaches the
-// floor (a percentage from the live heap alone, 6,300 % for a megabyte, made a goal of 252 MB). A live heap under
-// a megabyte counts as one (the first collections of a process), so the percentage stays finite.
-func gcPercent(live, floor uint64, base int) int {
+// and no larger. The collector's goal (mgcpacer.go, commit) is the larger of live + (live + roots)·p/100, roots
+// being the stacks and globals the last collection scanned, and a minimum heap that is 4 MB at 100 % and grows
+// with the percentage (4 MB·p/100): for a live heap under 4 MB the minimum is what reaches the floor (a
+// percentage from the live heap alone, 6,300 % for a megabyte, made a goal of 252 MB), and the roots count as the
+// runtime counts them (a percentage from the live heap alone, 700 % for 8 MB live and 8 MB of stacks, made a
+// goal of 120 MB; the stacks of many calls in flight are that large). A live heap under a megabyte counts as one
+// (the first collections of a process), so the percentage stays finite.
+func gcPercent(live, roots, floor uint64, base int) int {
 	live = max(live, 1<<20)
 	if live >= floor {
 		return base
 	}
-	return max(base, int(min((floor-live)*100/live, floor*100/minHeap)))
+	return max(base, int(min((floor-live)*100/(live+roots), floor*100/minHeap)))
 }
 
 // minHeap is the Go runtime's minimum heap goal at GOGC=100 (defaultHeapMinimum).
