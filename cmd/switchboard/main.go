@@ -8,6 +8,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -130,7 +131,7 @@ func (c *command) usage(fs *flag.FlagSet) string {
 func run(ctx context.Context, argv []string, env map[string]string, stdout, stderr io.Writer) int {
 	self := "switchboard"
 	if len(argv) > 0 {
-		self = invokedAs(argv[0], os.TempDir())
+		self = invokedAs(argv[0])
 	}
 	c := &cli{ctx: ctx, self: self, env: env, stdout: stdout, stderr: stderr}
 	err := c.dispatch(commands(), argv[1:])
@@ -221,16 +222,29 @@ func notUTF8(cmd *command, fs *flag.FlagSet) error {
 }
 
 // invokedAs is how the operator runs the binary, for the hints that name a command: the path it was run by
-// ("/switchboard" in the container image, ./bin/switchboard), `go run ./cmd/switchboard` for a binary go run built
-// in the temporary folder (make run: that path is gone once it stops), and switchboard otherwise.
-func invokedAs(argv0, tmp string) string {
+// ("/switchboard" in the container image, ./bin/switchboard, /tmp/switchboard), `go run ./cmd/switchboard` for a
+// binary go run built (make run), and switchboard otherwise.
+func invokedAs(argv0 string) string {
 	switch {
 	case filepath.Base(argv0) != "switchboard" || !strings.Contains(argv0, "/"):
 		return "switchboard"
-	case strings.HasPrefix(argv0, filepath.Clean(tmp)+"/"):
+	case builtByGoRun(filepath.Dir(argv0)):
 		return "go run ./cmd/switchboard"
 	}
 	return argv0
+}
+
+// builtByGoRun says whether dir is where go run puts the binary it runs, told by its shape rather than by a
+// folder it may be under: its work folder, $GOTMPDIR/go-build<n>/b001/exe (the temporary folder by default; gone
+// once it stops), or since Go 1.24 its build cache, $GOCACHE/<2 hex>/<64 hex>-d, where a second go run of the
+// same build runs it from.
+func builtByGoRun(dir string) bool {
+	if filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(dir))), "go-build") {
+		return true
+	}
+	h, ok := strings.CutSuffix(filepath.Base(dir), "-d")
+	_, err := hex.DecodeString(h)
+	return ok && err == nil && len(h) == 64 && filepath.Base(filepath.Dir(dir)) == h[:2]
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "-help" }

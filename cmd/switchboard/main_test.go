@@ -446,8 +446,14 @@ func TestInvokedAs(t *testing.T) {
 		{"/usr/local/bin/sb", "switchboard"},
 		{"/tmp/go-build2089784583/b001/exe/switchboard", "go run ./cmd/switchboard"},
 		{"/tmpfoo/switchboard", "/tmpfoo/switchboard"},
+		{"/tmp/switchboard", "/tmp/switchboard"}, // a release binary downloaded there
+		{"/tmp/exe/switchboard", "/tmp/exe/switchboard"},
+		{"/var/tmp/go-build1/b001/exe/switchboard", "go run ./cmd/switchboard"}, // GOTMPDIR=/var/tmp
+		// A second go run of the same build runs the binary from the build cache (Go 1.24).
+		{"/root/.cache/go-build/4c/4ca414cf60d4f3411e75d33baea4d0102577a73ccf6d9b1207e0963fc0612447-d/switchboard", "go run ./cmd/switchboard"},
+		{"/opt/4c/4ca414cf60d4f3411e75d33baea4d0102577a73ccf6d9b1207e0963fc061244-d/switchboard", "/opt/4c/4ca414cf60d4f3411e75d33baea4d0102577a73ccf6d9b1207e0963fc061244-d/switchboard"},
 	} {
-		if got := invokedAs(tt.argv0, "/tmp/"); got != tt.want {
+		if got := invokedAs(tt.argv0); got != tt.want {
 			t.Errorf("invokedAs(%q) = %q, want %q", tt.argv0, got, tt.want)
 		}
 	}
