@@ -750,3 +750,41 @@ models:
 		})
 	}
 }
+
+// TestChatGeminiRefusal: a conversation Gemini refuses (a tool's result naming no function) is not sent to it;
+// the model's next endpoint takes it, and when Gemini is its only one the caller gets a 400 naming the field.
+func TestChatGeminiRefusal(t *testing.T) {
+	t.Parallel()
+	oai, gem := fakes.NewOpenAI(t, "sk-1"), fakes.NewGemini(t, "g-key")
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: openai, kind: openai, base_url: %s, api_key: sk-1}
+  - {slug: gemini, kind: google-ai-studio, base_url: %s, api_key: g-key}
+models:
+  - {id: both, modality: chat, endpoints: [{provider: gemini, upstream_model: gemini-x}, {provider: openai, upstream_model: up-1}]}
+  - {id: gemini, modality: chat, endpoints: [{provider: gemini, upstream_model: gemini-x}]}
+`, oai.BaseURL(), gem.BaseURL())))
+	key, _ := g.Key(t, nil)
+	msgs := []any{map[string]any{"role": "user", "content": "Look"}, map[string]any{"role": "tool", "tool_call_id": "c9", "content": "x"}}
+	for _, tc := range []struct {
+		model          string
+		openai, status int
+	}{{"both", 1, 200}, {"gemini", 0, 400}} {
+		t.Run(tc.model, func(t *testing.T) {
+			before := [2]int{gem.Calls(), oai.Calls()}
+			r := g.Do(t, "POST", "/chat/completions", key, map[string]any{"model": tc.model, "messages": msgs})
+			if got := [2]int{gem.Calls() - before[0], oai.Calls() - before[1]}; got != [2]int{0, tc.openai} {
+				t.Errorf("upstream calls (gemini, openai) %v", got)
+			}
+			if tc.status == 200 {
+				if r.Status != 200 {
+					t.Fatalf("%d %s", r.Status, r.Body)
+				}
+				return
+			}
+			e := harness.AssertError(t, r, 400)
+			if msg, _ := e["message"].(string); !strings.HasPrefix(msg, "messages[1].tool_call_id: ") {
+				t.Errorf("message %q, want it to name messages[1].tool_call_id", msg)
+			}
+		})
+	}
+}
