@@ -39,8 +39,9 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 		return "", err
 	}
 	var presetID *string
+	var system string
 	if ref != nil {
-		if body, presetID, err = s.applyPreset(ctx, by, body, *ref); err != nil {
+		if body, presetID, system, err = s.applyPreset(ctx, by, body, *ref); err != nil {
 			return "", err
 		}
 	}
@@ -48,6 +49,7 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 	if err != nil {
 		return "", err
 	}
+	req = req.WithSystem(system)
 	// Each model of the fallback list is a call of its own through the pipeline — admitted on its own (the
 	// guardrails, budgets and limits judge that model), with its own generation record — tried until one
 	// answers. The caller gets the last call's id and, when every one failed, the last failure.
@@ -86,28 +88,32 @@ func fallsBack(err error) bool {
 	return false
 }
 
-// applyPreset lays the request over the preset's version it names.
-func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.Body, ref chat.PresetRef) (chat.Body, *string, error) {
+// applyPreset lays the request over the preset's version it names, and returns that version's system prompt,
+// laid once the request is parsed (chat.Request.WithSystem).
+func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.Body, ref chat.PresetRef) (chat.Body, *string, string, error) {
 	scope := ports.PresetScope{By: by, Slug: ref.Slug}
 	p, v, err := s.presets.Get(ctx, scope)
 	if errors.Is(err, preset.ErrNotFound) {
-		return nil, nil, domain.E(domain.KindNotFound, "preset_not_found", ref.Field+": no preset "+ref.Slug).With("field", ref.Field)
+		return nil, nil, "", domain.E(domain.KindNotFound, "preset_not_found", ref.Field+": no preset "+ref.Slug).With("field", ref.Field)
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	if ref.Version != 0 {
 		got, err := s.presets.version(ctx, p.ID, ref.Version)
 		if errors.Is(err, preset.ErrVersionNotFound) {
-			return nil, nil, preset.ErrVersionNotFound.WithMsg(ref.Field+": preset "+ref.Slug+" has no such version").With("field", ref.Field)
+			return nil, nil, "", preset.ErrVersionNotFound.WithMsg(ref.Field+": preset "+ref.Slug+" has no such version").With("field", ref.Field)
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		v = &got
 	}
 	body, err = body.UnderPreset(p, v, ref)
-	return body, &p.ID, err
+	if err != nil || v.SystemPrompt == nil {
+		return body, &p.ID, "", err
+	}
+	return body, &p.ID, *v.SystemPrompt, nil
 }
 
 // chatCall is one chat completion in the pipeline.

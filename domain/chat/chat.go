@@ -50,6 +50,9 @@ type Request struct {
 	// and those it rewrites (model, messages, stream, stream_options). Other upstreams get the typed ones,
 	// translated.
 	Extra map[string]json.RawMessage
+	// Prepended is how many messages the gateway laid before the caller's (a preset's system prompt): Messages[i]
+	// is the caller's messages[i-Prepended], as an error names it (MessageField).
+	Prepended int
 }
 
 // Message is one message of the conversation.
@@ -634,6 +637,22 @@ func (r Request) Texts() []string {
 	}
 	return out
 }
+
+// WithSystem lays a preset's system prompt before the messages, unless it is empty or the request has a system
+// (or developer) message of its own. It is laid after Parse, so that Parse's errors, MaxMessages and the rest
+// hold the caller's messages as they came, each named at its index in the body the caller sent.
+func (r Request) WithSystem(prompt string) Request {
+	if prompt == "" || slices.ContainsFunc(r.Messages, func(m Message) bool { return m.Role == "system" || m.Role == "developer" }) {
+		return r
+	}
+	system := Message{Role: "system", Content: []Part{{Type: "text", Text: prompt}}, Text: true}
+	r.Messages = append([]Message{system}, r.Messages...)
+	r.Prepended++
+	return r
+}
+
+// MessageField names field of Messages[i] as the caller sent it: messages[i-Prepended], with field appended.
+func (r Request) MessageField(i int, field string) string { return messageField(i-r.Prepended, field) }
 
 // WithTexts returns the request with its text parts replaced, in the order Texts lists them (redacted). A call
 // asks for it at each step (the record's input, the estimate, the upstream's request, the usage): when texts are

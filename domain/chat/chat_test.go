@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -115,6 +116,7 @@ func TestUnderPreset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r = r.WithSystem(*v.SystemPrompt)
 	if r.Model != "m" || *r.Temperature != 1 || *r.MaxTokens != 50 || len(r.Messages) != 2 || r.Messages[0].Joined() != "Be terse." {
 		t.Fatalf("merged: %+v", r)
 	}
@@ -590,19 +592,15 @@ func TestChoiceIsStringOrObject(t *testing.T) {
 	}
 }
 
-// TestUnderPresetSystem holds the preset's system prompt, laid over the request's messages as they came, to what
-// decoding each message into a map and encoding it again gave (the reference here): the same request once
-// parsed, or the same refusal. Role is read as Parse reads it; the map read only "role" ("Role": tested apart).
-func TestUnderPresetSystem(t *testing.T) {
-	system := "Be terse."
-	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m"}, SystemPrompt: &system}
-	p := preset.Preset{Slug: "x", Status: preset.Active}
-	ref := chat.PresetRef{Slug: "x", Field: "model"}
+// TestWithSystem holds a preset's system prompt, laid over the parsed request, to what decoding each message into
+// a map and laying the prompt before them gave (the reference here): the same messages once parsed; role is read
+// as Parse reads it ("Role": tested apart, which the reference does not read). A request Parse refuses is refused
+// as the caller sent it, its messages named at their own index, not one further on.
+func TestWithSystem(t *testing.T) {
+	t.Parallel()
+	const system = "Be terse."
 	reference := func(b chat.Body) chat.Body {
-		out := chat.Body{"model": json.RawMessage(`"m"`)}
-		for k, val := range b {
-			out[k] = val
-		}
+		out := maps.Clone(b)
 		var msgs []map[string]json.RawMessage
 		if err := json.Unmarshal(b["messages"], &msgs); err != nil {
 			return out
@@ -624,28 +622,46 @@ func TestUnderPresetSystem(t *testing.T) {
 	}
 	for _, msgs := range []string{
 		`[{"role":"user","content":"hi"}]`, `[{"role":"system","content":"mine"},{"role":"user","content":"hi"}]`,
-		`[{"role":"developer","content":"d"}]`, `null`, `[]`, ` [ {"role":"user","content":"hi"} , null ] `, `[1]`, `{}`,
-		`[{"role":5,"content":"x"}]`, `[{"role":"system","role":"user","content":"x"}]`, `[{"role":"user","content":"x","role":"system"}]`,
-		`[{"content":[{"type":"text","text":"a"}],"role":"user","name":"n"},{"role":null,"content":"x"}]`, `[{"role":"user","content":"x"},"x"]`,
-		`[{"role":"tool","tool_call_id":"c","content":"r"},{"role":"assistant","tool_calls":[{"id":"c","function":{"name":"f"}}]}]`,
+		`[{"role":"developer","content":"d"}]`, ` [ {"role":"user","content":"hi"} ] `,
+		`[{"role":"system","role":"user","content":"x"}]`, `[{"role":"user","content":"x","role":"system"}]`,
+		`[{"content":[{"type":"text","text":"a"}],"role":"user","name":"n"}]`,
+		`[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"c","content":"r"}]`,
 	} {
-		b := body(t, `{"messages":`+msgs+`}`)
-		merged, err := b.UnderPreset(p, v, ref)
+		b := body(t, `{"model":"m","messages":`+msgs+`}`)
+		own, err := chat.Parse(b)
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("%s: %v", msgs, err)
 		}
-		got, gerr := chat.Parse(merged)
-		want, werr := chat.Parse(reference(b))
-		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got.Messages, want.Messages) {
-			t.Errorf("%s:\n got %+v, %v\nwant %+v, %v", msgs, got.Messages, gerr, want.Messages, werr)
+		got := own.WithSystem(system)
+		want, err := chat.Parse(reference(b))
+		if err != nil || !reflect.DeepEqual(got.Messages, want.Messages) || got.Prepended != len(got.Messages)-len(own.Messages) {
+			t.Errorf("%s:\n got %+v (%d prepended)\nwant %+v, %v", msgs, got.Messages, got.Prepended, want.Messages, err)
+		}
+		if r := own.WithSystem(""); len(r.Messages) != len(own.Messages) || r.Prepended != 0 {
+			t.Errorf("%s: an empty prompt was laid", msgs)
 		}
 	}
-	merged, err := body(t, `{"messages":[{"Role":"system","content":"mine"}]}`).UnderPreset(p, v, ref)
-	if r, perr := chat.Parse(merged); err != nil || perr != nil || len(r.Messages) != 1 {
-		t.Errorf(`"Role":"system": %v %v %+v`, err, perr, r.Messages)
+	own, err := chat.Parse(body(t, `{"model":"m","messages":[{"Role":"system","content":"mine"}]}`))
+	if r := own.WithSystem(system); err != nil || len(r.Messages) != 1 { // the reference reads "role" only
+		t.Errorf(`"Role":"system": %v %+v`, err, r.Messages)
 	}
-	many := body(t, `{"messages":[`+strings.Repeat(`{},`, 100_000)+`{}]}`)
-	if n := testing.AllocsPerRun(5, func() { _, _ = many.UnderPreset(p, v, ref) }); n > 20 {
-		t.Errorf("100,000 messages: %v allocations, want at most 20 (a map and more each before)", n)
+
+	// Under a preset with a system prompt, the caller's messages[0] is named so, and MaxMessages of them are taken.
+	p := preset.Preset{Slug: "x", Status: preset.Active}
+	prompt := system
+	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m"}, SystemPrompt: &prompt}
+	ref := chat.PresetRef{Slug: "x", Field: "preset"}
+	b, err := body(t, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`).UnderPreset(p, v, ref)
+	var de *domain.Error
+	if _, err = chat.Parse(b); !errors.As(err, &de) || de.Meta["field"] != "messages[0].content[0].image_url.url" {
+		t.Errorf("the caller's messages[0] refused as %v", err)
+	}
+	b, _ = body(t, `{"messages":[`+strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-1)+`{"role":"tool","tool_call_id":"c","content":"x"}]}`).UnderPreset(p, v, ref)
+	r, err := chat.Parse(b)
+	if r = r.WithSystem(system); err != nil || len(r.Messages) != chat.MaxMessages+1 || r.Prepended != 1 {
+		t.Fatalf("%d messages under a preset: %v, %d messages", chat.MaxMessages, err, len(r.Messages))
+	}
+	if got := r.MessageField(chat.MaxMessages, ".tool_call_id"); got != fmt.Sprintf("messages[%d].tool_call_id", chat.MaxMessages-1) {
+		t.Errorf("the caller's last message is named %s", got)
 	}
 }

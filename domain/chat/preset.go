@@ -1,14 +1,12 @@
 package chat
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/domain"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 )
 
@@ -97,9 +95,9 @@ var (
 )
 
 // UnderPreset lays the request over a preset version's configuration: each field the request sets wins, the
-// others come from the preset; the preset's system prompt goes first unless the request has a system (or
-// developer) message of its own. model and models are one setting, the models a call may use in order: when the
-// request names any, the preset's are left out. A preset that is not active is refused.
+// others come from the preset (its system prompt is laid once the request is parsed: Request.WithSystem). model
+// and models are one setting, the models a call may use in order: when the request names any, the preset's are
+// left out. A preset that is not active is refused.
 func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef) (Body, error) {
 	switch {
 	case p.Status == preset.Disabled:
@@ -126,55 +124,7 @@ func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef) (Bo
 			out[k] = val
 		}
 	}
-	if v.SystemPrompt == nil || *v.SystemPrompt == "" {
-		return out, nil
-	}
-	msgs := bytes.TrimSpace(b["messages"])
-	if own, ok := systemOf(msgs); own || !ok {
-		return out, nil // a system of its own, or messages Parse names what is wrong with
-	}
-	system, _ := json.Marshal(map[string]string{"role": "system", "content": *v.SystemPrompt})
-	merged := append([]byte{'['}, system...)
-	if msgs[0] == '[' { // or null
-		if inner := bytes.TrimSpace(msgs[1 : len(msgs)-1]); len(inner) > 0 {
-			merged = append(append(merged, ','), inner...)
-		}
-	}
-	out["messages"] = append(merged, ']')
 	return out, nil
-}
-
-// systemOf reads the request's messages, an array of objects (or null), for a message whose role is system or
-// developer, as Parse reads a role (a key given twice: the last), and says whether they are such an array at all.
-// They are read over, not decoded: decoding every message into a map, each to be encoded again, made a 10 MiB
-// array of {} cost 1.2 GB before Parse refused it for its length.
-func systemOf(msgs []byte) (own, ok bool) {
-	if len(msgs) == 0 {
-		return false, false
-	}
-	s := jsonenc.NewScanner(msgs)
-	err := s.Array(func(int) error {
-		if own {
-			return s.Skip()
-		}
-		if s.Null() {
-			return nil
-		}
-		var role string
-		err := s.Object(func(key []byte) error {
-			if !jsonenc.Is(key, "role") {
-				return s.Skip()
-			}
-			role = ""
-			if s.Peek() == '"' {
-				return s.Str(&role)
-			}
-			return s.Skip()
-		})
-		own = role == "system" || role == "developer"
-		return err
-	})
-	return own, err == nil && s.End()
 }
 
 // CheckConfig refuses a chat preset's configuration that no call could use (max_tokens "x", a models list of

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"maps"
 	"mime"
@@ -55,7 +54,7 @@ func ChatBody(req ports.ChatRequest) (map[string]any, error) {
 	case len(contents) == 0:
 		return nil, untranslatable("messages", "a message with content besides the system prompt")
 	case unnamed >= 0:
-		return nil, untranslatable(fmt.Sprintf("messages[%d].tool_call_id", unnamed),
+		return nil, untranslatable(r.MessageField(unnamed, ".tool_call_id"),
 			"a tool result to answer a call an earlier message made, or to name its function (name)")
 	}
 	out := map[string]any{"contents": contents}

@@ -159,18 +159,22 @@ func TestChatUnnamedToolResult(t *testing.T) {
 		"function": map[string]any{"name": "look", "arguments": "{}"}}}}
 	ask := map[string]any{"role": "user", "content": "Look"}
 	for _, tc := range []struct {
-		name  string
-		msgs  []any
-		field string // "" when sent
+		name   string
+		msgs   []any
+		field  string // "" when sent
+		system string // a preset's system prompt
 	}{
-		{"an unknown call id", []any{ask, call, map[string]any{"role": "tool", "tool_call_id": "c9", "content": "x"}}, "messages[2].tool_call_id"},
-		{"no call before it", []any{ask, map[string]any{"role": "tool", "tool_call_id": "c1", "content": "x"}}, "messages[1].tool_call_id"},
-		{"named", []any{ask, map[string]any{"role": "tool", "tool_call_id": "c9", "name": "look", "content": "x"}}, ""},
-		{"answering its call", []any{ask, call, map[string]any{"role": "tool", "tool_call_id": "c1", "content": "x"}}, ""},
+		{"an unknown call id", []any{ask, call, map[string]any{"role": "tool", "tool_call_id": "c9", "content": "x"}}, "messages[2].tool_call_id", ""},
+		{"under a preset's system prompt", []any{ask, map[string]any{"role": "tool", "tool_call_id": "c9", "content": "x"}}, "messages[1].tool_call_id", "Be brief."},
+		{"no call before it", []any{ask, map[string]any{"role": "tool", "tool_call_id": "c1", "content": "x"}}, "messages[1].tool_call_id", ""},
+		{"named", []any{ask, map[string]any{"role": "tool", "tool_call_id": "c9", "name": "look", "content": "x"}}, "", ""},
+		{"answering its call", []any{ask, call, map[string]any{"role": "tool", "tool_call_id": "c1", "content": "x"}}, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			before := f.Calls()
-			_, err := fakes.ReadChat(t, p, fakes.ChatRequest(t, "up-model", map[string]any{"messages": tc.msgs}))
+			req := fakes.ChatRequest(t, "up-model", map[string]any{"messages": tc.msgs})
+			req.Request = req.Request.WithSystem(tc.system)
+			_, err := fakes.ReadChat(t, p, req)
 			if tc.field == "" {
 				if err != nil || f.Calls() != before+1 {
 					t.Fatalf("err %v, calls %d -> %d", err, before, f.Calls())
