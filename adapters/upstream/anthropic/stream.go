@@ -143,6 +143,9 @@ type stream struct {
 	tools   map[int64]int
 	usage   chat.Usage
 	stopped bool
+	// finished says message_delta brought the stop reason: the answer is whole, and a body that ends before
+	// message_stop ends it, as OpenAI's stream ends without its [DONE] (openai.ChatStream).
+	finished bool
 }
 
 func newStream(body io.Reader, status int) *stream {
@@ -155,6 +158,9 @@ func (s *stream) Next() (chat.Chunk, error) {
 	}
 	for {
 		_, data, err := s.sse.Next()
+		if err == io.EOF && s.finished {
+			return s.stop(), nil
+		}
 		if err != nil {
 			return chat.Chunk{}, upstream.Broke(err, s.status)
 		}
@@ -198,12 +204,10 @@ func (s *stream) Next() (chat.Chunk, error) {
 			}
 			if ev.hasDelta && ev.delta.stopReason != "" {
 				out.FinishReason, out.NativeFinishReason = chat.Finish(ev.delta.stopReason), ev.delta.stopReason
+				s.finished = true
 			}
 		case "message_stop":
-			s.stopped = true
-			s.sse.Close()
-			u := s.usage
-			return chat.Chunk{Usage: &u}, nil
+			return s.stop(), nil
 		case "error":
 			return chat.Chunk{}, s.failed(ev, data)
 		}
@@ -212,6 +216,14 @@ func (s *stream) Next() (chat.Chunk, error) {
 		}
 		// ping, content_block_stop, and event types added later (Anthropic says to ignore them)
 	}
+}
+
+// stop ends the stream with the usage counted: at message_stop, or at the body's end after the stop reason.
+func (s *stream) stop() chat.Chunk {
+	s.stopped = true
+	s.sse.Close()
+	u := s.usage
+	return chat.Chunk{Usage: &u}
 }
 
 // count takes the usage an event reports: message_start has the input, message_delta the output so far (and,

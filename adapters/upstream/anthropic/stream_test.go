@@ -147,3 +147,38 @@ func TestStreamUsageBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamEndsWithoutMessageStop: a body that ends after message_delta brought the stop reason ends the answer,
+// whole, with its usage, as OpenAI's stream ends without its [DONE]; one that ends before the stop reason broke off.
+func TestStreamEndsWithoutMessageStop(t *testing.T) {
+	t.Parallel()
+	start := `{"type":"message_start","message":{"id":"msg_1","usage":{"input_tokens":25,"output_tokens":1}}}`
+	text := `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`
+	stop := `{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":15}}`
+	for _, tc := range []struct {
+		name   string
+		events []string
+		broke  bool
+	}{
+		{"after the stop reason", []string{start, text, stop}, false},
+		{"before the stop reason", []string{start, text}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var body strings.Builder
+			for _, ev := range tc.events {
+				body.WriteString("event: x\ndata: " + ev + "\n\n")
+			}
+			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200))
+			if tc.broke {
+				if err == nil {
+					t.Fatalf("a stream cut before its stop reason read as whole: %q", res.Content.String())
+				}
+				return
+			}
+			want := chat.Usage{PromptTokens: 25, CompletionTokens: 15}
+			if err != nil || res.Content.String() != "Hello" || res.FinishReason != "stop" || res.Usage == nil || *res.Usage != want {
+				t.Fatalf("err %v, content %q, finish %q, usage %+v", err, res.Content.String(), res.FinishReason, res.Usage)
+			}
+		})
+	}
+}
