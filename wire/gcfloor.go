@@ -18,7 +18,8 @@ import (
 // GOGC's doubling applies as before, so a gateway holding a large live heap uses no more memory than it did.
 const HeapFloor = 64 << 20
 
-// gcFloor sets the collector's percentage after each collection so that its goal is the floor (see gcPercent). It is re-armed by a finalizer, which runs once after each collection.
+// gcFloor sets the collector's percentage after each collection so that its goal is the floor (see gcPercent).
+// It is re-armed by a finalizer, which runs once after each collection.
 type gcFloor struct {
 	floor    uint64
 	original int // the percentage before, restored by stop
@@ -35,7 +36,7 @@ type gcSentinel struct{ f *gcFloor }
 // floorGC keeps the collector's goal at floor at least (see HeapFloor), until stop. GOGC in the environment is
 // the operator's own choice, and is left to govern alone; GOMEMLIMIT still bounds the heap as it does.
 func floorGC(getenv func(string) string, floor uint64, tuned func(int)) (stop func()) {
-	if getenv("GOGC") != "" || floor == 0 || !floorActive.CompareAndSwap(false, true) {
+	if getenv("GOGC") != "" || !floorActive.CompareAndSwap(false, true) {
 		return func() {}
 	}
 	f := &gcFloor{floor: floor, original: debug.SetGCPercent(100), tuned: tuned,

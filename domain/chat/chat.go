@@ -414,10 +414,10 @@ func (r Request) checkText() error {
 	for i, m := range r.Messages {
 		for j, p := range m.Content {
 			if !domain.Storable(p.Text) { // the field's name is only made for the error
-				return domain.CheckText(fmt.Sprintf("messages[%d].content[%d].text", i, j), p.Text)
+				return domain.CheckText(partField(i, j)+".text", p.Text)
 			}
 			if !utf8.Valid(p.Raw) {
-				return notUTF8(fmt.Sprintf("messages[%d].content[%d]", i, j))
+				return notUTF8(partField(i, j))
 			}
 		}
 	}
