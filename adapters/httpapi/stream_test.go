@@ -4,10 +4,13 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // deadlineRecorder is a response that keeps the write deadlines set on it (http.ResponseController finds
@@ -92,5 +95,89 @@ func TestStreamFlushError(t *testing.T) {
 	}
 	if err := w.Flush(); !errors.Is(err, errFlush) {
 		t.Fatalf("Flush = %v, want %v", err, errFlush)
+	}
+}
+
+// TestStreamYield: a stream yields its core once, at its first flush that sends bytes, when its request is the only
+// one its server has in flight, and never otherwise.
+func TestStreamYield(t *testing.T) {
+	t.Parallel()
+	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+	for _, tt := range []struct {
+		name     string
+		inFlight int64 // the server's requests in flight, this one's included; 0: nothing counts them
+		steps    string
+		yields   int
+	}{
+		{"alone, a stream", 1, "wfwfwf", 1},
+		{"alone, a flush with nothing written first", 1, "fwf", 1},
+		{"alone, nothing sent", 1, "f", 0},
+		{"alone, one whole answer", 1, "wwf", 1},
+		{"another request in flight", 2, "wfwf", 0},
+		{"uncounted", 0, "wfwf", 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := gin.CreateTestContext(httptest.NewRecorder())
+			c.Request = httptest.NewRequest(http.MethodPost, "/chat/completions", nil)
+			if tt.inFlight > 0 {
+				r := newRequest(c, c.Request.Context())
+				r.inFlight = new(atomic.Int64)
+				r.inFlight.Store(tt.inFlight)
+			}
+			s := newFlushWriter(c)
+			yields := 0
+			s.yield = func() { yields++ }
+			s.start(http.StatusOK)
+			for _, step := range tt.steps {
+				var err error
+				if step == 'w' {
+					err = s.Write([]byte("data: x\n\n"))
+				} else {
+					err = s.Flush()
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			if yields != tt.yields {
+				t.Fatalf("yielded %d times, want %d", yields, tt.yields)
+			}
+		})
+	}
+}
+
+// TestInFlight: observe counts the server's requests in flight, a request's own included, and not after it ended.
+func TestInFlight(t *testing.T) {
+	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
+	e := gin.New()
+	e.Use(observe(ports.NoMetrics{}))
+	var first *request
+	entered, release := make(chan struct{}), make(chan struct{})
+	e.GET("/hold", func(c *gin.Context) {
+		first = requestOf(c)
+		close(entered)
+		<-release
+	})
+	alone := make(chan bool, 1)
+	e.GET("/ask", func(c *gin.Context) { alone <- requestOf(c).alone() })
+	done := make(chan struct{})
+	go func() {
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/hold", nil))
+		close(done)
+	}()
+	<-entered
+	if !first.alone() {
+		t.Fatal("the only request in flight is not alone")
+	}
+	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/ask", nil))
+	if <-alone {
+		t.Fatal("a request beside another in flight is alone")
+	}
+	close(release)
+	<-done
+	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/ask", nil))
+	if !<-alone {
+		t.Fatal("a request after the other ended is not alone")
 	}
 }
