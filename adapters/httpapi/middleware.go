@@ -52,10 +52,16 @@ func (r *request) Value(key any) any {
 
 // requestOf is the request's record, which the first middleware to ask puts on its context.
 func requestOf(c *gin.Context) *request {
-	if r, ok := c.Request.Context().Value(requestKey).(*request); ok {
+	if r := recordOf(c.Request.Context()); r != nil {
 		return r
 	}
 	return newRequest(c, c.Request.Context())
+}
+
+// recordOf is the record of the request that ctx belongs to, or nil: unlike requestOf, it puts none there.
+func recordOf(ctx context.Context) *request {
+	r, _ := ctx.Value(requestKey).(*request)
+	return r
 }
 
 // newRequest puts a record over ctx on c's request.
@@ -65,12 +71,13 @@ func newRequest(c *gin.Context, ctx context.Context) *request {
 	return r
 }
 
-// alone says the request is the only one its server has in flight (false when nothing counts them).
-func (r *request) alone() bool { return r.inFlight != nil && r.inFlight.Load() == 1 }
+// alone says the request is the only one its server has in flight (false when nothing counts them, or without a
+// record).
+func (r *request) alone() bool { return r != nil && r.inFlight != nil && r.inFlight.Load() == 1 }
 
 // RequestID returns the id of the request that ctx belongs to, or "".
 func RequestID(ctx context.Context) string {
-	if r, ok := ctx.Value(requestKey).(*request); ok {
+	if r := recordOf(ctx); r != nil {
 		return r.id
 	}
 	return ""
@@ -164,7 +171,7 @@ func saneRequestID(id string) bool {
 
 // loggerOf is the server's logger, which accessLog put on the request.
 func loggerOf(c *gin.Context) *slog.Logger {
-	if r, ok := c.Request.Context().Value(requestKey).(*request); ok && r.log != nil {
+	if r := recordOf(c.Request.Context()); r != nil && r.log != nil {
 		return r.log
 	}
 	return slog.Default()

@@ -23,7 +23,7 @@ type flushWriter struct {
 	rc      http.ResponseController
 	started bool
 	unsent  bool // written since the last flush
-	flushed bool // bytes have left (the core was offered once: Flush)
+	flushed bool // bytes have left, and whether to yield the core was decided (Flush)
 	yield   func()
 	// quarters counts quarters of streamIdle; pushed is its count when the deadline was last pushed, if armed.
 	quarters *quarterClock
@@ -77,13 +77,14 @@ func (s *flushWriter) Write(p []byte) error {
 	return err
 }
 
-// Flush sends what was written since the last flush. After a stream's first bytes, when its request is the only
-// one the server has in flight, it yields its core once (yieldCore). A caller on the same machine is often woken
-// onto this very core by those bytes (the kernel places the reader of a loopback socket beside its writer), and
-// waited there while the gateway relayed the rest of an answer that came at once: chat's added time to its first
-// token, 200 tokens at once at c=1, was 0.32-0.34 ms and is 0.26-0.27 with the yield (README, Benchmarks). Under
-// concurrency the core is other callers' work, and the yield cost chat an eighth of its throughput at c=32, so it
-// is not offered there.
+// Flush sends what was written since the last flush. After the response's first bytes (a stream's, or a whole
+// answer's), when its request is the only one the server has in flight, it yields its core once (yieldCore). A
+// caller on the same machine is often woken onto this very core by those bytes (the kernel places the reader of a
+// loopback socket beside its writer), and waited there while the gateway relayed the rest of an answer that came
+// at once: chat's added time to its first token, 200 tokens at once at c=1, was 0.32-0.34 ms and 0.26-0.27 with
+// the yield, as measured when it came in. Under concurrency the core is other callers' work, and the yield cost
+// chat an eighth of its throughput at c=32, so it is not offered there. It reads the request's record and never
+// puts one on the request (recordOf, not requestOf): a flush is no place to replace the request under the handler.
 func (s *flushWriter) Flush() error {
 	if !s.unsent {
 		return nil
@@ -94,7 +95,7 @@ func (s *flushWriter) Flush() error {
 	}
 	if !s.flushed {
 		s.flushed = true
-		if requestOf(s.c).alone() {
+		if recordOf(s.c.Request.Context()).alone() {
 			s.yield()
 		}
 	}
