@@ -32,7 +32,8 @@ type Metrics interface {
 	RecordsQuarantined(n int)
 	// Holds moves the number of guardrail budget holds reserved and not yet settled.
 	Holds(delta int)
-	// Depth registers a queue whose length is read at each scrape ("recorder", "spool").
+	// Depth registers a queue whose length is read at each scrape: "recorder", the generation records in the spool
+	// not yet written. The spool holds nothing else to count, so it is no queue of its own.
 	Depth(queue string, length func() int)
 }
 

@@ -140,7 +140,7 @@ func New() *Metrics {
 		holds: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: namespace, Name: "guardrail_holds_outstanding",
 			Help: "Guardrail budget holds reserved by calls in flight and not settled yet."}),
 		queues: &queues{desc: prometheus.NewDesc(namespace+"_queue_depth",
-			"Entries waiting in a background queue (recorder: generation records not yet written; spool: entries kept on disk).",
+			"Entries waiting in a background queue (recorder: generation records in the spool not yet written to the database).",
 			[]string{"queue"}, nil), length: map[string]func() int{}},
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.responseBytes, m.overhead, m.upstream, m.upstreamTime, m.failovers,

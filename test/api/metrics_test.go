@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,6 +128,7 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	dashboardQueriesExist(t, after)
+	queuesNamedExported(t, after)
 	for _, tt := range []struct {
 		name   string
 		labels map[string]string
@@ -138,6 +140,32 @@ func TestMetrics(t *testing.T) {
 		if v, ok := value(after, tt.name, tt.labels); !ok || v != 0 {
 			t.Errorf("%s%v = %v (present %v), want 0", tt.name, tt.labels, v, ok)
 		}
+	}
+}
+
+// queuesNamedExported checks that the help of switchboard_queue_depth names ("name: what") exactly the queues the
+// gateway exports.
+func queuesNamedExported(t *testing.T, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	f := fams["switchboard_queue_depth"]
+	if f == nil {
+		t.Fatal("/metrics exports no switchboard_queue_depth")
+	}
+	var exported, named []string
+	for _, m := range f.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "queue" {
+				exported = append(exported, l.GetValue())
+			}
+		}
+	}
+	for _, m := range regexp.MustCompile(`(\w+): `).FindAllStringSubmatch(f.GetHelp(), -1) {
+		named = append(named, m[1])
+	}
+	slices.Sort(exported)
+	slices.Sort(named)
+	if !slices.Equal(named, exported) {
+		t.Errorf("switchboard_queue_depth's help names the queues %v, and the gateway exports %v (help: %q)", named, exported, f.GetHelp())
 	}
 }
 
