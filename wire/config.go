@@ -152,7 +152,8 @@ type fileConfig struct {
 		Addr    string `yaml:"addr"`
 	} `yaml:"metrics"`
 	Tracing struct {
-		Enabled bool `yaml:"enabled"`
+		Enabled             bool `yaml:"enabled"`
+		TrustCallerSampling bool `yaml:"trust_caller_sampling"`
 	} `yaml:"tracing"`
 }
 
@@ -245,6 +246,14 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 			ce.File = path
 		}
 		return Config{}, err
+	}
+	// The sampler is the SDK's variable, read here so that a bad one fails at load (and config check) as a setting
+	// does, where the SDK warned and sampled every trace.
+	cfg.Tracing.Sampler, cfg.Tracing.SamplerArg = getenv("OTEL_TRACES_SAMPLER"), getenv("OTEL_TRACES_SAMPLER_ARG")
+	if cfg.Tracing.Enabled {
+		if _, err := cfg.Tracing.sampler(); err != nil {
+			return Config{}, err
+		}
 	}
 	cfg.Bootstrap = getenv("SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY")
 	if cfg.Bootstrap != "" && len(cfg.Bootstrap) < 32 {
@@ -590,7 +599,7 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		}
 	}
 	cfg.Metrics = MetricsConfig{Enabled: f.Metrics.Enabled, Addr: f.Metrics.Addr}
-	cfg.Tracing = TracingConfig{Enabled: f.Tracing.Enabled}
+	cfg.Tracing = TracingConfig{Enabled: f.Tracing.Enabled, TrustCallerSampling: f.Tracing.TrustCallerSampling}
 	return cfg, nil
 }
 

@@ -2,9 +2,12 @@ package wire
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,12 +30,71 @@ import (
 
 // TracingConfig turns OpenTelemetry tracing on (tracing.enabled). The exporter is OTLP over HTTP, configured by
 // the standard environment variables (OTEL_EXPORTER_OTLP_ENDPOINT, OTEL_EXPORTER_OTLP_HEADERS, ...), as are the
-// sampler (OTEL_TRACES_SAMPLER) and the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES).
+// sampler (OTEL_TRACES_SAMPLER, see sampler) and the resource (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES).
 type TracingConfig struct {
 	Enabled bool
+	// TrustCallerSampling (tracing.trust_caller_sampling) lets the sampled flag of a caller's traceparent decide
+	// whether its request is traced, as OpenTelemetry's parent-based samplers do.
+	TrustCallerSampling bool
+	// Sampler and SamplerArg are OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, read with the configuration.
+	Sampler, SamplerArg string
 	// Exporter, when set, receives the spans instead of the OTLP exporter: tests pass an in-memory one.
 	Exporter sdktrace.SpanExporter
 }
+
+// sampler is the operator's sampler, OTEL_TRACES_SAMPLER with its argument as the SDK reads them (unset: the SDK's
+// parentbased_always_on). Unless TrustCallerSampling, a request under a caller's traceparent is decided as the
+// first span of a trace of the gateway's own would be (ownDecision), whatever the caller's sampled flag says: with
+// the flag trusted, any caller could have all of its requests traced past the operator's ratio, a load on the
+// trace backend that is the operator's to choose. The span still continues the caller's trace, and spans under
+// the gateway's own follow them, as with the parent-based samplers.
+func (c TracingConfig) sampler() (sdktrace.Sampler, error) {
+	name := strings.ToLower(strings.TrimSpace(c.Sampler))
+	if name == "" {
+		name = "parentbased_always_on"
+	}
+	kind, parentBased := strings.CutPrefix(name, "parentbased_")
+	var root sdktrace.Sampler
+	switch kind {
+	case "always_on":
+		root = sdktrace.AlwaysSample()
+	case "always_off":
+		root = sdktrace.NeverSample()
+	case "traceidratio":
+		ratio := 1.0
+		if arg := strings.TrimSpace(c.SamplerArg); arg != "" {
+			var err error
+			if ratio, err = strconv.ParseFloat(arg, 64); err != nil || !(ratio >= 0 && ratio <= 1) {
+				return nil, &ConfigError{Field: "OTEL_TRACES_SAMPLER_ARG", Msg: "must be a ratio from 0 to 1, as 0.1"}
+			}
+		}
+		root = sdktrace.TraceIDRatioBased(ratio)
+	default:
+		return nil, &ConfigError{Field: "OTEL_TRACES_SAMPLER", Msg: "must be one of always_on, always_off, traceidratio, " +
+			"parentbased_always_on, parentbased_always_off, parentbased_traceidratio"}
+	}
+	switch {
+	case !c.TrustCallerSampling:
+		own := ownDecision{root}
+		return sdktrace.ParentBased(root, sdktrace.WithRemoteParentSampled(own), sdktrace.WithRemoteParentNotSampled(own)), nil
+	case parentBased:
+		return sdktrace.ParentBased(root), nil
+	}
+	return root, nil
+}
+
+// ownDecision decides a span under a caller's span as root decides the first span of a trace of the gateway's
+// own: on a trace id of its own drawing, since a ratio decides by the trace id, and the caller's is the caller's
+// choice (one whose last eight bytes are zero passes every ratio but 0). The span keeps the caller's trace id and state.
+type ownDecision struct{ root sdktrace.Sampler }
+
+func (o ownDecision) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
+	binary.BigEndian.PutUint64(p.TraceID[:8], rand.Uint64())
+	binary.BigEndian.PutUint64(p.TraceID[8:], rand.Uint64())
+	return o.root.ShouldSample(p)
+}
+
+func (o ownDecision) Description() string { return "OwnDecision{" + o.root.Description() + "}" }
 
 // flushTimeout bounds the cleanup's export of what is buffered: a collector that does not answer would otherwise
 // hold the process's exit, after the drain, for the processor's export timeout (30 s).
@@ -45,9 +107,12 @@ func newTracing(ctx context.Context, cfg TracingConfig, log *slog.Logger) (httpa
 	if !cfg.Enabled {
 		return httpapi.Tracing{}, func() {}, nil
 	}
+	sampler, err := cfg.sampler()
+	if err != nil {
+		return httpapi.Tracing{}, nil, fmt.Errorf("tracing: %w", err)
+	}
 	exp := cfg.Exporter
 	if exp == nil {
-		var err error
 		if exp, err = otlptracehttp.New(ctx); err != nil {
 			return httpapi.Tracing{}, nil, fmt.Errorf("tracing: OTLP exporter: %w", err)
 		}
@@ -58,7 +123,7 @@ func newTracing(ctx context.Context, cfg TracingConfig, log *slog.Logger) (httpa
 		return httpapi.Tracing{}, nil, fmt.Errorf("tracing: resource: %w", err)
 	}
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
 	t := httpapi.Tracing{Provider: tp,
 		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
 	return t, func() {

@@ -80,6 +80,40 @@ func TestTracing(t *testing.T) {
 	}
 }
 
+// A caller's traceparent decides whether its request is traced only when tracing.trust_caller_sampling says so:
+// with no trace started by the gateway sampled (OTEL_TRACES_SAMPLER=parentbased_always_off), a caller's sampled flag
+// brings no span by default, and the server span in the caller's trace once trusted.
+func TestTracingCallerSampling(t *testing.T) {
+	t.Parallel()
+	const traceID = "4bf92f3577b34da6a3ce929d0e0736aa"
+	for _, tt := range []struct {
+		trust  string
+		server int
+	}{{"false", 0}, {"true", 1}} {
+		t.Run("trust_caller_sampling "+tt.trust, func(t *testing.T) {
+			t.Parallel()
+			spans := tracetest.NewInMemoryExporter()
+			g := harness.Start(t, harness.WithSQLite(), harness.WithSpans(keep{spans}),
+				harness.WithEnv("OTEL_TRACES_SAMPLER", "parentbased_always_off"),
+				harness.WithEnv("SWITCHBOARD_TRACING_TRUST_CALLER_SAMPLING", tt.trust))
+			key, _ := g.Key(t, nil)
+			if r := g.Do(t, "GET", "/key", key, nil, "traceparent", "00-"+traceID+"-00f067aa0ba902b7-01"); r.Status != 200 {
+				t.Fatalf("GET /key: %d %s", r.Status, r.Body)
+			}
+			g.Stop() // exports what is buffered
+			server := 0
+			for _, s := range spans.GetSpans() {
+				if s.SpanKind == trace.SpanKindServer && s.SpanContext.TraceID().String() == traceID {
+					server++
+				}
+			}
+			if server != tt.server {
+				t.Errorf("%d server spans in the caller's trace, want %d (all spans: %v)", server, tt.server, names(spans.GetSpans()))
+			}
+		})
+	}
+}
+
 // keep keeps the spans when the gateway shuts its exporter down (the in-memory exporter would forget them).
 type keep struct{ *tracetest.InMemoryExporter }
 

@@ -105,7 +105,7 @@ func Start(t testing.TB, opts ...Option) *Gateway {
 		cfg.Database.MaxOpenConns = 6
 	}
 	if o.spans != nil {
-		cfg.Tracing = sbwire.TracingConfig{Enabled: true, Exporter: o.spans}
+		cfg.Tracing.Enabled, cfg.Tracing.Exporter = true, o.spans
 	}
 	env := app.SystemEnv()
 	if o.clock != nil {
