@@ -252,9 +252,19 @@ const DefaultMaxTokens = 4096
 var gatewayFields = []string{"model", "models", "preset", "provider", "route", "transforms", "session_id", "user",
 	"usage", "plugins", "trace", "stream", "stream_options", "messages"}
 
+// checkedFields are the other fields Parse reads: checked (and translated for upstreams that are not
+// OpenAI-compatible), then passed on as they came to those that are.
+var checkedFields = []string{"max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "seed", "n", "tools",
+	"tool_choice", "response_format"}
+
 // Parse reads and validates a request body; every error names its field.
 func Parse(b Body) (Request, error) {
 	var r Request
+	extra, err := extraFields(b)
+	if err != nil {
+		return r, err
+	}
+	r.Extra = extra
 	if err := field(b, "model", &r.Model); err != nil {
 		return r, err
 	}
@@ -367,15 +377,51 @@ func Parse(b Body) (Request, error) {
 		return r, err
 	}
 	r.Route = route
+	return r, r.checkText()
+}
+
+// extraFields are the fields of b sent on as they came (Request.Extra): all but gatewayFields. A field that names
+// one the gateway reads in another case ("MODEL", "Stream", "ſtream", whose ſ folds to s) is refused, naming it as
+// sent: the gateway reads its fields by their names only, but an upstream that decodes as encoding/json does
+// (Ollama, many proxies) matches keys without regard to case, by strings.EqualFold's folding, and takes the last.
+// Sent on, such a field would have the upstream serve another model than the one routed and priced, stream
+// under a call that does not, forward the end-user id the gateway keeps, or take a limit or a choice count the
+// call's budget was not reserved for. Of several, the first in byte order is named, whatever order they came in.
+func extraFields(b Body) (map[string]json.RawMessage, error) {
+	var extra map[string]json.RawMessage
+	var smuggled, as string
 	for k, v := range b {
-		if !slices.Contains(gatewayFields, k) {
-			if r.Extra == nil {
-				r.Extra = map[string]json.RawMessage{}
+		if slices.Contains(gatewayFields, k) {
+			continue
+		}
+		if name, ok := readAs(k); ok {
+			if smuggled == "" || k < smuggled {
+				smuggled, as = k, name
 			}
-			r.Extra[k] = v
+			continue
+		}
+		if extra == nil {
+			extra = map[string]json.RawMessage{}
+		}
+		extra[k] = v
+	}
+	if smuggled != "" {
+		return nil, domain.Invalid(smuggled, fmt.Sprintf("is %q in another case, which an upstream may read as %q: send it as %q",
+			as, as, as))
+	}
+	return extra, nil
+}
+
+// readAs returns the field the gateway reads (gatewayFields, checkedFields) that key names in another case.
+func readAs(key string) (string, bool) {
+	for _, fields := range [][]string{gatewayFields, checkedFields} {
+		for _, f := range fields {
+			if key != f && strings.EqualFold(key, f) {
+				return f, true
+			}
 		}
 	}
-	return r, r.checkText()
+	return "", false
 }
 
 // parseModels reads the models fallback list: the models tried in order, after model when it is set (the

@@ -166,6 +166,63 @@ func TestUnderPresetModels(t *testing.T) {
 	}
 }
 
+// TestFieldsInAnotherCase: a field that names one the gateway reads in another case is refused, naming it as sent,
+// exactly when encoding/json (what Ollama and many proxies decode with) would read it as that field: it would
+// otherwise go upstream as it came, where such an upstream takes it for the gateway's own (the last key wins)
+// and serves another model than the one priced, streams, or takes a limit the budget was not reserved for.
+// A field no such upstream would read as one of the gateway's passes on.
+func TestFieldsInAnotherCase(t *testing.T) {
+	t.Parallel()
+	// Every field Parse reads, with a value it takes; "messages" and "model" are in every body.
+	read := map[string]string{"model": `"m"`, "models": `["m"]`, "preset": `""`, "provider": `{}`, "route": `"x"`,
+		"transforms": `[]`, "session_id": `"s"`, "user": `"u"`, "usage": `{}`, "plugins": `[]`, "trace": `{}`,
+		"stream": `true`, "stream_options": `{}`, "messages": `[{"role":"user","content":"hi"}]`, "max_tokens": `5`,
+		"max_completion_tokens": `5`, "temperature": `1`, "top_p": `1`, "stop": `"x"`, "seed": `1`, "n": `1`,
+		"tools": `[]`, "tool_choice": `"auto"`, "response_format": `{}`}
+	for name, value := range read {
+		spellings := []string{strings.ToUpper(name), strings.ToUpper(name[:1]) + name[1:], name + "_", "x" + name,
+			strings.ReplaceAll(name, "_", "-"), strings.ReplaceAll(name, "s", "ſ"), strings.ReplaceAll(name, "k", "\u212a"),
+			strings.ReplaceAll(name, "S", "ſ")}
+		for _, key := range spellings {
+			raw := `{"model":"m","messages":[{"role":"user","content":"hi"}],"` + key + `":` + value + `}`
+			b := body(t, raw)
+			sent := ""
+			for k := range b {
+				if k != "model" && k != "messages" {
+					sent = k
+				}
+			}
+			if sent == "" || sent == name { // the spelling is the name itself
+				continue
+			}
+			// What encoding/json reads as the field: a struct field of that name matches a key in another case.
+			field := reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeFor[json.RawMessage](),
+				Tag: reflect.StructTag(`json:"` + name + `"`)}})
+			v := reflect.New(field)
+			if err := json.Unmarshal([]byte(`{"`+key+`":`+value+`}`), v.Interface()); err != nil {
+				t.Fatal(err)
+			}
+			matched := v.Elem().Field(0).Len() > 0
+			r, err := chat.Parse(b)
+			var de *domain.Error
+			switch {
+			case matched && (!errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != sent ||
+				!strings.Contains(err.Error(), `"`+name+`"`)):
+				t.Errorf("%q, read as %q by encoding/json: %v, want a 400 naming it", sent, name, err)
+			case !matched && (err != nil || string(r.Extra[sent]) != value):
+				t.Errorf("%q, another field: %v, extra %s; want it passed on", sent, err, r.Extra[sent])
+			}
+		}
+	}
+	// Of several, the first in byte order is named, in whatever order they came.
+	for range 10 {
+		_, err := chat.Parse(body(t, `{"model":"m","messages":[{"role":"user","content":"hi"}],"ſtream":true,"User":"u","MODEL":"x"}`))
+		if err == nil || !strings.HasPrefix(err.Error(), "MODEL: ") {
+			t.Fatalf("several: %v, want MODEL named", err)
+		}
+	}
+}
+
 // TestUsageFromUpstream: a usage block no upstream could mean (a negative count, or past MaxTokenCount) is not
 // taken: the answer is then priced as one without usage (estimated from what was delivered), never credited
 // for a negative cost nor charged a sum that wraps around.

@@ -311,6 +311,10 @@ func TestChatBadInput(t *testing.T) {
 		{"a tts model", hi(map[string]any{"model": "tts"}), "model"},
 		{"bad preset", hi(map[string]any{"model": "@preset/Bad_Slug"}), "model"},
 		{"bad preset version", hi(map[string]any{"preset": "p@0"}), "preset"},
+		// a field the gateway reads, in another case: an upstream may read it as that field
+		{"model in another case", hi(map[string]any{"MODEL": "other"}), "MODEL"},
+		{"stream by Unicode's folding", hi(map[string]any{"ſtream": true}), "ſtream"},
+		{"user in another case", hi(map[string]any{"User": "end-user-7"}), "User"},
 	} {
 		e := harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, tc.body), 400)
 		if !strings.Contains(fmt.Sprint(e["message"]), tc.field) {

@@ -136,6 +136,7 @@ func TestPresetErrors(t *testing.T) {
 		{"POST", "/presets/p2/chat/completions", `{"model":"m","stop":[1]}`, 400, "stop"},
 		{"POST", "/presets/p2/chat/completions", `{"model":"m","n":2}`, 400, "n"},
 		{"POST", "/presets/p2/chat/completions", `{"model":"m","top_p":7}`, 400, "top_p"},
+		{"POST", "/presets/p2/chat/completions", `{"model":"m","Model":"x"}`, 400, "Model"},
 		{"POST", "/presets/p2/chat/completions", `[1,2]`, 400, ""},
 		{"POST", "/presets/p2/chat/completions", `null`, 400, ""},
 		{"POST", "/presets/p2/messages", `{"model":"m","system":5}`, 400, "system"},

@@ -139,21 +139,19 @@ func decodeAny(t *testing.T, b []byte) any {
 	return v
 }
 
-// TestChatBodyGatewayFieldsWin holds the fields the gateway writes against a caller's field or option that names
-// them in another case (or by Unicode's folding): an upstream that decodes with encoding/json (Ollama) matches
-// keys so and takes the last, so the gateway's model, messages, stream and default limit must come last.
+// TestChatBodyGatewayFieldsWin holds the fields the gateway writes against a caller's option that names them in
+// another case (or by Unicode's folding): an upstream that decodes with encoding/json (Ollama) matches keys so and
+// takes the last, so the gateway's model, messages, stream and default limit must come last. (Such a field of the
+// request itself is refused by chat.Parse.)
 func TestChatBodyGatewayFieldsWin(t *testing.T) {
-	for _, tc := range []struct {
-		body string
-		opts map[string]any
-	}{
-		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}],"Model":"costly","MESSAGES":[],"Stream":false,` +
-			`"STREAM_OPTIONS":{"include_usage":false},"Max_Completion_Tokens":1000000}`},
-		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}],"meſſages":[],"ſtream":false}`},
-		{body: `{"model":"m","messages":[{"role":"user","content":"hi"}]}`,
-			opts: map[string]any{"MODEL": "costly", "Stream": false, "MAX_COMPLETION_TOKENS": json.Number("1000000")}},
+	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
+	for _, opts := range []map[string]any{
+		{"Model": "costly", "MESSAGES": []any{}, "Stream": false, "STREAM_OPTIONS": map[string]any{"include_usage": false},
+			"Max_Completion_Tokens": json.Number("1000000")},
+		{"meſſages": []any{}, "ſtream": false},
+		{"MODEL": "costly", "Stream": false, "MAX_COMPLETION_TOKENS": json.Number("1000000")},
 	} {
-		got, err := chatBody(parsed(t, tc.body, tc.opts))
+		got, err := chatBody(parsed(t, body, opts))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,25 +174,27 @@ func TestChatBodyGatewayFieldsWin(t *testing.T) {
 	}
 }
 
-// TestChatBodyLimitSpellings: a caller's field or option that spells a completion limit or n otherwise
-// (MAX_TOKENS, max_tokenſ, N) is not sent. The gateway reads the limits by their names only, and reserves the call's budget for
+// TestChatBodyLimitSpellings: a caller's option that spells a completion limit or n otherwise (MAX_TOKENS,
+// max_tokenſ, N) is not sent. The gateway reads the limits by their names only, and reserves the call's budget for
 // what they say (or for the default); an upstream that decodes as encoding/json does reads such a field as the
-// limit, the default's max_completion_tokens or the caller's max_tokens notwithstanding.
+// limit, the default's max_completion_tokens or the caller's max_tokens notwithstanding. (Such a field of the
+// request itself is refused by chat.Parse.)
 func TestChatBodyLimitSpellings(t *testing.T) {
 	const msgs = `"model":"m","messages":[{"role":"user","content":"hi"}]`
+	million := json.Number("1000000")
 	for _, tc := range []struct {
 		body                  string
 		opts                  map[string]any
 		maxTokens, completion int64 // as the upstream reads them: 0 for none
 		n                     int64
 	}{
-		{body: `{` + msgs + `,"MAX_TOKENS":1000000}`, completion: chat.DefaultMaxTokens},
-		{body: `{` + msgs + `,"max_tokenſ":1000000}`, completion: chat.DefaultMaxTokens},
-		{body: `{` + msgs + `}`, opts: map[string]any{"Max_Tokens": json.Number("1000000")}, completion: chat.DefaultMaxTokens},
-		{body: `{` + msgs + `,"max_tokens":10,"max_tokenſ":1000000,"MAX_TOKENS":1000000}`, maxTokens: 10},
-		{body: `{` + msgs + `,"max_completion_tokens":10,"max_completion_tokenſ":1000000}`, completion: 10},
-		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"max_completion_tokenſ": json.Number("1000000")}, maxTokens: 10},
-		{body: `{` + msgs + `,"max_tokens":10,"n":1,"N":5}`, maxTokens: 10, n: 1},
+		{body: `{` + msgs + `}`, opts: map[string]any{"MAX_TOKENS": million}, completion: chat.DefaultMaxTokens},
+		{body: `{` + msgs + `}`, opts: map[string]any{"max_tokenſ": million}, completion: chat.DefaultMaxTokens},
+		{body: `{` + msgs + `}`, opts: map[string]any{"Max_Tokens": million}, completion: chat.DefaultMaxTokens},
+		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"max_tokenſ": million, "MAX_TOKENS": million}, maxTokens: 10},
+		{body: `{` + msgs + `,"max_completion_tokens":10}`, opts: map[string]any{"max_completion_tokenſ": million}, completion: 10},
+		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"max_completion_tokenſ": million}, maxTokens: 10},
+		{body: `{` + msgs + `,"max_tokens":10,"n":1}`, opts: map[string]any{"N": json.Number("5")}, maxTokens: 10, n: 1},
 		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"N": json.Number("5")}, maxTokens: 10},
 	} {
 		got, err := chatBody(parsed(t, tc.body, tc.opts))

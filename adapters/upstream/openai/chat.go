@@ -47,16 +47,17 @@ var eventStream = []string{"text/event-stream"}
 // for it, and encoding/json went through a map of the fields and the messages as maps and structs by reflection.
 // The caller's fields come first (each as it came, in the order of their names), then the options the caller's
 // do not name, then the gateway's own: an upstream that decodes as encoding/json does (Ollama) matches a key
-// without regard to case and takes the last, so a caller's "Model" or "ſtream" does not replace them.
+// without regard to case and takes the last, so an option's "Model" or "ſtream" does not replace them (a field of
+// the request itself that names one the gateway reads in another case is refused by chat.Parse).
 func chatBody(req ports.ChatRequest) ([]byte, error) {
 	r := req.Request
 	// defaulted: neither the request nor its options set a limit; the default goes as max_completion_tokens,
 	// and what the two fields held (a null, an option that is no positive number) does not.
 	defaulted := r.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens")
-	// sent reports a field the gateway writes, or leaves out: none of the caller's nor of the options. A limit or n
-	// spelled otherwise (MAX_TOKENS, max_tokenſ, N) is left out: the gateway reads them by their names only, and an
-	// upstream that decodes as encoding/json does would read it as a limit, or a number of choices, that the call's
-	// budget was not reserved for.
+	// sent reports a field the gateway writes, or leaves out: none of the caller's nor of the options. An option's
+	// limit or n spelled otherwise (MAX_TOKENS, max_tokenſ, N) is left out: the gateway reads them by their names
+	// only, and an upstream that decodes as encoding/json does would read it as a limit, or a number of choices,
+	// that the call's budget was not reserved for.
 	sent := func(k string) bool {
 		switch k {
 		case "model", "messages", "stream", "stream_options":
