@@ -22,12 +22,15 @@ type Chat struct {
 	providers ports.Providers
 	presets   *Presets
 	env       Env
+	// maxBody is the bound on a request body's bytes (server.max_body_bytes), which a request laid over a preset
+	// is held to as the caller's own is.
+	maxBody int64
 }
 
 var _ ports.ChatService = (*Chat)(nil)
 
-func NewChat(inference *Inference, providers ports.Providers, presets *Presets, env Env) *Chat {
-	return &Chat{inference: inference, providers: providers, presets: presets, env: env}
+func NewChat(inference *Inference, providers ports.Providers, presets *Presets, env Env, maxBody int64) *Chat {
+	return &Chat{inference: inference, providers: providers, presets: presets, env: env, maxBody: maxBody}
 }
 
 // chatHold is how long a call's budget reservation may stay unsettled.
@@ -49,7 +52,11 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 	if err != nil {
 		return "", err
 	}
-	req = req.WithSystem(system)
+	if ref != nil {
+		if req, err = req.WithSystem(system, ref.Field); err != nil {
+			return "", err
+		}
+	}
 	// Each model of the fallback list is a call of its own through the pipeline — admitted on its own (the
 	// guardrails, budgets and limits judge that model), with its own generation record — tried until one
 	// answers. The caller gets the last call's id and, when every one failed, the last failure.
@@ -109,7 +116,7 @@ func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.
 		}
 		v = &got
 	}
-	body, err = body.UnderPreset(p, v, ref)
+	body, err = body.UnderPreset(p, v, ref, s.maxBody)
 	if err != nil || v.SystemPrompt == nil {
 		return body, &p.ID, "", err
 	}

@@ -232,9 +232,14 @@ var speechSet = wire.NewSet(
 )
 
 var chatSet = wire.NewSet(
-	app.NewChat, wire.Bind(new(ports.ChatService), new(*app.Chat)),
+	newChat, wire.Bind(new(ports.ChatService), new(*app.Chat)),
 	httpapi.NewChatHandler,
 )
+
+// newChat holds a request laid over a preset to the bound on a body that the server holds the caller's own to.
+func newChat(inference *app.Inference, providers ports.Providers, presets *app.Presets, env app.Env, server httpapi.Config) *app.Chat {
+	return app.NewChat(inference, providers, presets, env, server.MaxBodyBytes)
+}
 
 var videoSet = wire.NewSet(
 	gormstore.NewVideoStore, wire.Bind(new(ports.VideoStore), new(*gormstore.VideoStore)),

@@ -92,7 +92,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	speech := app.NewSpeech(inference, providers)
 	speechHandler := httpapi.NewSpeechHandler(speech)
-	chat := app.NewChat(inference, providers, presets, env)
+	chat := newChat(inference, providers, presets, env, config)
 	chatHandler := httpapi.NewChatHandler(chat)
 	credits := app.NewCredits(creditStore)
 	creditsHandler := httpapi.NewCreditsHandler(credits)

@@ -685,16 +685,22 @@ func (r Request) Texts() []string {
 }
 
 // WithSystem lays a preset's system prompt before the messages, unless it is empty or the request has a system
-// (or developer) message of its own. It is laid after Parse, so that Parse's errors, MaxMessages and the rest
-// hold the caller's messages as they came, each named at its index in the body the caller sent.
-func (r Request) WithSystem(prompt string) Request {
+// (or developer) message of its own. It is laid after Parse, so that Parse's errors hold the caller's messages as
+// they came, each named at its index in the body the caller sent. The messages it makes are held to MaxMessages,
+// as the caller's are: one past is a 400 naming field, the request's field that named the preset, which says
+// that the preset and the request together have too many.
+func (r Request) WithSystem(prompt, field string) (Request, error) {
 	if prompt == "" || slices.ContainsFunc(r.Messages, func(m Message) bool { return m.Role == "system" || m.Role == "developer" }) {
-		return r
+		return r, nil
+	}
+	if len(r.Messages) >= MaxMessages {
+		return r, domain.Invalid(field, fmt.Sprintf("the preset's system prompt and the request's messages are more than %d messages together",
+			MaxMessages))
 	}
 	system := Message{Role: "system", Content: []Part{{Type: "text", Text: prompt}}, Text: true}
 	r.Messages = append([]Message{system}, r.Messages...)
 	r.Prepended++
-	return r
+	return r, nil
 }
 
 // MessageField names field of Messages[i] as the caller sent it: messages[i-Prepended], with field appended.

@@ -103,12 +103,16 @@ func domainErr(err error, de **domain.Error) bool {
 	return ok
 }
 
+// maxBody is the bound on a body's bytes that the tests lay requests over presets with (server.max_body_bytes'
+// default).
+const maxBody = 10 << 20
+
 func TestUnderPreset(t *testing.T) {
 	t.Parallel()
 	system := "Be terse."
 	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m", "temperature": 0.2, "max_tokens": 50.0}, SystemPrompt: &system}
 	p := preset.Preset{Slug: "x", Status: preset.Active}
-	b, err := body(t, `{"messages":[{"role":"user","content":"hi"}],"temperature":1,"max_tokens":null}`).UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"})
+	b, err := body(t, `{"messages":[{"role":"user","content":"hi"}],"temperature":1,"max_tokens":null}`).UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}, maxBody)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,13 +120,15 @@ func TestUnderPreset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r = r.WithSystem(*v.SystemPrompt)
+	if r, err = r.WithSystem(*v.SystemPrompt, "model"); err != nil {
+		t.Fatal(err)
+	}
 	if r.Model != "m" || *r.Temperature != 1 || *r.MaxTokens != 50 || len(r.Messages) != 2 || r.Messages[0].Joined() != "Be terse." {
 		t.Fatalf("merged: %+v", r)
 	}
 	for _, s := range []preset.Status{preset.Disabled, preset.Archived} {
 		p.Status = s
-		if _, err := b.UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}); domain.StatusOf(err) != 403 {
+		if _, err := b.UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}, maxBody); domain.StatusOf(err) != 403 {
 			t.Errorf("%s preset: %v", s, err)
 		}
 	}
@@ -151,7 +157,7 @@ func TestUnderPresetModels(t *testing.T) {
 			}
 			b := body(t, tc.request)
 			b["messages"] = json.RawMessage(`[{"role":"user","content":"hi"}]`)
-			merged, err := b.UnderPreset(p, &preset.Version{Number: 1, Config: config}, chat.PresetRef{Slug: "x", Field: "preset"})
+			merged, err := b.UnderPreset(p, &preset.Version{Number: 1, Config: config}, chat.PresetRef{Slug: "x", Field: "preset"}, maxBody)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -689,36 +695,119 @@ func TestWithSystem(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", msgs, err)
 		}
-		got := own.WithSystem(system)
+		got, gerr := own.WithSystem(system, "preset")
 		want, err := chat.Parse(reference(b))
-		if err != nil || !reflect.DeepEqual(got.Messages, want.Messages) || got.Prepended != len(got.Messages)-len(own.Messages) {
+		if err != nil || gerr != nil || !reflect.DeepEqual(got.Messages, want.Messages) || got.Prepended != len(got.Messages)-len(own.Messages) {
 			t.Errorf("%s:\n got %+v (%d prepended)\nwant %+v, %v", msgs, got.Messages, got.Prepended, want.Messages, err)
 		}
-		if r := own.WithSystem(""); len(r.Messages) != len(own.Messages) || r.Prepended != 0 {
+		if r, err := own.WithSystem("", "preset"); err != nil || len(r.Messages) != len(own.Messages) || r.Prepended != 0 {
 			t.Errorf("%s: an empty prompt was laid", msgs)
 		}
 	}
 	own, err := chat.Parse(body(t, `{"model":"m","messages":[{"Role":"system","content":"mine"}]}`))
-	if r := own.WithSystem(system); err != nil || len(r.Messages) != 1 { // the reference reads "role" only
+	if r, _ := own.WithSystem(system, "preset"); err != nil || len(r.Messages) != 1 { // the reference reads "role" only
 		t.Errorf(`"Role":"system": %v %+v`, err, r.Messages)
 	}
 
-	// Under a preset with a system prompt, the caller's messages[0] is named so, and MaxMessages of them are taken.
+	// Under a preset with a system prompt, the caller's messages[0] is named so, and their last as they sent it.
 	p := preset.Preset{Slug: "x", Status: preset.Active}
 	prompt := system
 	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m"}, SystemPrompt: &prompt}
 	ref := chat.PresetRef{Slug: "x", Field: "preset"}
-	b, err := body(t, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`).UnderPreset(p, v, ref)
+	b, err := body(t, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`).UnderPreset(p, v, ref, maxBody)
 	var de *domain.Error
 	if _, err = chat.Parse(b); !errors.As(err, &de) || de.Meta["field"] != "messages[0].content[0].image_url.url" {
 		t.Errorf("the caller's messages[0] refused as %v", err)
 	}
-	b, _ = body(t, `{"messages":[`+strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-1)+`{"role":"tool","tool_call_id":"c","content":"x"}]}`).UnderPreset(p, v, ref)
+	b, _ = body(t, `{"messages":[`+strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-2)+`{"role":"tool","tool_call_id":"c","content":"x"}]}`).UnderPreset(p, v, ref, maxBody)
 	r, err := chat.Parse(b)
-	if r = r.WithSystem(system); err != nil || len(r.Messages) != chat.MaxMessages+1 || r.Prepended != 1 {
-		t.Fatalf("%d messages under a preset: %v, %d messages", chat.MaxMessages, err, len(r.Messages))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := r.MessageField(chat.MaxMessages, ".tool_call_id"); got != fmt.Sprintf("messages[%d].tool_call_id", chat.MaxMessages-1) {
+	if r, err = r.WithSystem(system, ref.Field); err != nil || len(r.Messages) != chat.MaxMessages || r.Prepended != 1 {
+		t.Fatalf("%d messages under a preset: %v, %d messages", chat.MaxMessages-1, err, len(r.Messages))
+	}
+	if got := r.MessageField(chat.MaxMessages-1, ".tool_call_id"); got != fmt.Sprintf("messages[%d].tool_call_id", chat.MaxMessages-2) {
 		t.Errorf("the caller's last message is named %s", got)
+	}
+}
+
+// TestPresetAndRequestBounds: a request laid over a preset is held to the bounds the caller's own request is:
+// MaxFields fields, MaxMessages messages with the preset's system prompt, and the bound on a body's bytes, its
+// fields' names and values with the system prompt. Past one, it is a 400 naming the field that named the preset,
+// which says the preset and the request are too large together; at it, it is taken. The preset's configuration and
+// the request were each within the bounds, and together made twice as many fields, or bytes.
+func TestPresetAndRequestBounds(t *testing.T) {
+	t.Parallel()
+	p := preset.Preset{Slug: "x", Status: preset.Active}
+	ref := chat.PresetRef{Slug: "x", Field: "model"}
+	fields := func(prefix string, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, `,"%s%d":1`, prefix, i)
+		}
+		return b.String()
+	}
+	config := func(prefix string, n int) map[string]any {
+		c := map[string]any{"model": "m"}
+		for i := range n {
+			c[fmt.Sprintf("%s%d", prefix, i)] = 1.0
+		}
+		return c
+	}
+	hi := `"messages":[{"role":"user","content":"hi"}]`
+	system := strings.Repeat("s", 100)
+	// The bytes of hi's field, its name and value, and of the system prompt.
+	his, systems := int64(len("messages")+len(`[{"role":"user","content":"hi"}]`)), int64(len(system))
+	for _, tc := range []struct {
+		name     string
+		request  string
+		config   map[string]any
+		system   string
+		maxBytes int64
+		want     string // the 400's message, "" when the request is taken
+	}{
+		{"fields at the bound", `{` + hi + fields("a", chat.MaxFields/2) + `}`, config("b", chat.MaxFields/2-2), "", maxBody, ""},
+		{"a field past", `{` + hi + fields("a", chat.MaxFields/2) + `}`, config("b", chat.MaxFields/2-1), "", maxBody,
+			`model: preset "x" and the request have more than 1000 fields together`},
+		{"the request's fields over the preset's count once", `{` + hi + fields("a", chat.MaxFields-2) + `}`,
+			config("a", chat.MaxFields-2), "", maxBody, ""},
+		{"bytes at the bound", `{` + hi + `,"a":"` + strings.Repeat("x", 998) + `"}`, map[string]any{"model": "m"}, system,
+			his + 1 + 1000 + int64(len("model")+len(`"m"`)) + systems, ""},
+		{"a byte past", `{` + hi + `,"a":"` + strings.Repeat("x", 998) + `"}`, map[string]any{"model": "m"}, system,
+			his + 1 + 1000 + int64(len("model")+len(`"m"`)) + systems - 1,
+			fmt.Sprintf(`model: preset "x" and the request are larger than %d bytes together`, his+1+1000+int64(len("model")+len(`"m"`))+systems-1)},
+		{"the preset's bytes", `{` + hi + `}`, map[string]any{"model": "m", "a": strings.Repeat("x", 998)}, "",
+			his + 1 + 1000 + int64(len("model")+len(`"m"`)) - 1,
+			fmt.Sprintf(`model: preset "x" and the request are larger than %d bytes together`, his+1+1000+int64(len("model")+len(`"m"`))-1)},
+		{"messages at the bound", `{"messages":[` + strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-2) + `{"role":"user","content":"x"}]}`,
+			map[string]any{"model": "m"}, system, maxBody, ""},
+		{"a message past", `{"messages":[` + strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-1) + `{"role":"user","content":"x"}]}`,
+			map[string]any{"model": "m"}, system, maxBody,
+			"model: the preset's system prompt and the request's messages are more than 10000 messages together"},
+		{"a message past with no system prompt", `{"messages":[` + strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-1) + `{"role":"user","content":"x"}]}`,
+			map[string]any{"model": "m"}, "", maxBody, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v := &preset.Version{Number: 1, Config: tc.config}
+			if tc.system != "" {
+				v.SystemPrompt = &tc.system
+			}
+			b, err := body(t, tc.request).UnderPreset(p, v, ref, tc.maxBytes)
+			if err == nil {
+				var r chat.Request
+				if r, err = chat.Parse(b); err != nil {
+					t.Fatal(err)
+				}
+				_, err = r.WithSystem(tc.system, ref.Field)
+			}
+			var de *domain.Error
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (!errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != "model" || err.Error() != tc.want):
+				t.Fatalf("%v, want a 400: %s", err, tc.want)
+			}
+		})
 	}
 }

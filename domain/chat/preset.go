@@ -98,7 +98,12 @@ var (
 // others come from the preset (its system prompt is laid once the request is parsed: Request.WithSystem). model
 // and models are one setting, the models a call may use in order: when the request names any, the preset's are
 // left out. A preset that is not active is refused.
-func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef) (Body, error) {
+//
+// The body so made is held to the bounds the caller's own is held to, as the preset's configuration, saved from
+// a body of its own, could make it about twice as large: at most MaxFields fields, and at most maxBytes (the
+// server's bound on a body) of fields' names and values with the system prompt (Body.size). Past them it is a 400
+// naming the field that named the preset, which says that the preset and the request together are too large.
+func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef, maxBytes int64) (Body, error) {
 	switch {
 	case p.Status == preset.Disabled:
 		return b, ErrPresetDisabled.WithMsg(fmt.Sprintf("%s: preset %q is disabled", ref.Field, p.Slug)).With("field", ref.Field)
@@ -124,7 +129,29 @@ func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef) (Bo
 			out[k] = val
 		}
 	}
+	if len(out) > MaxFields {
+		return b, domain.Invalid(ref.Field, fmt.Sprintf("preset %q and the request have more than %d fields together", p.Slug,
+			MaxFields)).With("max_fields", MaxFields)
+	}
+	size := out.size()
+	if v.SystemPrompt != nil {
+		size += int64(len(*v.SystemPrompt))
+	}
+	if size > maxBytes {
+		return b, domain.Invalid(ref.Field, fmt.Sprintf("preset %q and the request are larger than %d bytes together", p.Slug,
+			maxBytes)).With("max_bytes", maxBytes)
+	}
 	return out, nil
+}
+
+// size is the bytes of b's fields' names and values: what a body holding them is at least, so that a caller's own
+// body within a bound on its bytes is within it by this count too.
+func (b Body) size() int64 {
+	var n int64
+	for k, v := range b {
+		n += int64(len(k) + len(v))
+	}
+	return n
 }
 
 // CheckConfig refuses a chat preset's configuration that no call could use (max_tokens "x", a models list of

@@ -792,3 +792,30 @@ models:
 		})
 	}
 }
+
+// TestChatPresetBounds: a request laid over a preset is held to the bound on a body the server holds the caller's
+// own to (server.max_body_bytes, 4 KiB here): a preset of 3 KiB, and a request of 3 KiB, each within it, are a
+// 400 together, naming the field that named the preset, and no upstream is called; the same preset with a short
+// request is taken.
+func TestChatPresetBounds(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "server: {max_body_bytes: 4096}\n")
+	key, _ := g.Key(t, nil)
+	if r := g.Do(t, "POST", "/presets/large/chat/completions", key, map[string]any{"model": "chat",
+		"metadata": map[string]any{"note": strings.Repeat("n", 3000)}}); r.Status != 200 {
+		t.Fatalf("preset: %d %s", r.Status, r.Body)
+	}
+	long := map[string]any{"model": "@preset/large", "messages": []any{map[string]any{"role": "user", "content": strings.Repeat("w ", 1500)}}}
+	if r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"model": nil, "preset": "large"})); r.Status != 200 {
+		t.Fatalf("a short request under the preset: %d %s", r.Status, r.Body)
+	}
+	calls := u.first.Calls()
+	e := harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, long), 400)
+	if msg := fmt.Sprint(e["message"]); !strings.HasPrefix(msg, "model: ") || !strings.Contains(msg, "together") ||
+		e["metadata"].(map[string]any)["field"] != "model" {
+		t.Fatalf("the preset and the request past the bound: %v", e)
+	}
+	if u.first.Calls() != calls {
+		t.Fatal("the request reached the upstream")
+	}
+}

@@ -173,7 +173,10 @@ func TestChatUnnamedToolResult(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			before := f.Calls()
 			req := fakes.ChatRequest(t, "up-model", map[string]any{"messages": tc.msgs})
-			req.Request = req.Request.WithSystem(tc.system)
+			var serr error
+			if req.Request, serr = req.Request.WithSystem(tc.system, "preset"); serr != nil {
+				t.Fatal(serr)
+			}
 			_, err := fakes.ReadChat(t, p, req)
 			if tc.field == "" {
 				if err != nil || f.Calls() != before+1 {
