@@ -173,20 +173,28 @@ func (r *Result) Add(c Chunk) {
 	}
 }
 
-// MaxTokenCount bounds each count of an upstream's usage block that is taken (a trillion tokens): no sum of
-// counts, nor their cost, wraps around.
-const MaxTokenCount = 1_000_000_000_000
+// MaxTokenCount bounds the tokens of an upstream's usage block that is taken: each count, and the prompt and the
+// completion together. It is the largest context window of a model served today (Llama 4 Scout's 10 million
+// tokens; Gemini's and Claude's are 1 to 2 million), which a call's prompt and its completion, reasoning
+// included, must fit in together: no real call counts more. What it guards is the bill, as a usage taken is
+// priced as the upstream says: a hostile or broken upstream could bill a trillion tokens a count, the bound
+// before it (some $10 million a call at $10 a million tokens), and now 10 million tokens at most. The call's
+// completion limit is no bound to rely on: whether reasoning counts within it differs between upstreams, and
+// an upstream may ignore it. A call to a model with a larger window, past this bound, would be priced from the
+// estimate, as a call without usage is.
+const MaxTokenCount = 10_000_000
 
-// plausible reports a usage block whose every count is from 0 to MaxTokenCount. Another (an upstream that
-// reports negative tokens would have its calls credit the organization) is not taken: the call is priced as one
-// whose upstream sent no usage.
+// plausible reports a usage block whose every count is from 0 to MaxTokenCount, and whose prompt and completion
+// together are at most MaxTokenCount. Another (an upstream that reports negative tokens would have its calls
+// credit the organization, one that reports billions bill it as much) is not taken: the call is priced as one
+// whose upstream sent no usage, from an estimate of its prompt and of what was delivered.
 func (u Usage) plausible() bool {
 	for _, n := range []int64{u.PromptTokens, u.CompletionTokens, u.ReasoningTokens, u.CachedTokens} {
 		if n < 0 || n > MaxTokenCount {
 			return false
 		}
 	}
-	return true
+	return u.PromptTokens+u.CompletionTokens <= MaxTokenCount
 }
 
 // SumTokens adds counts an upstream reports apart into one count of a Usage (Anthropic's prompt is its input plus

@@ -229,9 +229,10 @@ func TestFieldsInAnotherCase(t *testing.T) {
 	}
 }
 
-// TestUsageFromUpstream: a usage block no upstream could mean (a negative count, or past MaxTokenCount) is not
-// taken: the answer is then priced as one without usage (estimated from what was delivered), never credited
-// for a negative cost nor charged a sum that wraps around.
+// TestUsageFromUpstream: a usage block no upstream could mean (a negative count, a count past MaxTokenCount, the
+// largest context window, or a prompt and completion past it together) is not taken: the answer is then priced as
+// one without usage (estimated from what was delivered), never credited for a negative cost nor charged for
+// billions of tokens no call could use.
 func TestUsageFromUpstream(t *testing.T) {
 	const huge = 9_000_000_000_000_000_000
 	for _, tt := range []struct {
@@ -241,7 +242,11 @@ func TestUsageFromUpstream(t *testing.T) {
 	}{
 		{"counts", chat.Usage{PromptTokens: 7, CompletionTokens: 3, ReasoningTokens: 1, CachedTokens: 2}, true},
 		{"zero", chat.Usage{}, true},
-		{"at the bound", chat.Usage{PromptTokens: chat.MaxTokenCount, CompletionTokens: chat.MaxTokenCount}, true},
+		{"at the bound", chat.Usage{PromptTokens: chat.MaxTokenCount, ReasoningTokens: chat.MaxTokenCount, CachedTokens: chat.MaxTokenCount}, true},
+		{"together at the bound", chat.Usage{PromptTokens: chat.MaxTokenCount - 3, CompletionTokens: 3}, true},
+		{"together past the bound", chat.Usage{PromptTokens: chat.MaxTokenCount - 2, CompletionTokens: 3}, false},
+		{"a billion", chat.Usage{PromptTokens: 7, CompletionTokens: 1_000_000_000}, false},
+		{"a trillion", chat.Usage{PromptTokens: 1_000_000_000_000}, false},
 		{"negative prompt", chat.Usage{PromptTokens: -1_000_000_000_000, CompletionTokens: 5}, false},
 		{"negative completion", chat.Usage{PromptTokens: 5, CompletionTokens: -5}, false},
 		{"negative reasoning", chat.Usage{PromptTokens: 5, ReasoningTokens: -1}, false},

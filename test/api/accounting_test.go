@@ -19,6 +19,7 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/test/fakes"
@@ -418,5 +419,47 @@ models:
 				t.Fatalf("key usage %d micro-dollars, the record %d", usage, cost)
 			}
 		})
+	}
+}
+
+// TestChatImplausibleUsage: an upstream that reports a usage no call could have (20 million prompt tokens, past
+// the largest context window, chat.MaxTokenCount) has it not taken: the call is priced as one without usage, from
+// an estimate of its prompt (6 tokens) and of what was delivered ("Hi": 1 token), 20 micro-dollars, and settles so
+// everywhere its estimate was held: the record, the key's usage against its limit, the organization's credits and
+// the guardrail's budget, which has room left for a call of 8,024. Taken, the usage billed $40 on each, past the
+// credits and the budget.
+func TestChatImplausibleUsage(t *testing.T) {
+	t.Parallel()
+	u, g := newChat(t, "credits:\n  enabled: true\n")
+	if err := g.App.Credits.AddCredits(context.Background(), domain.Micros(1_000_000)); err != nil {
+		t.Fatal(err)
+	}
+	key, hash := g.Key(t, map[string]any{"limit": 1})
+	r := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"budget","ignored_providers":["second"],"limit_usd":0.01,"reset_interval":"daily"}`)
+	gr := r.JSON(t)["data"].(map[string]any)["id"].(string)
+	if r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", g.Admin, map[string]any{"key_hashes": []string{hash}}); r.Status != 200 {
+		t.Fatalf("assign: %d %s", r.Status, r.Body)
+	}
+	const head = `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"up-1","choices":`
+	u.first.Script(fakes.Step{Events: []string{head + `[{"index":0,"delta":{"content":"Hi"},"finish_reason":"stop"}]}` + "\n\n",
+		head + `[],"usage":{"prompt_tokens":20000000,"completion_tokens":1,"total_tokens":20000001}}` + "\n\n", "data: [DONE]\n\n"}})
+	r = g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 10}))
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	rec := generationOf(t, g, r)
+	if jsonString(rec["tokens_prompt"]) != "6" || jsonString(rec["tokens_completion"]) != "1" || jsonString(rec["total_cost"]) != "0.00002" {
+		t.Fatalf("record: %s prompt tokens, %s completion tokens, cost %s; want 6, 1, 0.00002", jsonString(rec["tokens_prompt"]),
+			jsonString(rec["tokens_completion"]), jsonString(rec["total_cost"]))
+	}
+	harness.Eventually(t, 5*time.Second, func() bool {
+		d := g.Do(t, "GET", "/credits", g.Admin, nil).JSON(t)["data"].(map[string]any)
+		return jsonString(d["total_usage"]) == "0.00002"
+	})
+	if usage := jsonString(g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["usage"]); usage != "0.00002" {
+		t.Fatalf("key usage %s, want 0.00002", usage)
+	}
+	if r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"max_tokens": 1000})); r.Status != 200 {
+		t.Fatalf("a call of 8,024 within the budget's 10,000: %d %s", r.Status, r.Body)
 	}
 }

@@ -123,7 +123,9 @@ func TestStreamUsageBounds(t *testing.T) {
 		{"a negative count cancelled", `{"input_tokens":-1000,"cache_creation_input_tokens":1001,"output_tokens":1}`,
 			`{"output_tokens":15}`, nil},
 		{"a negative output", `{"input_tokens":25,"output_tokens":1}`, `{"output_tokens":-15}`, nil},
-		{"past a trillion", `{"input_tokens":1000000000001,"output_tokens":1}`, `{"output_tokens":15}`, nil},
+		{"past the bound", `{"input_tokens":10000001,"output_tokens":1}`, `{"output_tokens":15}`, nil},
+		{"a prompt past the bound", `{"input_tokens":4000000,"cache_creation_input_tokens":3000000,"cache_read_input_tokens":3000001,"output_tokens":1}`,
+			`{"output_tokens":15}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			events := []string{

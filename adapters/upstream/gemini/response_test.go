@@ -143,6 +143,7 @@ func TestChatStreamUsageBounds(t *testing.T) {
 			&chat.Usage{PromptTokens: 9, CompletionTokens: 12, ReasoningTokens: 7, CachedTokens: 2}},
 		{"a negative count cancelled", `{"promptTokenCount":9,"candidatesTokenCount":-1000,"thoughtsTokenCount":1000}`, nil},
 		{"a sum that wraps around", `{"promptTokenCount":9,"candidatesTokenCount":9223372036854775807,"thoughtsTokenCount":9223372036854775807}`, nil},
+		{"a completion past the bound", `{"promptTokenCount":9,"candidatesTokenCount":5000000,"thoughtsTokenCount":5000001}`, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := `data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Hello"}]}}]}` + "\r\n\r\n" +
