@@ -236,6 +236,12 @@ var roles = []string{"system", "developer", "user", "assistant", "tool"}
 const (
 	MaxMessages = 10_000
 	MaxParts    = 1_000
+	// MaxTotalParts bounds the content parts of all the messages together (a string content is none): each part,
+	// however short its JSON ({"type":"text"}), costs a Part of 88 bytes and its room in a growing list, and a
+	// 10 MiB body of such parts, 1,000 a message, allocated 19 times its size. It is past every provider's bound
+	// on a request's images (about 100 at Anthropic, 500 at OpenAI, 3,000 at Gemini), and one a message at
+	// MaxMessages.
+	MaxTotalParts = 10_000
 	// MaxToolCalls bounds one message's tool calls: each, however short its JSON ("{}"), costs a ToolCall,
 	// and a 10 MB list of them cost 985 MB before it was refused.
 	MaxToolCalls = 1_000

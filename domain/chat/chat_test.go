@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -597,6 +598,44 @@ func BenchmarkParse(b *testing.B) {
 			}
 		})
 	}
+}
+
+// tinyParts is a body of about 10 MiB (server.max_body_bytes' default) of messages of 1,000 content parts each,
+// each as short as a part can be: what the parts cost the gateway to read, past what their bytes do.
+var tinyParts = func() string {
+	msg := `{"role":"user","content":[` + strings.Repeat(`{"type":"text"},`, chat.MaxParts-1) + `{"type":"text"}]}`
+	return `{"model":"m","messages":[` + strings.Repeat(msg+",", 10<<20/len(msg)-1) + msg + `]}`
+}()
+
+// TestTinyPartsRefused: a body of 10 MiB of the shortest content parts, 1,000 a message, is refused at the message
+// whose parts take the messages past MaxTotalParts, naming its content, having kept no more than MaxTotalParts
+// parts: 136 allocations (3 MB), where it was read whole, 7,859 of them (198 MB, 19 times the body; see
+// BenchmarkParseTinyParts).
+func TestTinyPartsRefused(t *testing.T) {
+	b := body(t, tinyParts)
+	_, err := chat.Parse(b)
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Kind != domain.KindInvalid ||
+		de.Meta["field"] != fmt.Sprintf("messages[%d].content", chat.MaxTotalParts/chat.MaxParts) {
+		t.Fatalf("%v, want a 400 naming messages[%d].content", err, chat.MaxTotalParts/chat.MaxParts)
+	}
+	if n := testing.AllocsPerRun(3, func() { _, _ = chat.Parse(b) }); n > 200 {
+		t.Fatalf("%v allocations, want at most 200", n)
+	}
+}
+
+// BenchmarkParseTinyParts reports the bytes a parse of tinyParts allocates for each byte of the body
+// (alloc-B/body-B): 19 before the messages' parts were bounded in all (MaxTotalParts), 0.29 since.
+func BenchmarkParseTinyParts(b *testing.B) {
+	body := body(b, tinyParts)
+	b.ReportAllocs()
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for b.Loop() {
+		_, _ = chat.Parse(body)
+	}
+	runtime.ReadMemStats(&after)
+	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(b.N)/float64(len(tinyParts)), "alloc-B/body-B")
 }
 
 // TestListsAtBounds: each list of a request other than its messages is refused one past its bound, naming the

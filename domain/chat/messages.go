@@ -56,6 +56,9 @@ func readMessages(raw []byte) ([]Message, error) {
 type messageReader struct {
 	s   jsonenc.Scanner
 	raw []byte
+	// parts counts the content parts read into the messages so far, held to MaxTotalParts: those of a content
+	// given twice in a message count each time, as each was read (and allocated).
+	parts int
 }
 
 // value reads the next value with read and returns its bytes. When read fails, the value is skipped from its
@@ -154,14 +157,19 @@ func (m *message) readContent(r *messageReader, i int) error {
 	return r.s.Skip()
 }
 
-// readParts reads a content's array of parts into m.Content; the first part refused, or more than MaxParts, is
-// m.contentErr. The list grows as the parts come: counting them first for its room (Scanner.Count) was a second
-// pass over their bytes, a third more time for a request with a 1 MB image.
+// readParts reads a content's array of parts into m.Content; the first part refused, or the part past
+// MaxTotalParts in all the messages, or more than MaxParts, is m.contentErr. The list grows as the parts come:
+// counting them first for its room (Scanner.Count) was a second pass over their bytes, a third more time for a
+// request with a 1 MB image.
 func (m *message) readParts(r *messageReader, i int) error {
 	n := 0
 	err := r.s.Array(func(j int) error {
 		n = j + 1
 		if m.contentErr != nil || j >= MaxParts {
+			return r.s.Skip()
+		}
+		if r.parts >= MaxTotalParts {
+			m.contentErr = tooManyParts(i)
 			return r.s.Skip()
 		}
 		var p partWire
@@ -175,6 +183,7 @@ func (m *message) readParts(r *messageReader, i int) error {
 			part, refused := p.part(v, i, j)
 			if m.contentErr = refused; refused == nil {
 				m.Content = append(m.Content, part)
+				r.parts++
 			}
 		}
 		return nil
@@ -344,6 +353,12 @@ func known(text []byte, words ...string) string {
 func messageField(i int, field string) string { return "messages[" + strconv.Itoa(i) + "]" + field }
 
 func partField(i, j int) string { return messageField(i, fmt.Sprintf(".content[%d]", j)) }
+
+// tooManyParts refuses messages[i]'s content, whose parts take the messages past MaxTotalParts.
+func tooManyParts(i int) error {
+	return domain.Invalid(messageField(i, ".content"),
+		fmt.Sprintf("takes the messages past %d content parts in all", MaxTotalParts)).With("max_parts", MaxTotalParts)
+}
 
 func badContent(i int) error {
 	return domain.Invalid(messageField(i, ".content"),

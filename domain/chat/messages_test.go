@@ -85,7 +85,21 @@ func FuzzMessages(f *testing.F) { jsonenctest.Seeds(f, messageSeeds, checkMessag
 // TestMessagesAtBounds is FuzzMessages at the bounds, on inputs too long to be seeds the fuzzer mutates at speed:
 // the most messages and parts, one past, and nesting past encoding/json's limit.
 func TestMessagesAtBounds(t *testing.T) {
+	// parts is a message of n text parts; the content parts of all the messages are held to MaxTotalParts.
+	parts := func(n int) string {
+		return `{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"a"},`, n-1) + `{"type":"text","text":"a"}]}`
+	}
+	allParts := strings.Repeat(parts(MaxParts)+",", MaxTotalParts/MaxParts-1)
 	for _, raw := range []string{
+		`[` + allParts + parts(MaxParts) + `]`,
+		`[` + allParts + parts(MaxParts) + `,{"role":"user","content":"a string is no part"}]`,
+		`[` + allParts + parts(MaxParts) + `,{"role":"user","content":[]}]`,
+		`[` + allParts + parts(MaxParts) + `,{"role":"user","content":[{"type":"text"}]}]`,
+		`[` + allParts + parts(MaxParts) + `,{"role":"robot","content":[{"type":"text"}]}]`,
+		`[` + allParts + parts(MaxParts-1) + `,{"role":"user","content":[{"type":"text"},{"type":"text"}]}]`,
+		`[` + allParts + parts(MaxParts-1) + `,{"role":"user","content":[{"type":"text"},5]}]`,
+		`[` + allParts + parts(MaxParts-1) + `,{"role":"user","content":[5,{"type":"text"}]}]`,
+		`[` + allParts + parts(MaxParts-1) + `,{"role":"user","content":[{"type":"text"},` + strings.Repeat(`{"type":"text"},`, MaxParts) + `{"type":"text"}]}]`,
 		`[{"role":"user","content":"x"}` + strings.Repeat(`,{"role":"robot"}`, MaxMessages-1) + `]`,
 		`[{"role":"user","content":"x"}` + strings.Repeat(`,{"role":"robot"}`, MaxMessages) + `]`,
 		`[{"role":"user","content":[` + strings.Repeat(`{"type":"text","text":"a"},`, MaxParts-1) + `{"type":"text"}]}]`,
@@ -133,18 +147,25 @@ func decodeMessagesJSON(raw json.RawMessage) ([]Message, error) {
 		return nil, domain.Invalid("messages", fmt.Sprintf("must hold 1 to %d messages", MaxMessages))
 	}
 	out := make([]Message, len(ws))
+	total := 0 // the content parts of the messages before
 	for i, w := range ws {
 		if errs != nil && errs[i] != nil {
 			return nil, refusedJSON(i, errs[i])
 		}
-		if err := messageJSON(w, &out[i], i); err != nil {
+		if err := messageJSON(w, &out[i], i, total); err != nil {
 			return nil, err
+		}
+		if !out[i].Text {
+			total += len(out[i].Content)
 		}
 	}
 	return out, nil
 }
 
-func messageJSON(w *messageWire, m *Message, i int) error {
+// messageJSON decodes messages[i], whose content parts are held to MaxTotalParts with total before them. (A content
+// given twice has its parts counted each time it is read by readMessages, which encoding/json cannot tell: no
+// input here gives one past the bound.)
+func messageJSON(w *messageWire, m *Message, i, total int) error {
 	at := func(field string) string { return "messages[" + strconv.Itoa(i) + "]" + field }
 	if w.Role == nil || !slices.Contains(roles, *w.Role) {
 		return domain.Invalid(at(".role"), "must be one of "+strings.Join(roles, ", "))
@@ -184,7 +205,10 @@ func messageJSON(w *messageWire, m *Message, i int) error {
 	if err := json.Unmarshal(w.Content, &parts); err != nil || len(parts) > MaxParts {
 		return domain.Invalid(at(".content"), fmt.Sprintf("must be a string or an array of at most %d content parts", MaxParts))
 	}
-	for i, p := range parts {
+	for j, p := range parts {
+		if total+j >= MaxTotalParts {
+			return domain.Invalid(at(".content"), fmt.Sprintf("takes the messages past %d content parts in all", MaxTotalParts))
+		}
 		var pw struct {
 			Type     string `json:"type"`
 			Text     string `json:"text"`
@@ -193,7 +217,7 @@ func messageJSON(w *messageWire, m *Message, i int) error {
 				Detail string `json:"detail"`
 			} `json:"image_url"`
 		}
-		pat := func() string { return at(fmt.Sprintf(".content[%d]", i)) }
+		pat := func() string { return at(fmt.Sprintf(".content[%d]", j)) }
 		if err := json.Unmarshal(p, &pw); err != nil || pw.Type == "" {
 			return domain.Invalid(pat(), "must be a content part object with a type")
 		}
