@@ -87,6 +87,7 @@ var _ ports.GenerationRecorder = (*Recorder)(nil)
 func NewRecorder(store ports.GenerationStore, spool ports.Spool, log *slog.Logger, metrics ports.Metrics, cfg RecorderConfig) *Recorder {
 	r := &Recorder{store: store, spool: spool, log: log, metrics: metrics, cfg: cfg}
 	metrics.Depth("recorder", func() int { return int(spool.Stats().Records) })
+	metrics.Spool(spool.Stats)
 	return r
 }
 

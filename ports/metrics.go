@@ -35,6 +35,9 @@ type Metrics interface {
 	// Depth registers a queue whose length is read at each scrape: "recorder", the generation records in the spool
 	// not yet written. The spool holds nothing else to count, so it is no queue of its own.
 	Depth(queue string, length func() int)
+	// Spool registers the spool whose fill is read at each scrape: the bytes of the entries not yet written, and
+	// the bound at which new inference calls are refused (503 spool_full).
+	Spool(stats func() SpoolStats)
 }
 
 // RequestMetric is one answered HTTP request.
@@ -82,6 +85,7 @@ func (NoMetrics) RecordsWritten(int)                             {}
 func (NoMetrics) RecordsQuarantined(int)                         {}
 func (NoMetrics) Holds(int)                                      {}
 func (NoMetrics) Depth(string, func() int)                       {}
+func (NoMetrics) Spool(func() SpoolStats)                        {}
 
 type arrivalKey struct{}
 

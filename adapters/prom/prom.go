@@ -33,6 +33,7 @@ type Metrics struct {
 	quarantined   prometheus.Counter
 	holds         prometheus.Gauge
 	queues        *queues
+	spool         *spoolFill
 
 	// The children of the vectors every call counts in, by their label values.
 	requestSeries  series[requestKey, requestChildren]
@@ -142,9 +143,16 @@ func New() *Metrics {
 		queues: &queues{desc: prometheus.NewDesc(namespace+"_queue_depth",
 			"Entries waiting in a background queue (recorder: generation records in the spool not yet written to the database).",
 			[]string{"queue"}, nil), length: map[string]func() int{}},
+		spool: &spoolFill{
+			bytes: prometheus.NewDesc(namespace+"_spool_bytes",
+				"Bytes of generation entries in the spool not yet written to the database; at switchboard_spool_max_bytes new inference calls get 503 (spool_full).",
+				nil, nil),
+			max: prometheus.NewDesc(namespace+"_spool_max_bytes",
+				"The spool's bound (generations.spool_max_bytes): new inference calls get 503 (spool_full) once switchboard_spool_bytes reaches it.",
+				nil, nil)},
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.responseBytes, m.overhead, m.upstream, m.upstreamTime, m.failovers,
-		m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues,
+		m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues, m.spool,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -209,6 +217,32 @@ func (m *Metrics) Depth(queue string, length func() int) {
 	m.queues.mu.Lock()
 	defer m.queues.mu.Unlock()
 	m.queues.length[queue] = length
+}
+
+func (m *Metrics) Spool(stats func() ports.SpoolStats) {
+	m.spool.mu.Lock()
+	defer m.spool.mu.Unlock()
+	m.spool.stats = stats
+}
+
+// spoolFill reads the registered spool's fill at each scrape (nothing before one is registered).
+type spoolFill struct {
+	bytes, max *prometheus.Desc
+	mu         sync.Mutex
+	stats      func() ports.SpoolStats
+}
+
+func (s *spoolFill) Describe(ch chan<- *prometheus.Desc) { ch <- s.bytes; ch <- s.max }
+
+func (s *spoolFill) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stats == nil {
+		return
+	}
+	st := s.stats()
+	ch <- prometheus.MustNewConstMetric(s.bytes, prometheus.GaugeValue, float64(st.Bytes))
+	ch <- prometheus.MustNewConstMetric(s.max, prometheus.GaugeValue, float64(st.MaxBytes))
 }
 
 // queues reads the registered queue lengths at each scrape.

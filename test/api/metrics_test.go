@@ -127,6 +127,10 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("%s%v = %v (present %v), want at least %v", tt.name, tt.labels, v, ok, tt.min)
 		}
 	}
+	// The spool's bound is the configuration's (the default, 1 GiB): an alert on the fill divides by it.
+	if v, ok := value(after, "switchboard_spool_max_bytes", nil); !ok || v != 1<<30 {
+		t.Errorf("switchboard_spool_max_bytes = %v (present %v), want %v", v, ok, 1<<30)
+	}
 	dashboardQueriesExist(t, after)
 	queuesNamedExported(t, after)
 	for _, tt := range []struct {
@@ -136,6 +140,7 @@ func TestMetrics(t *testing.T) {
 		{"switchboard_generation_records_lost_total", nil},
 		{"switchboard_guardrail_holds_outstanding", nil},
 		{"switchboard_queue_depth", map[string]string{"queue": "recorder"}},
+		{"switchboard_spool_bytes", nil},
 	} {
 		if v, ok := value(after, tt.name, tt.labels); !ok || v != 0 {
 			t.Errorf("%s%v = %v (present %v), want 0", tt.name, tt.labels, v, ok)
