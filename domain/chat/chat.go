@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -395,9 +396,9 @@ func Parse(b Body) (Request, error) {
 }
 
 // extraFields are the fields of b sent on as they came (Request.Extra): all but gatewayFields. A field that names
-// one the gateway reads in another case ("MODEL", "Stream", "ſtream", whose ſ folds to s) is refused, naming it as
-// sent: the gateway reads its fields by their names only, but an upstream that decodes as encoding/json does
-// (Ollama, many proxies) matches keys without regard to case, by strings.EqualFold's folding, and takes the last.
+// one the gateway reads in another case ("MODEL", "Stream", "ſtream", whose ſ folds to s) or before a NUL is
+// refused, naming it as sent: the gateway reads its fields by their names only, but an upstream that decodes as
+// encoding/json does (Ollama, many proxies) matches keys without regard to case, and takes the last (readAs).
 // Sent on, such a field would have the upstream serve another model than the one routed and priced, stream
 // under a call that does not, forward the end-user id the gateway keeps, or take a limit or a choice count the
 // call's budget was not reserved for. Of several, the first in byte order is named, whatever order they came in.
@@ -426,16 +427,36 @@ func extraFields(b Body) (map[string]json.RawMessage, error) {
 	return extra, nil
 }
 
-// readAs returns the field the gateway reads (gatewayFields, checkedFields) that key names in another case.
+// readAs returns the field the gateway reads (gatewayFields, checkedFields) that key names otherwise (NamesField).
 func readAs(key string) (string, bool) {
 	for _, fields := range [][]string{gatewayFields, checkedFields} {
 		for _, f := range fields {
-			if key != f && strings.EqualFold(key, f) {
+			if key != f && NamesField(key, f) {
 				return f, true
 			}
 		}
 	}
 	return "", false
+}
+
+// NamesField reports whether an upstream may read key as field, a name in lower-case ASCII: one that matches
+// names without regard to case, by Unicode's simple folding as encoding/json does (ſ is s, the Kelvin sign k) or
+// by each letter's upper or lower case as .NET's and Java's do (ı is I, İ is i), or one that reads a key as a C
+// string, up to its first NUL ("model\u0000x" is model).
+func NamesField(key, field string) bool {
+	key, _, _ = strings.Cut(key, "\x00")
+	i := 0
+	for _, r := range key {
+		if i == len(field) {
+			return false
+		}
+		f := rune(field[i])
+		if r != f && unicode.ToLower(r) != f && unicode.ToUpper(r) != unicode.ToUpper(f) {
+			return false
+		}
+		i++
+	}
+	return i == len(field)
 }
 
 // parseModels reads the models fallback list: the models tried in order, after model when it is set (the

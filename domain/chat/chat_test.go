@@ -174,10 +174,11 @@ func TestUnderPresetModels(t *testing.T) {
 }
 
 // TestFieldsInAnotherCase: a field that names one the gateway reads in another case is refused, naming it as sent,
-// exactly when encoding/json (what Ollama and many proxies decode with) would read it as that field: it would
-// otherwise go upstream as it came, where such an upstream takes it for the gateway's own (the last key wins)
-// and serves another model than the one priced, streams, or takes a limit the budget was not reserved for.
-// A field no such upstream would read as one of the gateway's passes on.
+// exactly when encoding/json (what Ollama and many proxies decode with) would read it as that field, or a decoder
+// that compares each letter's upper or lower case (.NET's, Java's: max_completıon_tokens), or one that reads a key
+// up to its first NUL (C's): it would otherwise go upstream as it came, where such an upstream takes it for the
+// gateway's own (the last key wins) and serves another model than the one priced, streams, or takes a limit the
+// budget was not reserved for. A field no such upstream would read as one of the gateway's passes on.
 func TestFieldsInAnotherCase(t *testing.T) {
 	t.Parallel()
 	// Every field Parse reads, with a value it takes; "messages" and "model" are in every body.
@@ -189,9 +190,11 @@ func TestFieldsInAnotherCase(t *testing.T) {
 	for name, value := range read {
 		spellings := []string{strings.ToUpper(name), strings.ToUpper(name[:1]) + name[1:], name + "_", "x" + name,
 			strings.ReplaceAll(name, "_", "-"), strings.ReplaceAll(name, "s", "ſ"), strings.ReplaceAll(name, "k", "\u212a"),
-			strings.ReplaceAll(name, "S", "ſ")}
+			strings.ReplaceAll(name, "S", "ſ"), strings.ReplaceAll(name, "i", "ı"), strings.ReplaceAll(name, "i", "İ"),
+			name + "\x00", name + "\x00x", strings.ToUpper(name) + "\x00", "\x00" + name}
 		for _, key := range spellings {
-			raw := `{"model":"m","messages":[{"role":"user","content":"hi"}],"` + key + `":` + value + `}`
+			quoted, _ := json.Marshal(key)
+			raw := `{"model":"m","messages":[{"role":"user","content":"hi"}],` + string(quoted) + `:` + value + `}`
 			b := body(t, raw)
 			sent := ""
 			for k := range b {
@@ -205,17 +208,23 @@ func TestFieldsInAnotherCase(t *testing.T) {
 			// What encoding/json reads as the field: a struct field of that name matches a key in another case.
 			field := reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeFor[json.RawMessage](),
 				Tag: reflect.StructTag(`json:"` + name + `"`)}})
-			v := reflect.New(field)
-			if err := json.Unmarshal([]byte(`{"`+key+`":`+value+`}`), v.Interface()); err != nil {
-				t.Fatal(err)
+			reads := func(key string) bool {
+				v := reflect.New(field)
+				quoted, _ := json.Marshal(key)
+				if err := json.Unmarshal([]byte(`{`+string(quoted)+`:`+value+`}`), v.Interface()); err != nil {
+					t.Fatal(err)
+				}
+				return v.Elem().Field(0).Len() > 0
 			}
-			matched := v.Elem().Field(0).Len() > 0
+			upTo, _, _ := strings.Cut(key, "\x00")
+			matched := reads(key) || reads(upTo) || strings.ToUpper(key) == strings.ToUpper(name) ||
+				strings.ToLower(key) == name
 			r, err := chat.Parse(b)
 			var de *domain.Error
 			switch {
 			case matched && (!errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != sent ||
 				!strings.Contains(err.Error(), `"`+name+`"`)):
-				t.Errorf("%q, read as %q by encoding/json: %v, want a 400 naming it", sent, name, err)
+				t.Errorf("%q, read as %q by an upstream: %v, want a 400 naming it", sent, name, err)
 			case !matched && (err != nil || string(r.Extra[sent]) != value):
 				t.Errorf("%q, another field: %v, extra %s; want it passed on", sent, err, r.Extra[sent])
 			}

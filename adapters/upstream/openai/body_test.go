@@ -175,10 +175,11 @@ func TestChatBodyGatewayFieldsWin(t *testing.T) {
 }
 
 // TestChatBodyLimitSpellings: a caller's option that spells a completion limit or n otherwise (MAX_TOKENS,
-// max_tokenſ, N) is not sent. The gateway reads the limits by their names only, and reserves the call's budget for
-// what they say (or for the default); an upstream that decodes as encoding/json does reads such a field as the
-// limit, the default's max_completion_tokens or the caller's max_tokens notwithstanding. (Such a field of the
-// request itself is refused by chat.Parse.)
+// max_tokenſ, N, max_completıon_tokens, n followed by a NUL) is not sent. The gateway reads the limits by their
+// names only, and reserves the call's budget for what they say (or for the default); an upstream that decodes as
+// encoding/json does reads such a field as the limit, the default's max_completion_tokens or the caller's
+// max_tokens notwithstanding, and one that compares each letter's upper case (.NET's) or reads a key up to a NUL
+// (C's) reads the others so. (Such a field of the request itself is refused by chat.Parse.)
 func TestChatBodyLimitSpellings(t *testing.T) {
 	const msgs = `"model":"m","messages":[{"role":"user","content":"hi"}]`
 	million := json.Number("1000000")
@@ -196,10 +197,22 @@ func TestChatBodyLimitSpellings(t *testing.T) {
 		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"max_completion_tokenſ": million}, maxTokens: 10},
 		{body: `{` + msgs + `,"max_tokens":10,"n":1}`, opts: map[string]any{"N": json.Number("5")}, maxTokens: 10, n: 1},
 		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"N": json.Number("5")}, maxTokens: 10},
+		{body: `{` + msgs + `}`, opts: map[string]any{"max_completıon_tokens": million, "max_tokens\x00": million},
+			completion: chat.DefaultMaxTokens},
+		{body: `{` + msgs + `,"max_tokens":10}`, opts: map[string]any{"n\x00": json.Number("5")}, maxTokens: 10},
 	} {
 		got, err := chatBody(parsed(t, tc.body, tc.opts))
 		if err != nil {
 			t.Fatal(err)
+		}
+		var keys map[string]json.RawMessage
+		if err := json.Unmarshal(got, &keys); err != nil {
+			t.Fatalf("%s: %v", got, err)
+		}
+		for k := range tc.opts {
+			if _, ok := keys[k]; ok {
+				t.Errorf("%s: the option %q was sent", got, k)
+			}
 		}
 		var up struct {
 			MaxTokens           int64 `json:"max_tokens"`

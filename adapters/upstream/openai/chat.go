@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain"
@@ -55,9 +54,9 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 	// and what the two fields held (a null, an option that is no positive number) does not.
 	defaulted := r.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens")
 	// sent reports a field the gateway writes, or leaves out: none of the caller's nor of the options. An option's
-	// limit or n spelled otherwise (MAX_TOKENS, max_tokenſ, N) is left out: the gateway reads them by their names
-	// only, and an upstream that decodes as encoding/json does would read it as a limit, or a number of choices,
-	// that the call's budget was not reserved for.
+	// limit or n spelled otherwise (MAX_TOKENS, max_tokenſ, N, n followed by a NUL: chat.NamesField) is left out:
+	// the gateway reads them by their names only, and an upstream that decodes as encoding/json does would read it
+	// as a limit, or a number of choices, that the call's budget was not reserved for.
 	sent := func(k string) bool {
 		switch k {
 		case "model", "messages", "stream", "stream_options":
@@ -65,7 +64,7 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 		case "max_tokens", "max_completion_tokens":
 			return defaulted
 		}
-		return k == "N" || strings.EqualFold(k, "max_tokens") || strings.EqualFold(k, "max_completion_tokens")
+		return k != "n" && chat.NamesField(k, "n") || chat.NamesField(k, "max_tokens") || chat.NamesField(k, "max_completion_tokens")
 	}
 	b := append(make([]byte, 0, 512), '{')
 	for _, k := range sortedKeys(r.Extra) {
