@@ -428,7 +428,13 @@ func extraFields(b Body) (map[string]json.RawMessage, error) {
 }
 
 // readAs returns the field the gateway reads (gatewayFields, checkedFields) that key names otherwise (NamesField).
+// Those fields are lower-case ASCII, so a key of lower-case ASCII without a NUL names one only by being it: the
+// common key is settled by one pass over its bytes, where NamesField with each field took a quarter of Parse's time
+// for a typical body (BenchmarkParse).
 func readAs(key string) (string, bool) {
+	if plainKey(key) {
+		return "", false
+	}
 	for _, fields := range [][]string{gatewayFields, checkedFields} {
 		for _, f := range fields {
 			if key != f && NamesField(key, f) {
@@ -437,6 +443,16 @@ func readAs(key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// plainKey reports a key of ASCII without an upper-case letter or a NUL.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c == 0 || c >= 0x80 || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 // NamesField reports whether an upstream may read key as field, a name in lower-case ASCII: one that matches
