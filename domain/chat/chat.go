@@ -301,13 +301,9 @@ func Parse(b Body) (Request, error) {
 	if err := field(b, "stream", &r.Stream); err != nil {
 		return r, err
 	}
-	var so struct {
-		IncludeUsage *bool `json:"include_usage"`
-	}
-	if err := field(b, "stream_options", &so); err != nil {
+	if r.IncludeUsage, err = includeUsage(b); err != nil {
 		return r, err
 	}
-	r.IncludeUsage = so.IncludeUsage != nil && *so.IncludeUsage
 	for _, name := range []string{"max_tokens", "max_completion_tokens"} {
 		var n *int64
 		if err := field(b, name, &n); err != nil {
@@ -443,6 +439,46 @@ func readAs(key string) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// includeUsage reads stream_options as encoding/json read it into a struct of its include_usage alone (a *bool):
+// null or absent is false, other members are skipped, a key matches without regard to case and the last one wins.
+// Read by the scanner, as it is on the path to the first token and json.Unmarshal of this small object took half of
+// Parse's time for a typical streamed call (in the gateway's profile at c=1).
+func includeUsage(b Body) (bool, error) {
+	raw, ok := present(b, "stream_options")
+	if !ok {
+		return false, nil
+	}
+	s := jsonenc.NewScanner(raw)
+	on, field := false, "stream_options"
+	var err error
+	if !s.Null() {
+		err = s.Object(func(key []byte) error {
+			if !jsonenc.Is(key, "include_usage") {
+				return s.Skip()
+			}
+			if s.Null() {
+				on = false
+				return nil
+			}
+			if err := s.Bool(&on); err != nil {
+				field = "stream_options.include_usage"
+				return err
+			}
+			return nil
+		})
+	}
+	if err == nil && !s.End() {
+		err = jsonenc.ErrSyntax
+	}
+	if err != nil {
+		if field == "stream_options" {
+			return false, domain.Invalid(field, "must be an object")
+		}
+		return false, domain.Invalid(field, "must be a boolean")
+	}
+	return on, nil
 }
 
 // plainKey reports a key of ASCII without an upper-case letter or a NUL.

@@ -864,3 +864,53 @@ func TestPresetAndRequestBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamOptions: stream_options is read as encoding/json read it into a struct of its include_usage alone
+// (the reference here): the same value, and an error exactly when it has one, naming the member when it is the
+// member that is not a boolean.
+func TestStreamOptions(t *testing.T) {
+	for _, tt := range []struct {
+		raw   string
+		field string // of the error, when there is one
+	}{
+		{`null`, ""},
+		{`{}`, ""},
+		{`{"include_usage":true}`, ""},
+		{`{"include_usage":false}`, ""},
+		{`{"include_usage":null}`, ""},
+		{`{"include_usage":true,"include_usage":null}`, ""},
+		{`{"include_usage":null,"include_usage":true}`, ""},
+		{`{"INCLUDE_USAGE":true}`, ""},
+		{`{"include_\u0075sage":true}`, ""},
+		{`{"other":[1,{"a":"b"}],"include_usage":true,"more":"x"}`, ""},
+		{` { "include_usage" : true } `, ""},
+		{`{"include_usage":"yes"}`, "stream_options.include_usage"},
+		{`{"include_usage":1}`, "stream_options.include_usage"},
+		{`{"include_usage":{}}`, "stream_options.include_usage"},
+		{`true`, "stream_options"},
+		{`[]`, "stream_options"},
+		{`"x"`, "stream_options"},
+		{`{"include_usage":true`, "stream_options"},
+		{`{"include_usage":true}}`, "stream_options"},
+		{`{"include_usage" true}`, "stream_options"},
+	} {
+		var ref struct {
+			IncludeUsage *bool `json:"include_usage"`
+		}
+		refErr := json.Unmarshal([]byte(tt.raw), &ref)
+		b := chat.Body{"model": json.RawMessage(`"m"`), "messages": json.RawMessage(`[{"role":"user","content":"hi"}]`),
+			"stream_options": json.RawMessage(tt.raw)}
+		r, err := chat.Parse(b)
+		if (err != nil) != (refErr != nil) {
+			t.Errorf("%s: error %v, encoding/json's %v", tt.raw, err, refErr)
+			continue
+		}
+		var de *domain.Error
+		switch {
+		case err != nil && (!errors.As(err, &de) || de.Meta["field"] != tt.field):
+			t.Errorf("%s: %v, want an error naming %s", tt.raw, err, tt.field)
+		case err == nil && r.IncludeUsage != (ref.IncludeUsage != nil && *ref.IncludeUsage):
+			t.Errorf("%s: include_usage %v, encoding/json's %v", tt.raw, r.IncludeUsage, ref.IncludeUsage)
+		}
+	}
+}
