@@ -42,7 +42,7 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 		return "", err
 	}
 	var presetID *string
-	var system string
+	var system chat.SystemPrompt
 	if ref != nil {
 		if body, presetID, system, err = s.applyPreset(ctx, by, body, *ref); err != nil {
 			return "", err
@@ -52,10 +52,8 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 	if err != nil {
 		return "", err
 	}
-	if ref != nil {
-		if req, err = req.WithSystem(system, ref.Field); err != nil {
-			return "", err
-		}
+	if req, err = req.WithSystem(system); err != nil {
+		return "", err
 	}
 	// Each model of the fallback list is a call of its own through the pipeline — admitted on its own (the
 	// guardrails, budgets and limits judge that model), with its own generation record — tried until one
@@ -97,30 +95,27 @@ func fallsBack(err error) bool {
 
 // applyPreset lays the request over the preset's version it names, and returns that version's system prompt,
 // laid once the request is parsed (chat.Request.WithSystem).
-func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.Body, ref chat.PresetRef) (chat.Body, *string, string, error) {
+func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.Body, ref chat.PresetRef) (chat.Body, *string, chat.SystemPrompt, error) {
 	scope := ports.PresetScope{By: by, Slug: ref.Slug}
 	p, v, err := s.presets.Get(ctx, scope)
 	if errors.Is(err, preset.ErrNotFound) {
-		return nil, nil, "", domain.E(domain.KindNotFound, "preset_not_found", ref.Field+": no preset "+ref.Slug).With("field", ref.Field)
+		return nil, nil, chat.SystemPrompt{}, domain.E(domain.KindNotFound, "preset_not_found", ref.Field+": no preset "+ref.Slug).With("field", ref.Field)
 	}
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, chat.SystemPrompt{}, err
 	}
 	if ref.Version != 0 {
 		got, err := s.presets.version(ctx, p.ID, ref.Version)
 		if errors.Is(err, preset.ErrVersionNotFound) {
-			return nil, nil, "", preset.ErrVersionNotFound.WithMsg(ref.Field+": preset "+ref.Slug+" has no such version").With("field", ref.Field)
+			return nil, nil, chat.SystemPrompt{}, preset.ErrVersionNotFound.WithMsg(ref.Field+": preset "+ref.Slug+" has no such version").With("field", ref.Field)
 		}
 		if err != nil {
-			return nil, nil, "", err
+			return nil, nil, chat.SystemPrompt{}, err
 		}
 		v = &got
 	}
-	body, err = body.UnderPreset(p, v, ref, s.maxBody)
-	if err != nil || v.SystemPrompt == nil {
-		return body, &p.ID, "", err
-	}
-	return body, &p.ID, *v.SystemPrompt, nil
+	body, system, err := body.UnderPreset(p, v, ref, s.maxBody)
+	return body, &p.ID, system, err
 }
 
 // chatCall is one chat completion in the pipeline.

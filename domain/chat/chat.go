@@ -773,18 +773,20 @@ func (r Request) Texts() []string {
 
 // WithSystem lays a preset's system prompt before the messages, unless it is empty or the request has a system
 // (or developer) message of its own. It is laid after Parse, so that Parse's errors hold the caller's messages as
-// they came, each named at its index in the body the caller sent. The messages it makes are held to MaxMessages,
-// as the caller's are: one past is a 400 naming field, the request's field that named the preset, which says
-// that the preset and the request together have too many.
-func (r Request) WithSystem(prompt, field string) (Request, error) {
-	if prompt == "" || slices.ContainsFunc(r.Messages, func(m Message) bool { return m.Role == "system" || m.Role == "developer" }) {
+// they came, each named at its index in the body the caller sent. When it is laid, and only then, the request is
+// held with it to MaxMessages messages and to the bound on a body's bytes (UnderPreset's): past one, it is the
+// 400 that UnderPreset gives past its bounds, naming the field that named the preset.
+func (r Request) WithSystem(s SystemPrompt) (Request, error) {
+	if s.Text == "" || slices.ContainsFunc(r.Messages, func(m Message) bool { return m.Role == "system" || m.Role == "developer" }) {
 		return r, nil
 	}
-	if len(r.Messages) >= MaxMessages {
-		return r, domain.Invalid(field, fmt.Sprintf("the preset's system prompt and the request's messages are more than %d messages together",
-			MaxMessages))
+	if err := s.Preset.within("messages", int64(len(r.Messages))+1, MaxMessages); err != nil {
+		return r, err
 	}
-	system := Message{Role: "system", Content: []Part{{Type: "text", Text: prompt}}, Text: true}
+	if err := s.Preset.within("bytes", s.Size+int64(len(s.Text)), s.MaxBytes); err != nil {
+		return r, err
+	}
+	system := Message{Role: "system", Content: []Part{{Type: "text", Text: s.Text}}, Text: true}
 	r.Messages = append([]Message{system}, r.Messages...)
 	r.Prepended++
 	return r, nil

@@ -113,7 +113,7 @@ func TestUnderPreset(t *testing.T) {
 	system := "Be terse."
 	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m", "temperature": 0.2, "max_tokens": 50.0}, SystemPrompt: &system}
 	p := preset.Preset{Slug: "x", Status: preset.Active}
-	b, err := body(t, `{"messages":[{"role":"user","content":"hi"}],"temperature":1,"max_tokens":null}`).UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}, maxBody)
+	b, sp, err := body(t, `{"messages":[{"role":"user","content":"hi"}],"temperature":1,"max_tokens":null}`).UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}, maxBody)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +121,7 @@ func TestUnderPreset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err = r.WithSystem(*v.SystemPrompt, "model"); err != nil {
+	if r, err = r.WithSystem(sp); err != nil {
 		t.Fatal(err)
 	}
 	if r.Model != "m" || *r.Temperature != 1 || *r.MaxTokens != 50 || len(r.Messages) != 2 || r.Messages[0].Joined() != "Be terse." {
@@ -129,7 +129,7 @@ func TestUnderPreset(t *testing.T) {
 	}
 	for _, s := range []preset.Status{preset.Disabled, preset.Archived} {
 		p.Status = s
-		if _, err := b.UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}, maxBody); domain.StatusOf(err) != 403 {
+		if _, _, err := b.UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}, maxBody); domain.StatusOf(err) != 403 {
 			t.Errorf("%s preset: %v", s, err)
 		}
 	}
@@ -158,7 +158,7 @@ func TestUnderPresetModels(t *testing.T) {
 			}
 			b := body(t, tc.request)
 			b["messages"] = json.RawMessage(`[{"role":"user","content":"hi"}]`)
-			merged, err := b.UnderPreset(p, &preset.Version{Number: 1, Config: config}, chat.PresetRef{Slug: "x", Field: "preset"}, maxBody)
+			merged, _, err := b.UnderPreset(p, &preset.Version{Number: 1, Config: config}, chat.PresetRef{Slug: "x", Field: "preset"}, maxBody)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -748,17 +748,17 @@ func TestWithSystem(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", msgs, err)
 		}
-		got, gerr := own.WithSystem(system, "preset")
+		got, gerr := own.WithSystem(chat.SystemPrompt{Text: system, MaxBytes: maxBody})
 		want, err := chat.Parse(reference(b))
 		if err != nil || gerr != nil || !reflect.DeepEqual(got.Messages, want.Messages) || got.Prepended != len(got.Messages)-len(own.Messages) {
 			t.Errorf("%s:\n got %+v (%d prepended)\nwant %+v, %v", msgs, got.Messages, got.Prepended, want.Messages, err)
 		}
-		if r, err := own.WithSystem("", "preset"); err != nil || len(r.Messages) != len(own.Messages) || r.Prepended != 0 {
+		if r, err := own.WithSystem(chat.SystemPrompt{MaxBytes: maxBody}); err != nil || len(r.Messages) != len(own.Messages) || r.Prepended != 0 {
 			t.Errorf("%s: an empty prompt was laid", msgs)
 		}
 	}
 	own, err := chat.Parse(body(t, `{"model":"m","messages":[{"Role":"system","content":"mine"}]}`))
-	if r, _ := own.WithSystem(system, "preset"); err != nil || len(r.Messages) != 1 { // the reference reads "role" only
+	if r, _ := own.WithSystem(chat.SystemPrompt{Text: system, MaxBytes: maxBody}); err != nil || len(r.Messages) != 1 { // the reference reads "role" only
 		t.Errorf(`"Role":"system": %v %+v`, err, r.Messages)
 	}
 
@@ -767,17 +767,17 @@ func TestWithSystem(t *testing.T) {
 	prompt := system
 	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m"}, SystemPrompt: &prompt}
 	ref := chat.PresetRef{Slug: "x", Field: "preset"}
-	b, err := body(t, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`).UnderPreset(p, v, ref, maxBody)
+	b, _, err := body(t, `{"messages":[{"role":"user","content":[{"type":"image_url","image_url":{}}]}]}`).UnderPreset(p, v, ref, maxBody)
 	var de *domain.Error
 	if _, err = chat.Parse(b); !errors.As(err, &de) || de.Meta["field"] != "messages[0].content[0].image_url.url" {
 		t.Errorf("the caller's messages[0] refused as %v", err)
 	}
-	b, _ = body(t, `{"messages":[`+strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-2)+`{"role":"tool","tool_call_id":"c","content":"x"}]}`).UnderPreset(p, v, ref, maxBody)
+	b, sp, _ := body(t, `{"messages":[`+strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-2)+`{"role":"tool","tool_call_id":"c","content":"x"}]}`).UnderPreset(p, v, ref, maxBody)
 	r, err := chat.Parse(b)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err = r.WithSystem(system, ref.Field); err != nil || len(r.Messages) != chat.MaxMessages || r.Prepended != 1 {
+	if r, err = r.WithSystem(sp); err != nil || len(r.Messages) != chat.MaxMessages || r.Prepended != 1 {
 		t.Fatalf("%d messages under a preset: %v, %d messages", chat.MaxMessages-1, err, len(r.Messages))
 	}
 	if got := r.MessageField(chat.MaxMessages-1, ".tool_call_id"); got != fmt.Sprintf("messages[%d].tool_call_id", chat.MaxMessages-2) {
@@ -787,9 +787,10 @@ func TestWithSystem(t *testing.T) {
 
 // TestPresetAndRequestBounds: a request laid over a preset is held to the bounds the caller's own request is:
 // MaxFields fields, MaxMessages messages with the preset's system prompt, and the bound on a body's bytes, its
-// fields' names and values with the system prompt. Past one, it is a 400 naming the field that named the preset,
-// which says the preset and the request are too large together; at it, it is taken. The preset's configuration and
-// the request were each within the bounds, and together made twice as many fields, or bytes.
+// fields' names and values, with the system prompt when it is laid. Past one, it is a 400 naming
+// the field that named the preset, which says the preset and the request have more than the bound together and
+// gives it in metadata, whichever bound it is; at it, it is taken. The preset's configuration and the request were
+// each within the bounds, and together made twice as many fields, or bytes.
 func TestPresetAndRequestBounds(t *testing.T) {
 	t.Parallel()
 	p := preset.Preset{Slug: "x", Status: preset.Active}
@@ -808,10 +809,18 @@ func TestPresetAndRequestBounds(t *testing.T) {
 		}
 		return c
 	}
+	past := func(n int64, unit string) string {
+		return fmt.Sprintf(`model: preset "x" and the request have more than %d %s together`, n, unit)
+	}
 	hi := `"messages":[{"role":"user","content":"hi"}]`
+	// A system message of the request's own, and a developer one, under which the preset's prompt is not laid.
+	own := `"messages":[{"role":"system","content":"hi"}]`
+	dev := `"messages":[{"role":"developer","content":"hi"}]`
 	system := strings.Repeat("s", 100)
-	// The bytes of hi's field, its name and value, and of the system prompt.
-	his, systems := int64(len("messages")+len(`[{"role":"user","content":"hi"}]`)), int64(len(system))
+	// The bytes of hi's field (own's and dev's: one more each), its name and value, of the model's, and of the
+	// system prompt.
+	his, models, systems := int64(len("messages")+len(`[{"role":"user","content":"hi"}]`)), int64(len("model")+len(`"m"`)),
+		int64(len(system))
 	for _, tc := range []struct {
 		name     string
 		request  string
@@ -819,40 +828,45 @@ func TestPresetAndRequestBounds(t *testing.T) {
 		system   string
 		maxBytes int64
 		want     string // the 400's message, "" when the request is taken
+		max      int64  // and the bound it gives in metadata
 	}{
-		{"fields at the bound", `{` + hi + fields("a", chat.MaxFields/2) + `}`, config("b", chat.MaxFields/2-2), "", maxBody, ""},
+		{"fields at the bound", `{` + hi + fields("a", chat.MaxFields/2) + `}`, config("b", chat.MaxFields/2-2), "", maxBody, "", 0},
 		{"a field past", `{` + hi + fields("a", chat.MaxFields/2) + `}`, config("b", chat.MaxFields/2-1), "", maxBody,
-			`model: preset "x" and the request have more than 1000 fields together`},
+			past(chat.MaxFields, "fields"), chat.MaxFields},
 		{"the request's fields over the preset's count once", `{` + hi + fields("a", chat.MaxFields-2) + `}`,
-			config("a", chat.MaxFields-2), "", maxBody, ""},
+			config("a", chat.MaxFields-2), "", maxBody, "", 0},
 		{"bytes at the bound", `{` + hi + `,"a":"` + strings.Repeat("x", 998) + `"}`, map[string]any{"model": "m"}, system,
-			his + 1 + 1000 + int64(len("model")+len(`"m"`)) + systems, ""},
+			his + 1 + 1000 + models + systems, "", 0},
 		{"a byte past", `{` + hi + `,"a":"` + strings.Repeat("x", 998) + `"}`, map[string]any{"model": "m"}, system,
-			his + 1 + 1000 + int64(len("model")+len(`"m"`)) + systems - 1,
-			fmt.Sprintf(`model: preset "x" and the request are larger than %d bytes together`, his+1+1000+int64(len("model")+len(`"m"`))+systems-1)},
+			his + 1 + 1000 + models + systems - 1, past(his+1+1000+models+systems-1, "bytes"), his + 1 + 1000 + models + systems - 1},
 		{"the preset's bytes", `{` + hi + `}`, map[string]any{"model": "m", "a": strings.Repeat("x", 998)}, "",
-			his + 1 + 1000 + int64(len("model")+len(`"m"`)) - 1,
-			fmt.Sprintf(`model: preset "x" and the request are larger than %d bytes together`, his+1+1000+int64(len("model")+len(`"m"`))-1)},
+			his + 1 + 1000 + models - 1, past(his+1+1000+models-1, "bytes"), his + 1 + 1000 + models - 1},
+		{"a prompt not laid under a system message of the request's", `{` + own + `,"a":"` + strings.Repeat("x", 998) + `"}`,
+			map[string]any{"model": "m"}, system, his + 2 + 1 + 1000 + models, "", 0},
+		{"a prompt not laid under a developer message", `{` + dev + `,"a":"` + strings.Repeat("x", 998) + `"}`,
+			map[string]any{"model": "m"}, system, his + 5 + 1 + 1000 + models, "", 0},
+		{"a byte past with a prompt not laid", `{` + own + `,"a":"` + strings.Repeat("x", 998) + `"}`,
+			map[string]any{"model": "m"}, system, his + 2 + 1 + 1000 + models - 1, past(his+2+1+1000+models-1, "bytes"),
+			his + 2 + 1 + 1000 + models - 1},
 		{"messages at the bound", `{"messages":[` + strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-2) + `{"role":"user","content":"x"}]}`,
-			map[string]any{"model": "m"}, system, maxBody, ""},
+			map[string]any{"model": "m"}, system, maxBody, "", 0},
 		{"a message past", `{"messages":[` + strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-1) + `{"role":"user","content":"x"}]}`,
-			map[string]any{"model": "m"}, system, maxBody,
-			"model: the preset's system prompt and the request's messages are more than 10000 messages together"},
+			map[string]any{"model": "m"}, system, maxBody, past(chat.MaxMessages, "messages"), chat.MaxMessages},
 		{"a message past with no system prompt", `{"messages":[` + strings.Repeat(`{"role":"user","content":"x"},`, chat.MaxMessages-1) + `{"role":"user","content":"x"}]}`,
-			map[string]any{"model": "m"}, "", maxBody, ""},
+			map[string]any{"model": "m"}, "", maxBody, "", 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := &preset.Version{Number: 1, Config: tc.config}
 			if tc.system != "" {
 				v.SystemPrompt = &tc.system
 			}
-			b, err := body(t, tc.request).UnderPreset(p, v, ref, tc.maxBytes)
+			b, sp, err := body(t, tc.request).UnderPreset(p, v, ref, tc.maxBytes)
 			if err == nil {
 				var r chat.Request
 				if r, err = chat.Parse(b); err != nil {
 					t.Fatal(err)
 				}
-				_, err = r.WithSystem(tc.system, ref.Field)
+				_, err = r.WithSystem(sp)
 			}
 			var de *domain.Error
 			switch {
@@ -860,6 +874,15 @@ func TestPresetAndRequestBounds(t *testing.T) {
 				t.Fatalf("refused: %v", err)
 			case tc.want != "" && (!errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != "model" || err.Error() != tc.want):
 				t.Fatalf("%v, want a 400: %s", err, tc.want)
+			case tc.want == "":
+				return
+			case len(de.Meta) != 2:
+				t.Fatalf("metadata %v, want the field and the bound alone", de.Meta)
+			}
+			for k, bound := range de.Meta {
+				if k != "field" && (!strings.HasSuffix(tc.want, strings.TrimPrefix(k, "max_")+" together") || bound != tc.max) {
+					t.Errorf("metadata %s: %v, want the bound of %q, %d", k, bound, tc.want, tc.max)
+				}
 			}
 		})
 	}

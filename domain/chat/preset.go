@@ -95,22 +95,23 @@ var (
 )
 
 // UnderPreset lays the request over a preset version's configuration: each field the request sets wins, the
-// others come from the preset (its system prompt is laid once the request is parsed: Request.WithSystem). model
-// and models are one setting, the models a call may use in order: when the request names any, the preset's are
-// left out. A preset that is not active is refused.
+// others come from the preset. model and models are one setting, the models a call may use in order: when the
+// request names any, the preset's are left out. A preset that is not active is refused. The version's system
+// prompt is returned to be laid once the request is parsed (Request.WithSystem), which alone knows whether it
+// will be.
 //
 // The body so made is held to the bounds the caller's own is held to, as the preset's configuration, saved from
 // a body of its own, could make it about twice as large: at most MaxFields fields, and at most maxBytes (the
-// server's bound on a body) of fields' names and values with the system prompt (Body.size). Past them it is a 400
-// naming the field that named the preset, which says that the preset and the request together are too large.
-func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef, maxBytes int64) (Body, error) {
+// server's bound on a body) of fields' names and values (Body.size), the system prompt's counted with them when
+// it is laid. Past them it is a 400 naming the field that named the preset (PresetRef.within).
+func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef, maxBytes int64) (Body, SystemPrompt, error) {
 	switch {
 	case p.Status == preset.Disabled:
-		return b, ErrPresetDisabled.WithMsg(fmt.Sprintf("%s: preset %q is disabled", ref.Field, p.Slug)).With("field", ref.Field)
+		return b, SystemPrompt{}, ErrPresetDisabled.WithMsg(fmt.Sprintf("%s: preset %q is disabled", ref.Field, p.Slug)).With("field", ref.Field)
 	case p.Status == preset.Archived:
-		return b, ErrPresetArchived.WithMsg(fmt.Sprintf("%s: preset %q is archived", ref.Field, p.Slug)).With("field", ref.Field)
+		return b, SystemPrompt{}, ErrPresetArchived.WithMsg(fmt.Sprintf("%s: preset %q is archived", ref.Field, p.Slug)).With("field", ref.Field)
 	case v == nil:
-		return b, ErrNoVersion.WithMsg(fmt.Sprintf("%s: preset %q has no designated version", ref.Field, p.Slug)).With("field", ref.Field)
+		return b, SystemPrompt{}, ErrNoVersion.WithMsg(fmt.Sprintf("%s: preset %q has no designated version", ref.Field, p.Slug)).With("field", ref.Field)
 	}
 	out := make(Body, len(b)+len(v.Config)+1)
 	ownModels := !isNull(b["model"]) || !isNull(b["models"])
@@ -120,7 +121,7 @@ func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef, max
 		}
 		raw, err := json.Marshal(val)
 		if err != nil {
-			return b, fmt.Errorf("preset %s version %d: %w", p.Slug, v.Number, err)
+			return b, SystemPrompt{}, fmt.Errorf("preset %s version %d: %w", p.Slug, v.Number, err)
 		}
 		out[k] = raw
 	}
@@ -129,19 +130,41 @@ func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef, max
 			out[k] = val
 		}
 	}
-	if len(out) > MaxFields {
-		return b, domain.Invalid(ref.Field, fmt.Sprintf("preset %q and the request have more than %d fields together", p.Slug,
-			MaxFields)).With("max_fields", MaxFields)
+	if err := ref.within("fields", int64(len(out)), MaxFields); err != nil {
+		return b, SystemPrompt{}, err
 	}
 	size := out.size()
+	if err := ref.within("bytes", size, maxBytes); err != nil {
+		return b, SystemPrompt{}, err
+	}
+	system := SystemPrompt{Preset: ref, Size: size, MaxBytes: maxBytes}
 	if v.SystemPrompt != nil {
-		size += int64(len(*v.SystemPrompt))
+		system.Text = *v.SystemPrompt
 	}
-	if size > maxBytes {
-		return b, domain.Invalid(ref.Field, fmt.Sprintf("preset %q and the request are larger than %d bytes together", p.Slug,
-			maxBytes)).With("max_bytes", maxBytes)
+	return out, system, nil
+}
+
+// SystemPrompt is a preset's system prompt as UnderPreset leaves it, to be laid once the request is parsed
+// (Request.WithSystem), with what holding the request so made to the bounds then takes.
+type SystemPrompt struct {
+	Text string
+	// Preset is the preset it comes from, which the errors name as UnderPreset's do.
+	Preset PresetRef
+	// Size is the bytes of the fields' names and values of the body laid over the preset, and MaxBytes their
+	// bound: the prompt, when laid, counts with them.
+	Size, MaxBytes int64
+}
+
+// within is nil when n, a count of unit (fields, messages, bytes) of a request laid over the preset, is at most
+// bound, the caller's own request's, and past it the 400 that every such bound gives: it names the field that
+// named the preset, says that the preset and the request together go past, and gives the bound in metadata as
+// max_<unit>.
+func (ref PresetRef) within(unit string, n, bound int64) error {
+	if n <= bound {
+		return nil
 	}
-	return out, nil
+	return domain.Invalid(ref.Field, fmt.Sprintf("preset %q and the request have more than %d %s together", ref.Slug, bound,
+		unit)).With("max_"+unit, bound)
 }
 
 // size is the bytes of b's fields' names and values: what a body holding them is at least, so that a caller's own

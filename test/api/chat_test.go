@@ -796,7 +796,8 @@ models:
 // TestChatPresetBounds: a request laid over a preset is held to the bound on a body the server holds the caller's
 // own to (server.max_body_bytes, 4 KiB here): a preset of 3 KiB, and a request of 3 KiB, each within it, are a
 // 400 together, naming the field that named the preset, and no upstream is called; the same preset with a short
-// request is taken.
+// request is taken. A preset's system prompt counts only when it is laid, not under a system message of the
+// request's own.
 func TestChatPresetBounds(t *testing.T) {
 	t.Parallel()
 	u, g := newChat(t, "server: {max_body_bytes: 4096}\n")
@@ -814,6 +815,26 @@ func TestChatPresetBounds(t *testing.T) {
 	if msg := fmt.Sprint(e["message"]); !strings.HasPrefix(msg, "model: ") || !strings.Contains(msg, "together") ||
 		e["metadata"].(map[string]any)["field"] != "model" {
 		t.Fatalf("the preset and the request past the bound: %v", e)
+	}
+	if u.first.Calls() != calls {
+		t.Fatal("the request reached the upstream")
+	}
+
+	if r := g.Do(t, "POST", "/presets/prompted/chat/completions", key, map[string]any{"model": "chat",
+		"messages": []any{map[string]any{"role": "system", "content": strings.Repeat("p", 3000)}}}); r.Status != 200 {
+		t.Fatalf("preset: %d %s", r.Status, r.Body)
+	}
+	user := map[string]any{"role": "user", "content": strings.Repeat("w ", 750)}
+	if r := g.Do(t, "POST", "/chat/completions", key, map[string]any{"model": "@preset/prompted",
+		"messages": []any{map[string]any{"role": "system", "content": "mine"}, user}}); r.Status != 200 {
+		t.Fatalf("a request with a system message of its own under a 3 KiB prompt: %d %s", r.Status, r.Body)
+	}
+	calls = u.first.Calls()
+	e = harness.AssertError(t, g.Do(t, "POST", "/chat/completions", key, map[string]any{"model": "@preset/prompted",
+		"messages": []any{user}}), 400)
+	if meta := e["metadata"].(map[string]any); e["message"] != `model: preset "prompted" and the request have more than 4096 bytes together` ||
+		meta["field"] != "model" || jsonString(meta["max_bytes"]) != "4096" {
+		t.Fatalf("the prompt laid past the bound: %v", e)
 	}
 	if u.first.Calls() != calls {
 		t.Fatal("the request reached the upstream")

@@ -9,6 +9,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream/gemini"
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
@@ -174,7 +175,7 @@ func TestChatUnnamedToolResult(t *testing.T) {
 			before := f.Calls()
 			req := fakes.ChatRequest(t, "up-model", map[string]any{"messages": tc.msgs})
 			var serr error
-			if req.Request, serr = req.Request.WithSystem(tc.system, "preset"); serr != nil {
+			if req.Request, serr = req.Request.WithSystem(chat.SystemPrompt{Text: tc.system, MaxBytes: 10 << 20}); serr != nil {
 				t.Fatal(serr)
 			}
 			_, err := fakes.ReadChat(t, p, req)
