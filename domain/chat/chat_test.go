@@ -111,7 +111,9 @@ const maxBody = 10 << 20
 func TestUnderPreset(t *testing.T) {
 	t.Parallel()
 	system := "Be terse."
-	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m", "temperature": 0.2, "max_tokens": 50.0}, SystemPrompt: &system}
+	metadata := map[string]any{"note": "<a&b>"}
+	v := &preset.Version{Number: 1, Config: map[string]any{"model": "m", "temperature": 0.2, "max_tokens": 50.0, "metadata": metadata},
+		SystemPrompt: &system}
 	p := preset.Preset{Slug: "x", Status: preset.Active}
 	b, sp, err := body(t, `{"messages":[{"role":"user","content":"hi"}],"temperature":1,"max_tokens":null}`).UnderPreset(p, v, chat.PresetRef{Slug: "x", Field: "model"}, maxBody)
 	if err != nil {
@@ -126,6 +128,13 @@ func TestUnderPreset(t *testing.T) {
 	}
 	if r.Model != "m" || *r.Temperature != 1 || *r.MaxTokens != 50 || len(r.Messages) != 2 || r.Messages[0].Joined() != "Be terse." {
 		t.Fatalf("merged: %+v", r)
+	}
+	// The preset's value goes upstream as the same JSON value, its <, > and & as they are (the bytes counted
+	// against the bound on a body, not \u003c's six for one).
+	var sent map[string]any
+	if err := json.Unmarshal(r.Extra["metadata"], &sent); err != nil || !reflect.DeepEqual(sent, metadata) ||
+		string(r.Extra["metadata"]) != `{"note":"<a&b>"}` {
+		t.Errorf("the preset's metadata is sent as %s", r.Extra["metadata"])
 	}
 	for _, s := range []preset.Status{preset.Disabled, preset.Archived} {
 		p.Status = s
@@ -787,7 +796,7 @@ func TestWithSystem(t *testing.T) {
 
 // TestPresetAndRequestBounds: a request laid over a preset is held to the bounds the caller's own request is:
 // MaxFields fields, MaxMessages messages with the preset's system prompt, and the bound on a body's bytes, its
-// fields' names and values, with the system prompt when it is laid. Past one, it is a 400 naming
+// fields' names and values as they are sent, with the system prompt when it is laid. Past one, it is a 400 naming
 // the field that named the preset, which says the preset and the request have more than the bound together and
 // gives it in metadata, whichever bound it is; at it, it is taken. The preset's configuration and the request were
 // each within the bounds, and together made twice as many fields, or bytes.
@@ -821,6 +830,8 @@ func TestPresetAndRequestBounds(t *testing.T) {
 	// system prompt.
 	his, models, systems := int64(len("messages")+len(`[{"role":"user","content":"hi"}]`)), int64(len("model")+len(`"m"`)),
 		int64(len(system))
+	// A value of the preset's 1,000 bytes as sent, 999 of them <, & and >, which json.Marshal sent as 5,994.
+	html := map[string]any{"model": "m", "a": strings.Repeat("<&>", 333)}
 	for _, tc := range []struct {
 		name     string
 		request  string
@@ -841,6 +852,14 @@ func TestPresetAndRequestBounds(t *testing.T) {
 			his + 1 + 1000 + models + systems - 1, past(his+1+1000+models+systems-1, "bytes"), his + 1 + 1000 + models + systems - 1},
 		{"the preset's bytes", `{` + hi + `}`, map[string]any{"model": "m", "a": strings.Repeat("x", 998)}, "",
 			his + 1 + 1000 + models - 1, past(his+1+1000+models-1, "bytes"), his + 1 + 1000 + models - 1},
+		{"the preset's bytes as sent at the bound", `{` + hi + `}`, html, "", his + 1 + 1001 + models, "", 0},
+		{"the preset's bytes as sent a byte past", `{` + hi + `}`, html, "", his + 1 + 1001 + models - 1,
+			past(his+1+1001+models-1, "bytes"), his + 1 + 1001 + models - 1},
+		{"the request's model as sent at the bound", `{` + hi + `,"model":"` + strings.Repeat("<&>", 333) + `@preset/x"}`,
+			map[string]any{"model": "m"}, "", his + int64(len("model")) + 1001, "", 0},
+		{"the request's model as sent a byte past", `{` + hi + `,"model":"` + strings.Repeat("<&>", 333) + `@preset/x"}`,
+			map[string]any{"model": "m"}, "", his + int64(len("model")) + 1000, past(his+int64(len("model"))+1000, "bytes"),
+			his + int64(len("model")) + 1000},
 		{"a prompt not laid under a system message of the request's", `{` + own + `,"a":"` + strings.Repeat("x", 998) + `"}`,
 			map[string]any{"model": "m"}, system, his + 2 + 1 + 1000 + models, "", 0},
 		{"a prompt not laid under a developer message", `{` + dev + `,"a":"` + strings.Repeat("x", 998) + `"}`,
@@ -860,7 +879,12 @@ func TestPresetAndRequestBounds(t *testing.T) {
 			if tc.system != "" {
 				v.SystemPrompt = &tc.system
 			}
-			b, sp, err := body(t, tc.request).UnderPreset(p, v, ref, tc.maxBytes)
+			// The request names the preset as Preset reads it, or not at all (ref names it then).
+			b, _, err := chat.Preset(body(t, tc.request))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, sp, err := b.UnderPreset(p, v, ref, tc.maxBytes)
 			if err == nil {
 				var r chat.Request
 				if r, err = chat.Parse(b); err != nil {

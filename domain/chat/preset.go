@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -82,9 +83,22 @@ func (b Body) with(key, value string) Body {
 	if value == "" {
 		delete(out, key)
 	} else {
-		out[key], _ = json.Marshal(value)
+		out[key], _ = marshal(value)
 	}
 	return out
+}
+
+// marshal is json.Marshal without its escaping of <, > and & (\u003c, six bytes for one): a value the gateway lays
+// into a body is sent on as these bytes, the same value to a JSON reader, and the body is held to a bound on its
+// bytes, which should count what is sent rather than six times a preset's stored size.
+func marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // Refusals of a preset the request may not use.
@@ -119,7 +133,7 @@ func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef, max
 		if ownModels && (k == "model" || k == "models") {
 			continue
 		}
-		raw, err := json.Marshal(val)
+		raw, err := marshal(val)
 		if err != nil {
 			return b, SystemPrompt{}, fmt.Errorf("preset %s version %d: %w", p.Slug, v.Number, err)
 		}
@@ -183,7 +197,7 @@ func (b Body) size() int64 {
 func CheckConfig(config map[string]any) error {
 	b := Body{"model": json.RawMessage(`"m"`), "messages": json.RawMessage(`[{"role":"user","content":"m"}]`)}
 	for k, v := range config {
-		raw, err := json.Marshal(v)
+		raw, err := marshal(v)
 		if err != nil {
 			return domain.Invalid(k, "must be JSON")
 		}

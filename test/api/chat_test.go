@@ -796,7 +796,8 @@ models:
 // TestChatPresetBounds: a request laid over a preset is held to the bound on a body the server holds the caller's
 // own to (server.max_body_bytes, 4 KiB here): a preset of 3 KiB, and a request of 3 KiB, each within it, are a
 // 400 together, naming the field that named the preset, and no upstream is called; the same preset with a short
-// request is taken. A preset's system prompt counts only when it is laid, not under a system message of the
+// request is taken. The bytes counted are those sent: a preset's <, & and > as they are (not json.Marshal's
+// \u003c, six bytes for one), and its system prompt only when it is laid, not under a system message of the
 // request's own.
 func TestChatPresetBounds(t *testing.T) {
 	t.Parallel()
@@ -818,6 +819,21 @@ func TestChatPresetBounds(t *testing.T) {
 	}
 	if u.first.Calls() != calls {
 		t.Fatal("the request reached the upstream")
+	}
+
+	note := strings.Repeat("<&>", 1000)
+	if r := g.Do(t, "POST", "/presets/html/chat/completions", key, `{"model":"chat","metadata":{"note":"`+note+`"}}`); r.Status != 200 {
+		t.Fatalf("preset: %d %s", r.Status, r.Body)
+	}
+	if r := g.Do(t, "POST", "/chat/completions", key, hi(map[string]any{"model": "@preset/html"})); r.Status != 200 {
+		t.Fatalf("a short request under a preset of <, & and >: %d %s", r.Status, r.Body)
+	}
+	reqs := u.first.Requests()
+	var sent struct {
+		Metadata struct{ Note string } `json:"metadata"`
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &sent); err != nil || sent.Metadata.Note != note {
+		t.Fatalf("the preset's note went upstream as %q (%v)", sent.Metadata.Note, err)
 	}
 
 	if r := g.Do(t, "POST", "/presets/prompted/chat/completions", key, map[string]any{"model": "chat",
