@@ -133,6 +133,7 @@ func TestMetrics(t *testing.T) {
 	}
 	dashboardQueriesExist(t, after)
 	queuesNamedExported(t, after)
+	readmeListsExported(t, after)
 	for _, tt := range []struct {
 		name   string
 		labels map[string]string
@@ -171,6 +172,32 @@ func queuesNamedExported(t *testing.T, fams map[string]*dto.MetricFamily) {
 	slices.Sort(named)
 	if !slices.Equal(named, exported) {
 		t.Errorf("switchboard_queue_depth's help names the queues %v, and the gateway exports %v (help: %q)", named, exported, f.GetHelp())
+	}
+}
+
+// readmeListsExported checks that the README's metrics table names exactly the families /metrics exports (each
+// labelled family has a series by now), the Go runtime's and the process's by their go_* and process_* row.
+func readmeListsExported(t *testing.T, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	raw, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, table, _ := strings.Cut(string(raw), "| metric | labels | what |")
+	table, _, _ = strings.Cut(table, "\n\n")
+	var listed, exported []string
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)`").FindAllStringSubmatch(table, -1) {
+		listed = append(listed, m[1])
+	}
+	for name := range fams {
+		if !strings.HasPrefix(name, "go_") && !strings.HasPrefix(name, "process_") {
+			exported = append(exported, name)
+		}
+	}
+	slices.Sort(listed)
+	slices.Sort(exported)
+	if !slices.Equal(listed, exported) {
+		t.Errorf("README's metrics table lists %v, and /metrics exports %v", listed, exported)
 	}
 }
 
