@@ -3,6 +3,8 @@ package wire_test
 import (
 	"os"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -195,7 +197,6 @@ func TestEnvOverrides(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryOverride: the README's configuration table names every variable.
 func TestUnknownEnv(t *testing.T) {
 	t.Parallel()
 	got := sbwire.UnknownEnv([]string{"SWITCHBOARD_LOG_LEVL=debug", "SWITCHBOARD_LOG_LEVEL=debug", "SWITCHBOARD_ADDR=:1",
@@ -205,15 +206,55 @@ func TestUnknownEnv(t *testing.T) {
 	}
 }
 
+// TestREADMEListsEveryOverride: the README's configuration table has a row for every scalar setting and none for a
+// setting the code does not read, each row with its variable (and older name) and its default: the default the
+// row gives, set through the variable, loads the configuration that nothing set loads.
 func TestREADMEListsEveryOverride(t *testing.T) {
 	t.Parallel()
 	raw, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
+	_, table, _ := strings.Cut(string(raw), "| setting | default | environment | meaning |")
+	table, _, _ = strings.Cut(table, "\n\n")
+	rows := map[string][]string{} // setting: its cells
+	for _, line := range strings.Split(table, "\n") {
+		if cells := strings.Split(line, " | "); len(cells) == 4 && strings.HasPrefix(cells[0], "| `") {
+			rows[strings.Trim(cells[0], "| `")] = cells
+		}
+	}
+	want, err := sbwire.LoadConfig("", env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	backticked := regexp.MustCompile("`([^`]*)`")
 	for _, o := range sbwire.EnvOverrides() {
-		if !strings.Contains(string(raw), "`"+o.Env+"`") {
-			t.Errorf("README does not list %s (%s)", o.Env, o.Setting)
+		cells, ok := rows[o.Setting]
+		delete(rows, o.Setting)
+		switch {
+		case !ok:
+			t.Errorf("README's configuration table has no row for %s", o.Setting)
+			continue
+		case !strings.HasPrefix(cells[2], "`"+o.Env+"`"):
+			t.Errorf("README gives %s the variable %q, want %s", o.Setting, cells[2], o.Env)
+		case o.Alias != "" && !strings.Contains(cells[2], "(or `"+o.Alias+"`)"):
+			t.Errorf("README does not give %s's older variable %s", o.Setting, o.Alias)
+		}
+		def := backticked.FindStringSubmatch(cells[1])
+		if def == nil {
+			if !strings.HasPrefix(cells[1], "none") {
+				t.Errorf("README's default of %s is %q: a value in backticks, or none", o.Setting, cells[1])
+			}
+			continue // unset: nothing to set it to
+		}
+		got, err := sbwire.LoadConfig("", env(o.Env, def[1]))
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("README's default of %s, %s=%s, loads another configuration than the default (err %v)", o.Setting, o.Env, def[1], err)
+		}
+	}
+	for setting := range rows {
+		if setting != "providers[]" && setting != "models[]" {
+			t.Errorf("README's configuration table lists %s, which the code does not read", setting)
 		}
 	}
 }
