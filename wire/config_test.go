@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/test/readme"
 	sbwire "github.com/switchboard-ai/switchboard/wire"
 )
 
@@ -211,12 +212,7 @@ func TestUnknownEnv(t *testing.T) {
 // row gives, set through the variable, loads the configuration that nothing set loads.
 func TestREADMEListsEveryOverride(t *testing.T) {
 	t.Parallel()
-	raw, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, _ := strings.Cut(string(raw), "| setting | default | environment | meaning |")
-	table, _, _ = strings.Cut(table, "\n\n")
+	table := readme.Table(t, "| setting | default | environment | meaning |")
 	rows := map[string][]string{} // setting: its cells
 	for _, line := range strings.Split(table, "\n") {
 		if cells := strings.Split(line, " | "); len(cells) == 4 && strings.HasPrefix(cells[0], "| `") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
+	"github.com/switchboard-ai/switchboard/test/readme"
 )
 
 // scrape reads GET /metrics as Prometheus would.
@@ -179,12 +180,7 @@ func queuesNamedExported(t *testing.T, fams map[string]*dto.MetricFamily) {
 // labelled family has a series by now), the Go runtime's and the process's by their go_* and process_* row.
 func readmeListsExported(t *testing.T, fams map[string]*dto.MetricFamily) {
 	t.Helper()
-	raw, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, _ := strings.Cut(string(raw), "| metric | labels | what |")
-	table, _, _ = strings.Cut(table, "\n\n")
+	table := readme.Table(t, "| metric | labels | what |")
 	var listed, exported []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)`").FindAllStringSubmatch(table, -1) {
 		listed = append(listed, m[1])
