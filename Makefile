@@ -65,7 +65,7 @@ FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries a
 	adapters/spool:FuzzSegment adapters/upstream:FuzzH1Response adapters/upstream:FuzzScrub \
 	adapters/upstream/anthropic:FuzzDecodeEvent adapters/upstream/gemini:FuzzDecodeResponse \
 	adapters/upstream/openai:FuzzDecodeEvent adapters/upstream/openai:FuzzDecoderHead domain:FuzzMicrosMulDiv \
-	domain/chat:FuzzMessages domain/chat:FuzzUnmarshal domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary
+	domain/chat:FuzzMessages domain/chat:FuzzUnmarshal domain/chat:FuzzStreamOptions domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -1,6 +1,7 @@
 package chat
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
@@ -49,5 +50,40 @@ func checkHeld[V comparable](t *testing.T, raw []byte, kind string) {
 		if (err == nil) != (werr == nil) || err == nil && ((got == nil) != (want == nil) || got != nil && *got != *want) {
 			t.Fatalf("%q as %s from %v: %v (error %v), encoding/json's %v (%v)", raw, kind, before, got, err, want, werr)
 		}
+	}
+}
+
+var streamOptionsSeeds = []string{`null`, `{}`, `{"include_usage":true}`, `{"include_usage":false}`, `{"include_usage":null}`,
+	`{"include_usage":true,"include_usage":null}`, `{"INCLUDE_USAGE":true}`, `{"include_\u0075sage":true}`,
+	"{\"include_u\u017fage\":true}", `{"other":[1,{"a":"b"}],"include_usage":true}`, `{"include_usage":"yes"}`, `true`, `[]`,
+	`{"include_usage":true`, `{"include_usage":true}}`, `{"include_usage" true}`, `{"a":1,}`, "{\"\xff\":true}"}
+
+// FuzzStreamOptions holds includeUsage to json.Unmarshal into a struct of include_usage alone: the same value, and
+// an error for the same stream_options.
+func FuzzStreamOptions(f *testing.F) {
+	for _, s := range streamOptionsSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) { checkStreamOptions(t, raw) })
+}
+
+func TestStreamOptionsSeeds(t *testing.T) {
+	for _, s := range streamOptionsSeeds {
+		checkStreamOptions(t, []byte(s))
+	}
+}
+
+func checkStreamOptions(t *testing.T, raw []byte) {
+	t.Helper()
+	if len(bytes.TrimSpace(raw)) == 0 { // a member of a body always has a value; none reads as absent (present)
+		return
+	}
+	var want struct {
+		IncludeUsage *bool `json:"include_usage"`
+	}
+	werr := json.Unmarshal(raw, &want)
+	got, err := includeUsage(Body{"stream_options": raw})
+	if (err == nil) != (werr == nil) || err == nil && got != (want.IncludeUsage != nil && *want.IncludeUsage) {
+		t.Fatalf("%q: %v (error %v), encoding/json's %v (%v)", raw, got, err, want.IncludeUsage, werr)
 	}
 }
