@@ -81,8 +81,8 @@ func (s *flushWriter) Write(p []byte) error {
 // answer's), when its request is the only one the server has in flight, it yields its core once (yieldCore). A
 // caller on the same machine is often woken onto this very core by those bytes (the kernel places the reader of a
 // loopback socket beside its writer), and waited there while the gateway relayed the rest of an answer that came
-// at once: chat's added time to its first token, 200 tokens at once at c=1, was 0.32-0.34 ms and 0.26-0.27 with
-// the yield, as measured when it came in. Under concurrency the core is other callers' work, and the yield cost
+// at once: chat's added time to its first token, 200 tokens at once at c=1, was 0.31-0.34 ms and is 0.25-0.28 with
+// the yield (README, Benchmarks). Under concurrency the core is other callers' work, and the yield cost
 // chat an eighth of its throughput at c=32, so it is not offered there. It reads the request's record and never
 // puts one on the request (recordOf, not requestOf): a flush is no place to replace the request under the handler.
 func (s *flushWriter) Flush() error {
