@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
 )
 
 var unmarshalSeeds = []string{`"abc"`, `""`, `"a\"b"`, `"a\\b"`, `"é😀"`, "\"\xff\"", "\"a\xc3\"", `"\u00e9"`, "\"a\nb\"", "\"a\x00\"",
@@ -59,19 +61,8 @@ var streamOptionsSeeds = []string{`null`, `{}`, `{"include_usage":true}`, `{"inc
 	`{"include_usage":true`, `{"include_usage":true}}`, `{"include_usage" true}`, `{"a":1,}`, "{\"\xff\":true}"}
 
 // FuzzStreamOptions holds includeUsage to json.Unmarshal into a struct of include_usage alone: the same value, and
-// an error for the same stream_options.
-func FuzzStreamOptions(f *testing.F) {
-	for _, s := range streamOptionsSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) { checkStreamOptions(t, raw) })
-}
-
-func TestStreamOptionsSeeds(t *testing.T) {
-	for _, s := range streamOptionsSeeds {
-		checkStreamOptions(t, []byte(s))
-	}
-}
+// an error for the same stream_options. Its seeds run with every go test, as a fuzz target's do.
+func FuzzStreamOptions(f *testing.F) { jsonenctest.Seeds(f, streamOptionsSeeds, checkStreamOptions) }
 
 func checkStreamOptions(t *testing.T, raw []byte) {
 	t.Helper()
