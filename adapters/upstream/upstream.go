@@ -407,6 +407,12 @@ func Failed(resp *http.Response, raw []byte, msg string) *ports.UpstreamError {
 	return Classify(resp.StatusCode, Scrub(msg, secrets...), resp.Header, []byte(Scrub(string(raw), secrets...)))
 }
 
+// Unfit refuses an input this provider cannot take, before anything is sent: the call's own input, so an invalid
+// request, yet another endpoint of the model may take it. reason names the field ("voice: ...").
+func Unfit(reason string) error {
+	return &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true, Reason: reason}
+}
+
 // Internal is a failure of the gateway's own making while calling a provider (a body it could not encode).
 func Internal(err error) error {
 	return &ports.UpstreamError{Kind: domain.KindUpstream, Reason: "the gateway could not build the provider request", Err: err}

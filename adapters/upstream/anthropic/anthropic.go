@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
-	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -36,8 +35,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	body := Body(req)
 	if msgs, _ := body["messages"].([]message); len(msgs) == 0 {
 		// Anthropic refuses a request without messages: not sent, and another endpoint may take it.
-		return ports.ChatReply{}, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
-			Reason: "messages: anthropic needs a message with content besides the system prompt"}
+		return ports.ChatReply{}, upstream.Unfit("messages: anthropic needs a message with content besides the system prompt")
 	}
 	hreq, err := upstream.NewJSONRequest(ctx, c.cfg.BaseURL+"/messages", body)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/audio"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/speech"
@@ -72,13 +73,11 @@ func (e *Engine) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 		return ports.Audio{}, errNotInstalled
 	}
 	if r.Format == speech.MP3 && e.lame == "" {
-		return ports.Audio{}, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
-			Reason: "response_format: mp3 from espeak needs lame, which is not installed; ask for pcm"}
+		return ports.Audio{}, upstream.Unfit("response_format: mp3 from espeak needs lame, which is not installed; ask for pcm")
 	}
 	base, _, _ := strings.Cut(r.Voice, "+")
 	if !e.voices[base] {
-		return ports.Audio{}, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
-			Reason: fmt.Sprintf("voice: espeak-ng has no voice %q (try en, en-us, de, fr, ...)", r.Voice)}
+		return ports.Audio{}, upstream.Unfit(fmt.Sprintf("voice: espeak-ng has no voice %q (try en, en-us, de, fr, ...)", r.Voice))
 	}
 	wpm := 175.0
 	if r.Speed != nil {

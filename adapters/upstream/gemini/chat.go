@@ -14,7 +14,6 @@ import (
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
-	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -127,7 +126,7 @@ func ChatBody(req ports.ChatRequest) (map[string]any, error) {
 // untranslatable is the error for a conversation Gemini would refuse, naming the field: not sent, and the
 // model's other endpoints may take it (a 400 when none does).
 func untranslatable(field, needs string) error {
-	return &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true, Reason: field + ": google-ai-studio needs " + needs}
+	return upstream.Unfit(field + ": google-ai-studio needs " + needs)
 }
 
 // functionMode translates OpenAI's tool_choice: auto, none, required (Gemini's ANY), or a named function (ANY

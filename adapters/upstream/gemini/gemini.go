@@ -55,8 +55,7 @@ func New(cfg upstream.Config, client *http.Client) *Client {
 // other than 24 kHz, or WAV, is converted.
 func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (ports.Audio, error) {
 	if r.Format != speech.PCM {
-		return ports.Audio{}, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
-			Reason: "response_format: google-ai-studio makes PCM only; ask for pcm"}
+		return ports.Audio{}, upstream.Unfit("response_format: google-ai-studio makes PCM only; ask for pcm")
 	}
 	opts := upstream.Merge(r.Options, nil)
 	speechConfig := map[string]any{"voiceConfig": map[string]any{"prebuiltVoiceConfig": map[string]any{"voiceName": r.Voice}}}

@@ -36,8 +36,7 @@ func (c *Client) Submit(ctx context.Context, s ports.VideoSubmission) (string, e
 		instance[key] = img
 	}
 	if len(r.InputReferences) > 0 {
-		return "", &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
-			Reason: "input_references: this provider takes none through the gateway"}
+		return "", upstream.Unfit("input_references: this provider takes none through the gateway")
 	}
 	params := map[string]any{}
 	if r.AspectRatio != "" {
@@ -81,8 +80,7 @@ func inlineImage(u string) (map[string]any, error) {
 	meta, data, ok := strings.Cut(strings.TrimPrefix(u, "data:"), ",")
 	mime, isBase64 := strings.CutSuffix(meta, ";base64")
 	if !strings.HasPrefix(u, "data:") || !ok || !isBase64 {
-		return nil, &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
-			Reason: "frame_images: google-ai-studio takes images as base64 data: URLs"}
+		return nil, upstream.Unfit("frame_images: google-ai-studio takes images as base64 data: URLs")
 	}
 	return map[string]any{"bytesBase64Encoded": data, "mimeType": mime}, nil
 }

@@ -27,8 +27,7 @@ var sizes = map[[2]string]string{
 func (c *Client) Submit(ctx context.Context, s ports.VideoSubmission) (string, error) {
 	r := s.Request
 	if len(r.FrameImages) > 0 || len(r.InputReferences) > 0 {
-		return "", &ports.UpstreamError{Kind: domain.KindInvalid, Retryable: true,
-			Reason: "frame_images and input_references: this provider takes none through the gateway"}
+		return "", upstream.Unfit("frame_images and input_references: this provider takes none through the gateway")
 	}
 	canonical := map[string]any{"model": s.UpstreamModel, "prompt": r.Prompt}
 	if r.Duration > 0 {
