@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"iter"
 	"reflect"
 	"slices"
 	"strings"
@@ -33,17 +34,17 @@ func EnvOverrides() []EnvOverride {
 	return out
 }
 
-// UnknownEnv is the SWITCHBOARD_* variables of environ (NAME=value, as os.Environ) that nothing reads, sorted: a
-// typo (SWITCHBOARD_SERVER_ADRR) would otherwise leave its setting at the default without a word, where the file
+// UnknownEnv is the SWITCHBOARD_* variables among names (the environment's) that nothing reads, sorted: a typo
+// (SWITCHBOARD_SERVER_ADRR) would otherwise leave its setting at the default without a word, where the file
 // refuses an unknown setting.
-func UnknownEnv(environ []string) []string {
+func UnknownEnv(names iter.Seq[string]) []string {
 	known := map[string]bool{"SWITCHBOARD_CONFIG": true, "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY": true}
 	for _, o := range EnvOverrides() {
 		known[o.Env], known[o.Alias] = true, true
 	}
 	var out []string
-	for _, kv := range environ {
-		if name, _, _ := strings.Cut(kv, "="); strings.HasPrefix(name, "SWITCHBOARD_") && !known[name] {
+	for name := range names {
+		if strings.HasPrefix(name, "SWITCHBOARD_") && !known[name] {
 			out = append(out, name)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"os/signal"
@@ -341,13 +342,7 @@ func (c *cli) config() (sbwire.Config, error) {
 }
 
 // unknownEnv is the SWITCHBOARD_* variables of the environment that nothing reads (typos, most likely).
-func (c *cli) unknownEnv() []string {
-	environ := make([]string, 0, len(c.env))
-	for k := range c.env {
-		environ = append(environ, k+"=")
-	}
-	return sbwire.UnknownEnv(environ)
-}
+func (c *cli) unknownEnv() []string { return sbwire.UnknownEnv(maps.Keys(c.env)) }
 
 // withConfig loads the configuration and the logger, then runs f.
 func (c *cli) withConfig(f func(cfg sbwire.Config, log *slog.Logger) error) error {
