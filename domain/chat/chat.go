@@ -417,8 +417,8 @@ func extraFields(b Body) (map[string]json.RawMessage, error) {
 		extra[k] = v
 	}
 	if smuggled != "" {
-		return nil, domain.Invalid(smuggled, fmt.Sprintf("is %q in another case, which an upstream may read as %q: send it as %q",
-			as, as, as))
+		return nil, domain.Invalid(smuggled, fmt.Sprintf("is %q spelled otherwise (in another case, or cut at a NUL), which an upstream may read "+
+			"as %q: send it as %q", as, as, as))
 	}
 	return extra, nil
 }
