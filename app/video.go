@@ -17,14 +17,22 @@ import (
 )
 
 // VideoConfig tunes polling: PollInterval is the least time between two polls of one job (a provider's own
-// suggestion, when longer, wins); WorkerEvery is how often the background worker looks for jobs due.
+// suggestion, when longer, wins); WorkerEvery is how often the background worker looks for jobs due; a job still
+// running JobTimeout after its creation has failed (DefaultJobTimeout when zero).
 type VideoConfig struct {
 	PollInterval time.Duration
 	WorkerEvery  time.Duration
+	JobTimeout   time.Duration
 }
 
-// videoHold is how long a video job's budget reservation may stay unsettled.
-const videoHold = 24 * time.Hour
+// DefaultJobTimeout is how long a job may run when the configuration does not say.
+const DefaultJobTimeout = 2 * time.Hour
+
+// holdMargin is how much longer than a job may run its budget reservation may stay unsettled: the job ends (and
+// settles it) by its timeout, when a poll or the worker next sees it.
+const holdMargin = time.Hour
+
+func (c VideoConfig) jobTimeout() time.Duration { return cmp.Or(c.JobTimeout, DefaultJobTimeout) }
 
 // pollTimeout bounds one poll of the provider. A poll is claimed for the poll interval plus this, so that no
 // other replica polls the job while it is in flight, however slow the provider; a replica that dies mid-poll
@@ -97,26 +105,35 @@ func (v *Videos) Create(ctx context.Context, by account.Principal, req video.Req
 type videoCall struct {
 	videos     *Videos
 	req        video.Request
+	caps       *catalog.VideoCaps // what the model takes, when configured
 	upstreamID string
 	job        video.Job
 }
 
+// Spec validates the request, and refuses what the model's configuration says it does not take before anything
+// is reserved or sent.
 func (vc *videoCall) Spec() (Spec, error) {
 	if err := vc.req.Validate(); err != nil {
 		return Spec{}, err
 	}
 	r := vc.req
+	if m, err := vc.videos.catalog.Model(r.Model); err == nil && m.Video != nil {
+		if err := r.Fits(*m.Video); err != nil {
+			return Spec{}, err
+		}
+		vc.caps = m.Video
+	}
 	return Spec{API: generation.Video, Modality: catalog.Video, Model: r.Model, Texts: []string{r.Prompt}, Options: r.Options,
-		SessionID: r.SessionID, User: r.User, Hold: videoHold}, nil
+		SessionID: r.SessionID, User: r.User, Hold: vc.videos.cfg.jobTimeout() + holdMargin}, nil
 }
 
 func (vc *videoCall) Input(texts []string) (generation.Input, generation.Counts) {
 	return generation.Input{Prompt: &texts[0]}, generation.Counts{}
 }
 
-// Estimate prices the duration asked for, or the default one.
+// Estimate prices the duration, resolution and sound asked for, or the model's defaults.
 func (vc *videoCall) Estimate(ep catalog.Endpoint, _ []string) domain.Micros {
-	return video.Cost(ep.Pricing, cmp.Or(vc.req.Duration, video.DefaultDuration))
+	return video.PlanOf(vc.req, vc.caps, ep.Pricing).Cost(0)
 }
 
 // Open submits the job.
@@ -133,9 +150,12 @@ func (vc *videoCall) Open(ctx context.Context, ep catalog.Endpoint, texts []stri
 // Deliver stores the job, with what its end needs of the call: the generation id, the attempts and the holds.
 func (vc *videoCall) Deliver(ctx context.Context, c *Call) Delivery {
 	v, ep, now := vc.videos, c.endpoint, vc.videos.env.Now()
+	// The job keeps the price of a second of its own video (its resolution, its sound) and the seconds expected.
+	plan := video.PlanOf(vc.req, vc.caps, ep.Pricing)
 	j := video.Job{ID: video.NewJobID(now, v.env.NewID()), WorkspaceID: c.by.WorkspaceID,
 		KeyHash: c.by.KeyHash, UserID: c.by.CreatorUserID, Model: vc.req.Model, Provider: ep.Provider,
-		UpstreamModel: ep.UpstreamModel, UpstreamID: vc.upstreamID, Pricing: ep.Pricing, Status: video.Pending,
+		UpstreamModel: ep.UpstreamModel, UpstreamID: vc.upstreamID, Pricing: catalog.Pricing{PerSecond: plan.PerSecond},
+		Seconds: plan.Seconds, Status: video.Pending,
 		Request: vc.req, GenerationID: c.ID(), Holds: c.holds, Flags: c.rec.Flags, Attempts: c.rec.Attempts,
 		Caller: c.caller, NextPollAt: now, CreatedAt: now, UpdatedAt: now}
 	if err := v.store.CreateJob(ctx, j); err != nil {
@@ -174,7 +194,7 @@ func (v *Videos) Get(ctx context.Context, by account.Principal, id string) (vide
 }
 
 // refresh polls the provider when the job is running and its poll is due, and finishes the job when the poll
-// says it has ended.
+// says it has ended, or as failed when it is still running past the job timeout.
 // Polls are claimed in the store first, so concurrent callers and replicas never poll one job twice at once,
 // and never more often than the interval: the claim outlasts the poll, and the poll's end sets the next one.
 func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
@@ -194,6 +214,11 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 		cancel()
 	}
 	next := now.Add(max(v.cfg.PollInterval, state.PollAfter))
+	if timeout := v.cfg.jobTimeout(); !state.Status.Final() && now.Sub(j.CreatedAt) >= timeout {
+		state = ports.VideoState{Status: video.Failed,
+			Error: fmt.Sprintf("the provider did not finish the job within %s", timeout)}
+		err = nil
+	}
 	if err != nil {
 		ue := asUpstream(err)
 		if ue.Retryable {
@@ -218,9 +243,9 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 		ended = true
 		j.CompletedAt = &now
 		j.Outputs, j.Error, j.ExpiresAt = state.Outputs, state.Error, state.ExpiresAt
-		j.Seconds = cmp.Or(state.Seconds, j.Request.Duration, video.DefaultDuration)
+		j.Seconds = cmp.Or(state.Seconds, j.Seconds, j.Request.Duration, video.DefaultDuration)
 		if j.Status == video.Completed {
-			j.Cost = video.Cost(j.Pricing, j.Seconds)
+			j.Cost = video.Plan{PerSecond: j.Pricing.PerSecond}.Cost(j.Seconds)
 		}
 		return nil
 	})

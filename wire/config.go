@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -26,6 +27,7 @@ import (
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/video"
 )
 
 // Config is the whole configuration, after defaults, the file and the environment.
@@ -114,16 +116,20 @@ type fileConfig struct {
 		IdleTimeout time.Duration `yaml:"idle_timeout"`
 	} `yaml:"providers"`
 	Models []struct {
-		ID        string `yaml:"id"`
-		Modality  string `yaml:"modality"`
+		ID        string     `yaml:"id"`
+		Modality  string     `yaml:"modality"`
+		Video     *videoCaps `yaml:"video"`
 		Endpoints []struct {
 			Provider      string `yaml:"provider"`
 			UpstreamModel string `yaml:"upstream_model"`
 			Pricing       struct {
-				PerMillionCharacters       *price `yaml:"per_million_characters"`
-				PerSecond                  *price `yaml:"per_second"`
-				PerMillionPromptTokens     *price `yaml:"per_million_prompt_tokens"`
-				PerMillionCompletionTokens *price `yaml:"per_million_completion_tokens"`
+				PerMillionCharacters *price `yaml:"per_million_characters"`
+				PerSecond            *price `yaml:"per_second"`
+				PerSecondWithAudio   *price `yaml:"per_second_with_audio"`
+				// Resolutions price a second of video by resolution: {720p: {per_second, per_second_with_audio}}.
+				Resolutions                map[string]secondRates `yaml:"resolutions"`
+				PerMillionPromptTokens     *price                 `yaml:"per_million_prompt_tokens"`
+				PerMillionCompletionTokens *price                 `yaml:"per_million_completion_tokens"`
 			} `yaml:"pricing"`
 		} `yaml:"endpoints"`
 	} `yaml:"models"`
@@ -143,6 +149,7 @@ type fileConfig struct {
 	Video struct {
 		PollInterval   time.Duration `yaml:"poll_interval"`
 		WorkerInterval time.Duration `yaml:"worker_interval"`
+		JobTimeout     time.Duration `yaml:"job_timeout"`
 	} `yaml:"video"`
 	Redis struct {
 		URL string `yaml:"url"`
@@ -155,6 +162,29 @@ type fileConfig struct {
 		Enabled             bool `yaml:"enabled"`
 		TrustCallerSampling bool `yaml:"trust_caller_sampling"`
 	} `yaml:"tracing"`
+}
+
+// videoCaps is what a video model takes (models[].video), listed by GET /videos/models and checked before any
+// upstream call; what it leaves out is left to the provider.
+type videoCaps struct {
+	Durations     []int    `yaml:"durations"`
+	Resolutions   []string `yaml:"resolutions"`
+	AspectRatios  []string `yaml:"aspect_ratios"`
+	Sizes         []string `yaml:"sizes"`
+	FrameImages   []string `yaml:"frame_images"`
+	GenerateAudio *bool    `yaml:"generate_audio"`
+	Seed          *bool    `yaml:"seed"`
+	Default       struct {
+		Duration      int    `yaml:"duration"`
+		Resolution    string `yaml:"resolution"`
+		GenerateAudio bool   `yaml:"generate_audio"`
+	} `yaml:"default"`
+}
+
+// secondRates price a second of video at one resolution.
+type secondRates struct {
+	PerSecond          *price `yaml:"per_second"`
+	PerSecondWithAudio *price `yaml:"per_second_with_audio"`
 }
 
 // price is a dollar amount in the file, read exactly.
@@ -184,6 +214,7 @@ func defaults() fileConfig {
 	f.Generations.SpoolMaxBytes = 1 << 30
 	f.Video.PollInterval = 5 * time.Second
 	f.Video.WorkerInterval = 2 * time.Second
+	f.Video.JobTimeout = app.DefaultJobTimeout
 	f.Metrics.Enabled = true
 	return f
 }
@@ -328,6 +359,12 @@ func checkKeys(n *yaml.Node, t reflect.Type, path string) *ConfigError {
 				return &ConfigError{Line: k.Line, Field: join(path, k.Value), Msg: "unknown setting"}
 			}
 			if err := checkKeys(n.Content[i+1], ft, join(path, k.Value)); err != nil {
+				return err
+			}
+		}
+	case n.Kind == yaml.MappingNode && t.Kind() == reflect.Map:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if err := checkKeys(n.Content[i+1], t.Elem(), join(path, n.Content[i].Value)); err != nil {
 				return err
 			}
 		}
@@ -532,6 +569,16 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		}
 		seen[m.ID] = true
 		model := catalog.Model{ID: m.ID, Modality: mod}
+		if m.Video != nil {
+			if mod != catalog.Video {
+				return Config{}, loc.err("is for video models only", "models", i, "video")
+			}
+			caps, err := m.Video.caps(loc, "models", i, "video")
+			if err != nil {
+				return Config{}, err
+			}
+			model.Video = &caps
+		}
 		for j, e := range m.Endpoints {
 			kind, ok := kinds[e.Provider]
 			switch {
@@ -543,11 +590,23 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			case e.UpstreamModel == "" && !providerKinds[kind].local:
 				return Config{}, loc.err("is required", "models", i, "endpoints", j, "upstream_model")
 			}
-			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel,
-				Pricing: catalog.Pricing{PerMillionChars: (*domain.Micros)(e.Pricing.PerMillionCharacters),
-					PerSecond:                  (*domain.Micros)(e.Pricing.PerSecond),
-					PerMillionPromptTokens:     (*domain.Micros)(e.Pricing.PerMillionPromptTokens),
-					PerMillionCompletionTokens: (*domain.Micros)(e.Pricing.PerMillionCompletionTokens)}})
+			pricing := catalog.Pricing{PerMillionChars: (*domain.Micros)(e.Pricing.PerMillionCharacters),
+				PerSecond:                  (*domain.Micros)(e.Pricing.PerSecond),
+				PerSecondWithAudio:         (*domain.Micros)(e.Pricing.PerSecondWithAudio),
+				PerMillionPromptTokens:     (*domain.Micros)(e.Pricing.PerMillionPromptTokens),
+				PerMillionCompletionTokens: (*domain.Micros)(e.Pricing.PerMillionCompletionTokens)}
+			if len(e.Pricing.Resolutions) > 0 {
+				rates := catalog.ResolutionRates{}
+				for _, res := range slices.Sorted(maps.Keys(e.Pricing.Resolutions)) {
+					if err := video.CheckResolution(res); err != nil {
+						return Config{}, loc.err(err.Error(), "models", i, "endpoints", j, "pricing", "resolutions", res)
+					}
+					r := e.Pricing.Resolutions[res]
+					rates[res] = catalog.SecondRates{PerSecond: (*domain.Micros)(r.PerSecond), PerSecondWithAudio: (*domain.Micros)(r.PerSecondWithAudio)}
+				}
+				pricing.Resolutions = &rates
+			}
+			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel, Pricing: pricing})
 		}
 		models = append(models, model)
 	}
@@ -579,7 +638,10 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	if f.Video.WorkerInterval <= 0 {
 		return Config{}, loc.err("must be positive", "video", "worker_interval")
 	}
-	cfg.Video = app.VideoConfig{PollInterval: f.Video.PollInterval, WorkerEvery: f.Video.WorkerInterval}
+	if f.Video.JobTimeout <= 0 {
+		return Config{}, loc.err("must be positive", "video", "job_timeout")
+	}
+	cfg.Video = app.VideoConfig{PollInterval: f.Video.PollInterval, WorkerEvery: f.Video.WorkerInterval, JobTimeout: f.Video.JobTimeout}
 	if f.Redis.URL != "" {
 		if _, err := redisrate.Options(f.Redis.URL); err != nil { // the parser's message may quote a password
 			return Config{}, loc.err("must be a redis:// or rediss:// URL, as in redis://127.0.0.1:6379/0", "redis", "url")
@@ -601,6 +663,34 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	cfg.Metrics = MetricsConfig{Enabled: f.Metrics.Enabled, Addr: f.Metrics.Addr}
 	cfg.Tracing = TracingConfig{Enabled: f.Tracing.Enabled, TrustCallerSampling: f.Tracing.TrustCallerSampling}
 	return cfg, nil
+}
+
+// caps checks a model's video capabilities against the reference's values, naming the setting of the first bad one.
+func (v videoCaps) caps(loc locator, path ...any) (catalog.VideoCaps, error) {
+	at := func(key string, i int) []any { return append(append([]any(nil), path...), key, i) }
+	for i, d := range v.Durations {
+		if d < 1 || d > video.MaxDuration {
+			return catalog.VideoCaps{}, loc.err(fmt.Sprintf("must be a number of seconds from 1 to %d", video.MaxDuration), at("durations", i)...)
+		}
+	}
+	for key, values := range map[string][]string{"resolutions": v.Resolutions, "aspect_ratios": v.AspectRatios, "sizes": v.Sizes,
+		"frame_images": v.FrameImages} {
+		for i, value := range values {
+			if err := video.CheckCap(key, value); err != nil {
+				return catalog.VideoCaps{}, loc.err(err.Error(), at(key, i)...)
+			}
+		}
+	}
+	d := v.Default
+	switch {
+	case d.Duration < 0 || d.Duration > video.MaxDuration:
+		return catalog.VideoCaps{}, loc.err(fmt.Sprintf("must be a number of seconds from 1 to %d", video.MaxDuration), append(path, "default", "duration")...)
+	case d.Resolution != "" && video.CheckResolution(d.Resolution) != nil:
+		return catalog.VideoCaps{}, loc.err(video.CheckResolution(d.Resolution).Error(), append(path, "default", "resolution")...)
+	}
+	return catalog.VideoCaps{Durations: v.Durations, Resolutions: v.Resolutions, AspectRatios: v.AspectRatios, Sizes: v.Sizes,
+		FrameImages: v.FrameImages, GenerateAudio: v.GenerateAudio, Seed: v.Seed, DefaultDuration: d.Duration,
+		DefaultResolution: d.Resolution, DefaultAudio: d.GenerateAudio}, nil
 }
 
 // checkAddr accepts what net.Listen("tcp", addr) would: host:port with a port number or service name.

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/video"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -221,9 +222,38 @@ func (h *VideosHandler) models(c *gin.Context) {
 	for i, m := range ms {
 		out[i] = videoModel{ID: m.Model.ID, Name: m.Model.ID, CanonicalSlug: m.Model.ID, Created: m.Created.Unix(),
 			AllowedPassthroughParameters: []string{}}
-		if len(m.Model.Endpoints) > 0 && m.Model.Endpoints[0].Pricing.PerSecond != nil {
-			out[i].PricingSKUs = map[string]string{"per_second": m.Model.Endpoints[0].Pricing.PerSecond.Decimal()}
+		if v := m.Model.Video; v != nil {
+			out[i].SupportedDurations, out[i].SupportedResolutions, out[i].SupportedAspectRatios = v.Durations, v.Resolutions, v.AspectRatios
+			out[i].SupportedSizes, out[i].SupportedFrameImages = v.Sizes, v.FrameImages
+			out[i].GenerateAudio, out[i].Seed = v.GenerateAudio, v.Seed
+		}
+		if len(m.Model.Endpoints) > 0 {
+			out[i].PricingSKUs = pricingSKUs(m.Model.Endpoints[0].Pricing)
 		}
 	}
 	data(c, http.StatusOK, out)
+}
+
+// pricingSKUs lists the first endpoint's prices of a second of video, in USD: per_second and
+// per_second_with_audio, then each resolution's as "<resolution>_per_second" and "<resolution>_per_second_with_audio".
+func pricingSKUs(p catalog.Pricing) map[string]string {
+	skus := map[string]string{}
+	add := func(prefix string, r catalog.SecondRates) {
+		if r.PerSecond != nil {
+			skus[prefix+"per_second"] = r.PerSecond.Decimal()
+		}
+		if r.PerSecondWithAudio != nil {
+			skus[prefix+"per_second_with_audio"] = r.PerSecondWithAudio.Decimal()
+		}
+	}
+	add("", catalog.SecondRates{PerSecond: p.PerSecond, PerSecondWithAudio: p.PerSecondWithAudio})
+	if p.Resolutions != nil {
+		for res, r := range *p.Resolutions {
+			add(res+"_", r)
+		}
+	}
+	if len(skus) == 0 {
+		return nil
+	}
+	return skus
 }

@@ -30,6 +30,43 @@ type Pricing struct {
 	// Chat is priced per million tokens of prompt and of completion.
 	PerMillionPromptTokens     *domain.Micros
 	PerMillionCompletionTokens *domain.Micros
+	// Video is priced per second of video (PerSecond), at PerSecondWithAudio when the video has sound, and at
+	// the rates of its resolution where Resolutions has them (over the two above).
+	PerSecondWithAudio *domain.Micros
+	Resolutions        *ResolutionRates // a pointer, so that an Endpoint stays comparable
+}
+
+// ResolutionRates price a second of video by resolution ("720p").
+type ResolutionRates map[string]SecondRates
+
+// Rates returns the rates of a resolution, when set.
+func (p Pricing) Rates(resolution string) (SecondRates, bool) {
+	if p.Resolutions == nil {
+		return SecondRates{}, false
+	}
+	r, ok := (*p.Resolutions)[resolution]
+	return r, ok
+}
+
+// SecondRates are the prices of a second of video at one resolution: silent, and with sound.
+type SecondRates struct {
+	PerSecond, PerSecondWithAudio *domain.Micros
+}
+
+// VideoCaps is what a video model takes, as configured: a list left empty (a field left nil) says nothing, and
+// the provider decides. The defaults are what the provider makes when a request does not say, which the job is
+// priced at.
+type VideoCaps struct {
+	Durations    []int
+	Resolutions  []string
+	AspectRatios []string
+	Sizes        []string
+	FrameImages  []string // first_frame, last_frame
+	// GenerateAudio and Seed say whether the model can make sound and takes a seed.
+	GenerateAudio, Seed *bool
+	DefaultDuration     int
+	DefaultResolution   string
+	DefaultAudio        bool
 }
 
 // Endpoint is one upstream that serves a model.
@@ -43,6 +80,8 @@ type Model struct {
 	ID        string
 	Modality  Modality
 	Endpoints []Endpoint
+	// Video is what a video model takes, when the configuration says.
+	Video *VideoCaps
 }
 
 var (

@@ -3,9 +3,11 @@
 package video
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -64,6 +66,39 @@ var (
 	sizePattern  = regexp.MustCompile(`^[1-9][0-9]{1,4}x[1-9][0-9]{1,4}$`)
 )
 
+// MaxDuration bounds a video's duration, in seconds.
+const MaxDuration = 120
+
+// CheckResolution refuses a resolution that is none of the reference's.
+func CheckResolution(r string) error {
+	if !slices.Contains(resolutions, r) {
+		return fmt.Errorf("%q: must be one of %s", r, strings.Join(resolutions, ", "))
+	}
+	return nil
+}
+
+// CheckCap refuses a value a model's capability list cannot hold: resolutions, aspect_ratios, sizes and
+// frame_images take the values a request may send.
+func CheckCap(list, value string) error {
+	switch list {
+	case "resolutions":
+		return CheckResolution(value)
+	case "aspect_ratios":
+		if !slices.Contains(aspectRatios, value) {
+			return fmt.Errorf("%q: must be one of %s", value, strings.Join(aspectRatios, ", "))
+		}
+	case "sizes":
+		if !sizePattern.MatchString(value) {
+			return fmt.Errorf(`%q: must be "WIDTHxHEIGHT", like 1280x720`, value)
+		}
+	case "frame_images":
+		if value != "first_frame" && value != "last_frame" {
+			return fmt.Errorf("%q: must be first_frame or last_frame", value)
+		}
+	}
+	return nil
+}
+
 // MaxPrompt bounds a prompt, in bytes.
 const MaxPrompt = 32 << 10
 
@@ -76,8 +111,8 @@ func (r *Request) Validate() error {
 		return domain.Invalid("prompt", "is required")
 	case len(r.Prompt) > MaxPrompt:
 		return domain.Invalid("prompt", fmt.Sprintf("must be at most %d bytes", MaxPrompt))
-	case r.Duration < 0 || r.Duration > 120:
-		return domain.Invalid("duration", "must be a number of seconds from 1 to 120")
+	case r.Duration < 0 || r.Duration > MaxDuration:
+		return domain.Invalid("duration", fmt.Sprintf("must be a number of seconds from 1 to %d", MaxDuration))
 	case r.Resolution != "" && !slices.Contains(resolutions, r.Resolution):
 		return domain.Invalid("resolution", "must be one of "+strings.Join(resolutions, ", "))
 	case r.AspectRatio != "" && !slices.Contains(aspectRatios, r.AspectRatio):
@@ -133,15 +168,125 @@ func httpURL(u string) bool {
 	return strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "data:")
 }
 
-// DefaultDuration is what a job is priced at before the provider says how long its video is.
+// DefaultDuration is what a job is priced at when neither the request nor the model's configuration says how
+// long its video is, until the provider does.
 const DefaultDuration = 8
 
-// Cost prices seconds of video on an endpoint.
-func Cost(p catalog.Pricing, seconds int) domain.Micros {
+// Fits refuses, with a 400 naming the field, what the model's configuration says it does not take; what the
+// configuration does not say is left to the provider.
+func (r Request) Fits(c catalog.VideoCaps) error {
+	refuse := func(field string, takes string) error {
+		return domain.Invalid(field, fmt.Sprintf("model %s takes %s", r.Model, takes))
+	}
+	oneOf := func(what string, values []string) string {
+		if len(values) == 0 {
+			return "no " + what
+		}
+		return what + " " + strings.Join(values, ", ")
+	}
+	switch {
+	case r.Duration > 0 && c.Durations != nil && !slices.Contains(c.Durations, r.Duration):
+		seconds := make([]string, len(c.Durations))
+		for i, d := range c.Durations {
+			seconds[i] = strconv.Itoa(d)
+		}
+		return refuse("duration", oneOf("durations (seconds)", seconds))
+	case r.Resolution != "" && c.Resolutions != nil && !slices.Contains(c.Resolutions, r.Resolution):
+		return refuse("resolution", oneOf("resolutions", c.Resolutions))
+	case r.AspectRatio != "" && c.AspectRatios != nil && !slices.Contains(c.AspectRatios, r.AspectRatio):
+		return refuse("aspect_ratio", oneOf("aspect ratios", c.AspectRatios))
+	case r.Size != "" && c.Sizes != nil && !slices.Contains(c.Sizes, r.Size):
+		return refuse("size", oneOf("sizes", c.Sizes))
+	case r.GenerateAudio != nil && *r.GenerateAudio && c.GenerateAudio != nil && !*c.GenerateAudio:
+		return refuse("generate_audio", "no audio: it makes silent video")
+	case r.Seed != nil && c.Seed != nil && !*c.Seed:
+		return refuse("seed", "no seed")
+	}
+	for i, f := range r.FrameImages {
+		if c.FrameImages != nil && !slices.Contains(c.FrameImages, f.Type) {
+			return refuse(fmt.Sprintf("frame_images[%d].frame_type", i), oneOf("frame images", c.FrameImages))
+		}
+	}
+	return nil
+}
+
+// Plan is what a job is billed by: the seconds of video expected (the provider may say otherwise when it ends)
+// and the price of a second, for the resolution and sound the request asks for or the model makes by default.
+type Plan struct {
+	Seconds   int
+	PerSecond *domain.Micros // nil: the endpoint sets no price
+}
+
+// PlanOf prices a request on an endpoint's pricing, given what the model makes by default (caps may be nil).
+// A resolution no rate is set for is priced at the endpoint's own rates; with none of those, at the dearest
+// resolution's, so that a job is never billed below what it may have cost.
+func PlanOf(r Request, caps *catalog.VideoCaps, p catalog.Pricing) Plan {
+	var c catalog.VideoCaps
+	if caps != nil {
+		c = *caps
+	}
+	plan := Plan{Seconds: cmp.Or(r.Duration, c.DefaultDuration, DefaultDuration)}
+	audio := c.DefaultAudio
+	if r.GenerateAudio != nil {
+		audio = *r.GenerateAudio
+	}
+	rates := catalog.SecondRates{PerSecond: p.PerSecond, PerSecondWithAudio: p.PerSecondWithAudio}
+	if at, ok := p.Rates(cmp.Or(r.Resolution, ResolutionOf(r.Size), c.DefaultResolution)); ok {
+		rates = at
+	} else if rates.PerSecond == nil && rates.PerSecondWithAudio == nil && p.Resolutions != nil {
+		rates = dearest(*p.Resolutions, audio)
+	}
+	plan.PerSecond = rates.PerSecond
+	if audio && rates.PerSecondWithAudio != nil {
+		plan.PerSecond = rates.PerSecondWithAudio
+	}
+	return plan
+}
+
+// Cost is the price of the plan's seconds, or of seconds when the provider said how long the video is.
+func (p Plan) Cost(seconds int) domain.Micros {
 	if p.PerSecond == nil {
 		return 0
 	}
-	return *p.PerSecond * domain.Micros(seconds)
+	return *p.PerSecond * domain.Micros(cmp.Or(seconds, p.Seconds))
+}
+
+// dearest is the resolution whose second (with or without sound) costs most.
+func dearest(rs catalog.ResolutionRates, audio bool) catalog.SecondRates {
+	var best catalog.SecondRates
+	price := func(r catalog.SecondRates) domain.Micros {
+		if audio && r.PerSecondWithAudio != nil {
+			return *r.PerSecondWithAudio
+		}
+		if r.PerSecond != nil {
+			return *r.PerSecond
+		}
+		return -1
+	}
+	for _, r := range rs {
+		if price(r) > price(best) {
+			best = r
+		}
+	}
+	return best
+}
+
+// ResolutionOf names the resolution of a size ("1280x720" is 720p): its shorter side, or "" for a size that is
+// none of the reference's resolutions.
+func ResolutionOf(size string) string {
+	w, h, ok := strings.Cut(size, "x")
+	if !ok {
+		return ""
+	}
+	wi, err1 := strconv.Atoi(w)
+	hi, err2 := strconv.Atoi(h)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	if res := strconv.Itoa(min(wi, hi)) + "p"; slices.Contains(resolutions, res) {
+		return res
+	}
+	return ""
 }
 
 // Output is one generated video, as the provider refers to it.
