@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/upstream/deepgram"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/elevenlabs"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/espeak"
+	"github.com/switchboard-ai/switchboard/adapters/upstream/fal"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/gemini"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
@@ -31,6 +32,7 @@ var providerKinds = map[string]providerKind{
 	"google-ai-studio": remote(gemini.New),
 	"deepgram":         remote(deepgram.New),
 	"espeak":           local(espeak.New),
+	"fal":              remote(fal.New),
 }
 
 // providerKind is one row of the registry.

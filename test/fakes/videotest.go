@@ -1,8 +1,11 @@
 package fakes
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -106,5 +109,50 @@ func CheckVideoFailures[P ports.VideoProvider](t *testing.T, fake *Fake, client 
 				t.Fatalf("err = %v, want %v", err, d.want)
 			}
 		})
+	}
+}
+
+// RunVideo submits s and polls the job until it ends, at most polls times, returning its id and its end.
+func RunVideo(t *testing.T, p ports.VideoProvider, s ports.VideoSubmission, polls int) (string, ports.VideoState) {
+	t.Helper()
+	id, err := p.Submit(context.Background(), s)
+	if err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	for range polls {
+		st, err := p.Poll(context.Background(), id)
+		if err != nil {
+			t.Fatalf("poll: %v", err)
+		}
+		if st.Status.Final() {
+			return id, st
+		}
+	}
+	t.Fatalf("the job did not end in %d polls", polls)
+	return "", ports.VideoState{}
+}
+
+// CheckVideoContent downloads an output whole and a range of it: the bytes are the fake's video of size bytes,
+// the range comes back as a 206 with its Content-Range.
+func CheckVideoContent(t *testing.T, p ports.VideoProvider, id string, out video.Output, size int64) {
+	t.Helper()
+	want, _ := io.ReadAll(NewVideoBytes(size))
+	c, err := p.Download(context.Background(), id, out, "")
+	if err != nil {
+		t.Fatalf("download: %v", err)
+	}
+	got, err := io.ReadAll(c.Body)
+	c.Body.Close()
+	if err != nil || !bytes.Equal(got, want) || c.ContentType != "video/mp4" || c.Status != http.StatusOK {
+		t.Fatalf("download: %d %s, %d bytes (want %d), %v", c.Status, c.ContentType, len(got), len(want), err)
+	}
+	c, err = p.Download(context.Background(), id, out, "bytes=100-199")
+	if err != nil {
+		t.Fatalf("range: %v", err)
+	}
+	got, _ = io.ReadAll(c.Body)
+	c.Body.Close()
+	if c.Status != http.StatusPartialContent || c.ContentRange != fmt.Sprintf("bytes 100-199/%d", size) || !bytes.Equal(got, want[100:200]) {
+		t.Fatalf("range: %d %q, %d bytes", c.Status, c.ContentRange, len(got))
 	}
 }
