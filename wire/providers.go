@@ -17,6 +17,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/upstream/fal"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/gemini"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
+	"github.com/switchboard-ai/switchboard/adapters/upstream/runway"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -33,6 +34,7 @@ var providerKinds = map[string]providerKind{
 	"deepgram":         remote(deepgram.New),
 	"espeak":           local(espeak.New),
 	"fal":              remote(fal.New),
+	"runway":           remote(runway.New),
 }
 
 // providerKind is one row of the registry.
