@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/upstream/espeak"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/fal"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/gemini"
+	"github.com/switchboard-ai/switchboard/adapters/upstream/minimax"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/runway"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
@@ -35,6 +36,7 @@ var providerKinds = map[string]providerKind{
 	"espeak":           local(espeak.New),
 	"fal":              remote(fal.New),
 	"runway":           remote(runway.New),
+	"minimax":          remote(minimax.New),
 }
 
 // providerKind is one row of the registry.
