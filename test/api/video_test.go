@@ -383,3 +383,103 @@ func TestVideoPolicies(t *testing.T) {
 		t.Fatalf("402: %v", e)
 	}
 }
+
+// TestVideoEnds: through fal, a job that completes is billed once at the rate of its sound (the model's
+// default), however often it is read; one the provider fails, and one still running past video.job_timeout, end
+// failed, recorded once, unbilled, in the reference's shape. What the model's configuration or the provider
+// cannot take is a 400 naming the field, and no provider is asked.
+func TestVideoEnds(t *testing.T) {
+	t.Parallel()
+	fal := fakes.NewFal(t, "fal-up")
+	clock := harness.NewClock(time.Date(2026, 11, 1, 9, 0, 0, 0, time.UTC))
+	g := harness.Start(t, harness.WithClock(clock), harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: fal, kind: fal, base_url: %s, api_key: fal-up, timeout: 2s, idle_timeout: 1s}
+models:
+  - id: kling
+    modality: video
+    video: {durations: [5, 10], generate_audio: true, default: {duration: 5, generate_audio: true}}
+    endpoints: [{provider: fal, upstream_model: fal-ai/kling-video/v2.6/pro/text-to-video, pricing: {per_second: 0.07, per_second_with_audio: 0.14}}]
+video: {poll_interval: 1s, worker_interval: 1h, job_timeout: 1h}
+`, fal.BaseURL())))
+	key, _ := g.Key(t, nil)
+	create := func(body map[string]any) string {
+		t.Helper()
+		resp := g.Do(t, "POST", "/videos", key, body)
+		if resp.Status != http.StatusAccepted {
+			t.Fatalf("create: %d %s", resp.Status, resp.Body)
+		}
+		return resp.JSON(t)["id"].(string)
+	}
+	read := func(id string) map[string]any {
+		t.Helper()
+		clock.Advance(2 * time.Second)
+		return g.Do(t, "GET", "/videos/"+id, key, nil).JSON(t)
+	}
+	record := func(genID string) map[string]any {
+		t.Helper()
+		var rec harness.Response
+		harness.Eventually(t, 5*time.Second, func() bool {
+			rec = g.Do(t, "GET", "/generation?id="+genID, key, nil)
+			return rec.Status == 200
+		})
+		return rec.JSON(t)["data"].(map[string]any)
+	}
+	usage := func() string {
+		return jsonString(g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["usage"])
+	}
+
+	// Completed: 5 s (the model's default) with sound (its default) at $0.14: $0.70, booked once.
+	fal.SetVideo(fakes.VideoScript{Polls: 1})
+	id := create(map[string]any{"model": "kling", "prompt": "a kite"})
+	read(id)
+	done := read(id)
+	for range 3 {
+		read(id)
+	}
+	if done["status"] != "completed" || jsonString(done["usage"].(map[string]any)["cost"]) != "0.7" {
+		t.Fatalf("completed: %v", done)
+	}
+	if d := record(done["generation_id"].(string)); jsonString(d["total_cost"]) != "0.7" || d["finish_reason"] != "completed" {
+		t.Fatalf("record %v", d)
+	}
+	harness.Eventually(t, 5*time.Second, func() bool { return usage() == "0.7" })
+
+	// Failed by the provider, and timed out: recorded as failed, unbilled.
+	fal.SetVideo(fakes.VideoScript{Polls: 1, Fail: true})
+	failed := create(map[string]any{"model": "kling", "prompt": "a kite", "duration": 10, "generate_audio": false})
+	read(failed)
+	read(failed) // ends: the fake's script is the current one, for every job
+	fal.SetVideo(fakes.VideoScript{Polls: 1 << 20})
+	stuck := create(map[string]any{"model": "kling", "prompt": "a kite"})
+	read(stuck)
+	clock.Advance(time.Hour)
+	for _, tc := range []struct{ id, reason string }{{failed, "flagged by a content checker"}, {stuck, "did not finish the job within 1h0m0s"}} {
+		j := read(tc.id)
+		harness.AssertShape(t, j, `{error:string,generation_id:string,id:string,polling_url:string,status:string,usage:{cost:number,is_byok:boolean}}`)
+		if j["status"] != "failed" || !strings.Contains(j["error"].(string), tc.reason) || jsonString(j["usage"].(map[string]any)["cost"]) != "0" {
+			t.Fatalf("job %v", j)
+		}
+		if d := record(j["generation_id"].(string)); jsonString(d["total_cost"]) != "0" || d["finish_reason"] != "failed" {
+			t.Fatalf("record %v", d)
+		}
+		harness.AssertError(t, g.Do(t, "GET", "/videos/"+tc.id+"/content", key, nil), 409)
+	}
+	if u := usage(); u != "0.7" {
+		t.Fatalf("usage %s after two jobs that did not complete", u)
+	}
+
+	// Refused before any provider call: the configuration's durations, and what fal's apps take.
+	calls := fal.Calls()
+	for field, body := range map[string]map[string]any{
+		"duration": {"model": "kling", "prompt": "x", "duration": 6},
+		"size":     {"model": "kling", "prompt": "x", "size": "1280x720"},
+	} {
+		e := harness.AssertError(t, g.Do(t, "POST", "/videos", key, body), 400)
+		if !strings.HasPrefix(e["message"].(string), field+":") {
+			t.Errorf("%s: %v", field, e["message"])
+		}
+	}
+	if n := fal.Calls(); n != calls {
+		t.Fatalf("refusals reached the provider (%d calls)", n-calls)
+	}
+}
