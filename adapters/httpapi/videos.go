@@ -50,14 +50,16 @@ type videoReq struct {
 	Provider *struct {
 		Options map[string]any `json:"options"`
 	} `json:"provider"`
-	User      *string `json:"user"`
-	SessionID *string `json:"session_id"`
+	User          *string `json:"user"`
+	SessionID     *string `json:"session_id"`
+	CallbackURL   *string `json:"callback_url"`
+	PreviousJobID *string `json:"previous_job_id"`
 }
 
 func (r videoReq) request() video.Request {
 	req := video.Request{Model: deref(r.Model), Prompt: deref(r.Prompt), Resolution: deref(r.Resolution),
 		AspectRatio: deref(r.AspectRatio), Size: deref(r.Size), Seed: r.Seed, GenerateAudio: r.GenerateAudio,
-		User: deref(r.User), SessionID: deref(r.SessionID)}
+		User: deref(r.User), SessionID: deref(r.SessionID), CallbackURL: r.CallbackURL != nil, PreviousJob: r.PreviousJobID != nil}
 	if r.Duration != nil {
 		req.Duration = *r.Duration
 		if req.Duration == 0 {

@@ -58,6 +58,10 @@ type Request struct {
 	Options         map[string]any
 	User            string
 	SessionID       string
+	// CallbackURL and PreviousJob say the request named a callback_url or a previous_job_id, which the gateway
+	// does not serve: both are refused, rather than a caller waiting for a webhook that never comes or getting a
+	// new video where it asked for a continuation.
+	CallbackURL, PreviousJob bool
 }
 
 var (
@@ -119,6 +123,10 @@ func (r *Request) Validate() error {
 		return domain.Invalid("aspect_ratio", "must be one of "+strings.Join(aspectRatios, ", "))
 	case r.Size != "" && !sizePattern.MatchString(r.Size):
 		return domain.Invalid("size", `must be "WIDTHxHEIGHT", like 1280x720`)
+	case r.CallbackURL:
+		return domain.Invalid("callback_url", "this gateway delivers no webhooks; poll the job's polling_url until it ends")
+	case r.PreviousJob:
+		return domain.Invalid("previous_job_id", "this gateway does not continue or extend jobs; send a new request")
 	}
 	if err := domain.CheckCallerIDs(r.SessionID, r.User); err != nil {
 		return err

@@ -240,6 +240,8 @@ func TestVideoFailedAndValidation(t *testing.T) {
 		{map[string]any{"model": "sora", "prompt": "x", "size": "big"}, r.key, 400, "size"},
 		{map[string]any{"model": "sora", "prompt": "x", "frame_images": []any{map[string]any{"image_url": map[string]any{"url": "ftp://x"}, "frame_type": "first_frame"}}}, r.key, 400, "frame_images[0]"},
 		{map[string]any{"model": "sora", "prompt": "x", "duration": 5}, r.key, 400, "seconds"}, // the provider's own 400
+		{map[string]any{"model": "sora", "prompt": "x", "callback_url": "https://example.com/hook"}, r.key, 400, "callback_url"},
+		{map[string]any{"model": "sora", "prompt": "x", "previous_job_id": "gen-vid-1-x"}, r.key, 400, "previous_job_id"},
 		{map[string]any{"model": "nope", "prompt": "x"}, r.key, 404, ""},
 		{map[string]any{"model": "speech", "prompt": "x"}, r.key, 400, "model"},
 		{map[string]any{"model": "sora", "prompt": "x"}, r.g.Admin, 403, ""},
