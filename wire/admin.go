@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -280,6 +282,19 @@ func describePricing(p catalog.Pricing) string {
 	}
 	if p.PerSecond != nil {
 		parts = append(parts, "$"+p.PerSecond.Decimal()+"/s")
+	}
+	if p.PerSecondWithAudio != nil {
+		parts = append(parts, "$"+p.PerSecondWithAudio.Decimal()+"/s with audio")
+	}
+	if p.Resolutions != nil {
+		for _, res := range slices.Sorted(maps.Keys(*p.Resolutions)) {
+			if r := (*p.Resolutions)[res]; r.PerSecond != nil {
+				parts = append(parts, "$"+r.PerSecond.Decimal()+"/s at "+res)
+			}
+			if r := (*p.Resolutions)[res]; r.PerSecondWithAudio != nil {
+				parts = append(parts, "$"+r.PerSecondWithAudio.Decimal()+"/s at "+res+" with audio")
+			}
+		}
 	}
 	if p.PerMillionPromptTokens != nil {
 		parts = append(parts, "$"+p.PerMillionPromptTokens.Decimal()+"/M prompt tokens")
