@@ -1,5 +1,6 @@
 // Package openai speaks OpenAI's API — and that of the many OpenAI-compatible hosts (Together, Groq, DeepInfra,
-// self-hosted servers): text to speech here, videos in video.go.
+// self-hosted servers): text to speech here, chat in chat.go, and in video.go the Videos API as LiteLLM's proxy
+// serves it (OpenAI's own is gone).
 package openai
 
 import (

@@ -14,6 +14,9 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
+// The Videos API's shape (POST /videos, GET /videos/{id}, GET /videos/{id}/content) outlives OpenAI's own Sora
+// API, shut down on 2026-09-24: LiteLLM's proxy serves it in front of Veo, Vertex AI, Runway and Azure, and this
+// client speaks to such hosts.
 var _ ports.VideoProvider = (*Client)(nil)
 
 // sizes derives OpenAI's size from a resolution and aspect ratio when the caller gave no size.
