@@ -243,6 +243,10 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 		ended = true
 		j.CompletedAt = &now
 		j.Outputs, j.Error, j.ExpiresAt = state.Outputs, state.Error, state.ExpiresAt
+		if j.ExpiresAt == nil && state.Retention > 0 {
+			expires := now.Add(state.Retention)
+			j.ExpiresAt = &expires
+		}
 		j.Seconds = cmp.Or(state.Seconds, j.Seconds, j.Request.Duration, video.DefaultDuration)
 		if j.Status == video.Completed {
 			j.Cost = video.Plan{PerSecond: j.Pricing.PerSecond}.Cost(j.Seconds)

@@ -29,6 +29,8 @@ type VideoState struct {
 	// PollAfter is the provider's suggested wait before the next poll (0: no suggestion).
 	PollAfter time.Duration
 	ExpiresAt *time.Time
+	// Retention, when the provider gives no expiry of its own, is how long it keeps the outputs from now.
+	Retention time.Duration
 }
 
 // VideoContent is a download in progress: the body streams; Status is 200, or 206 for a range.

@@ -294,6 +294,16 @@ func TestVeo(t *testing.T) {
 		t.Fatalf("the API key followed the redirect to storage %d times", n)
 	}
 	harness.AssertError(t, r.g.Do(t, "GET", "/videos/"+id+"/content?index=2", r.key, nil), 404)
+	// Google keeps the files 48 hours, counted on the gateway's clock from the job's end.
+	r.clock.Advance(47 * time.Hour)
+	if st := r.g.Do(t, "GET", "/videos/"+id, r.key, nil).JSON(t)["status"]; st != "completed" {
+		t.Fatalf("47 hours on: %v", st)
+	}
+	r.clock.Advance(time.Hour)
+	if st := r.g.Do(t, "GET", "/videos/"+id, r.key, nil).JSON(t)["status"]; st != "expired" {
+		t.Fatalf("48 hours on: %v", st)
+	}
+	harness.AssertError(t, r.g.Do(t, "GET", "/videos/"+id+"/content", r.key, nil), 410)
 
 	r.gemini.SetVideo(fakes.VideoScript{Filtered: true})
 	filtered := r.create(t, map[string]any{"model": "veo"})

@@ -133,8 +133,7 @@ func (c *Client) Poll(ctx context.Context, name string) (ports.VideoState, error
 	for _, s := range op.Response.Video.Samples {
 		state.Outputs = append(state.Outputs, video.Output{Ref: s.Video.URI, ContentType: "video/mp4"})
 	}
-	expires := time.Now().Add(Retention).UTC()
-	state.ExpiresAt = &expires
+	state.Retention = Retention
 	return state, nil
 }
 

@@ -150,8 +150,7 @@ func (c *Client) Poll(ctx context.Context, id string) (ports.VideoState, error) 
 		if len(state.Outputs) == 0 {
 			return ports.VideoState{Status: video.Failed, Error: "the provider returned no video"}, nil
 		}
-		expires := time.Now().Add(Retention).UTC()
-		state.ExpiresAt = &expires
+		state.Retention = Retention
 	case video.Failed:
 		reason := cmp.Or(task.Failure, "no reason given")
 		if task.FailureCode != "" {

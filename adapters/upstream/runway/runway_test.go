@@ -41,7 +41,7 @@ func TestVideo(t *testing.T) {
 	id, st := fakes.RunVideo(t, c, ports.VideoSubmission{UpstreamModel: "gen4_turbo",
 		Request: video.Request{Prompt: "waves", Duration: 10, Resolution: "720p", AspectRatio: "9:16", Seed: &seed,
 			FrameImages: []video.Frame{{Type: "first_frame", URL: "https://img/a.png"}, {Type: "last_frame", URL: "https://img/b.png"}}}}, 6)
-	if st.Status != video.Completed || len(st.Outputs) != 2 || st.ExpiresAt == nil {
+	if st.Status != video.Completed || len(st.Outputs) != 2 || st.Retention != runway.Retention {
 		t.Fatalf("task %s: %+v", id, st)
 	}
 	reqs := f.Requests()
