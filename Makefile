@@ -61,7 +61,7 @@ bench-e2e:
 # written under the package's testdata/fuzz, where the normal run replays it from then on.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries adapters/httpapi:FuzzSpeechBody \
-	adapters/httpapi:FuzzReadChatBody adapters/httpserver:FuzzRequests domain/jsonenc:FuzzAppendString \
+	adapters/httpapi:FuzzReadChatBody domain/jsonenc:FuzzAppendString \
 	adapters/spool:FuzzSegment adapters/upstream:FuzzH1Response adapters/upstream:FuzzScrub \
 	adapters/upstream/anthropic:FuzzDecodeEvent adapters/upstream/gemini:FuzzDecodeResponse \
 	adapters/upstream/openai:FuzzDecodeEvent adapters/upstream/openai:FuzzDecoderHead domain:FuzzMicrosMulDiv \

@@ -1,13 +1,16 @@
 package wire
 
 import (
+	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"slices"
@@ -52,6 +55,31 @@ func LocalAddr(addr string) string {
 		host = "127.0.0.1"
 	}
 	return net.JoinHostPort(host, port)
+}
+
+// Readiness is the URL of the server's /readyz for a process on this host, and the client to ask it with: over TLS
+// when the server serves TLS, trusting exactly the configured certificate (the loopback address is rarely a name
+// the certificate is for; the probe sends nothing secret).
+func (c Config) Readiness() (string, *http.Client, error) {
+	addr := LocalAddr(c.Server.Addr)
+	if c.Server.TLSCertFile == "" {
+		return "http://" + addr + "/readyz", http.DefaultClient, nil
+	}
+	pair, err := tls.LoadX509KeyPair(c.Server.TLSCertFile, c.Server.TLSKeyFile)
+	if err != nil {
+		return "", nil, fmt.Errorf("server.tls_cert_file: %w", err)
+	}
+	leaf := pair.Certificate[0]
+	pinned := &tls.Config{
+		InsecureSkipVerify: true, //nolint:gosec // verified below: the server's certificate must be the configured one
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) == 0 || !bytes.Equal(cs.PeerCertificates[0].Raw, leaf) {
+				return errors.New("the server's certificate is not server.tls_cert_file's")
+			}
+			return nil
+		},
+	}
+	return "https://" + addr + "/readyz", &http.Client{Transport: &http.Transport{TLSClientConfig: pinned}}, nil
 }
 
 // Serve runs the gateway until ctx ends: it migrates, creates the bootstrap management key when asked to, and

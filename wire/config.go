@@ -4,6 +4,7 @@ package wire
 
 import (
 	"bytes"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -102,6 +103,9 @@ type fileConfig struct {
 		IdleTimeout       time.Duration `yaml:"idle_timeout"`
 		ShutdownTimeout   time.Duration `yaml:"shutdown_timeout"`
 		PprofAddr         string        `yaml:"pprof_addr"`
+		TLSCertFile       string        `yaml:"tls_cert_file"`
+		TLSKeyFile        string        `yaml:"tls_key_file"`
+		H2C               bool          `yaml:"h2c"`
 	} `yaml:"server"`
 	Database struct {
 		URL          string `yaml:"url"`
@@ -208,6 +212,7 @@ func defaults() fileConfig {
 	f.Server.ReadHeaderTimeout = 10 * time.Second
 	f.Server.IdleTimeout = 120 * time.Second
 	f.Server.ShutdownTimeout = 30 * time.Second
+	f.Server.H2C = true
 	f.Database.URL = "sqlite:./data/switchboard.db"
 	f.Database.MaxOpenConns = 20
 	f.Generations.SpoolDir = "./data/spool"
@@ -509,9 +514,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err(fmt.Sprintf("%q: must not be the API's port (server.addr %q)", s.PprofAddr, s.Addr), "server", "pprof_addr")
 		}
 	}
+	if field, err := checkTLS(s.TLSCertFile, s.TLSKeyFile); err != nil {
+		return Config{}, loc.err(err.Error(), "server", field)
+	}
 	cfg.Server = httpapi.Config{Addr: s.Addr, BasePath: strings.TrimSuffix(s.BasePath, "/"), MaxBodyBytes: s.MaxBodyBytes,
 		ReadTimeout: s.ReadTimeout, ReadHeaderTimeout: s.ReadHeaderTimeout, WriteTimeout: s.WriteTimeout,
-		IdleTimeout: s.IdleTimeout, ShutdownTimeout: s.ShutdownTimeout, PprofAddr: s.PprofAddr}
+		IdleTimeout: s.IdleTimeout, ShutdownTimeout: s.ShutdownTimeout, PprofAddr: s.PprofAddr,
+		TLSCertFile: s.TLSCertFile, TLSKeyFile: s.TLSKeyFile, H2C: s.H2C}
 
 	if !strings.HasPrefix(f.Database.URL, "postgres://") && !strings.HasPrefix(f.Database.URL, "postgresql://") &&
 		!strings.HasPrefix(f.Database.URL, "sqlite:") {
@@ -703,6 +712,23 @@ func checkAddr(addr string) error {
 		return fmt.Errorf("port %q: not a port number", port)
 	}
 	return nil
+}
+
+// checkTLS takes a certificate and its key (PEM files), both or neither: the pair must load as the server will
+// load it. field names the setting at fault.
+func checkTLS(certFile, keyFile string) (field string, err error) {
+	switch {
+	case certFile == "" && keyFile == "":
+		return "", nil
+	case certFile == "":
+		return "tls_key_file", errors.New("needs server.tls_cert_file beside it (both or neither)")
+	case keyFile == "":
+		return "tls_cert_file", errors.New("needs server.tls_key_file beside it (both or neither)")
+	}
+	if _, err := tls.LoadX509KeyPair(certFile, keyFile); err != nil {
+		return "tls_cert_file", fmt.Errorf("%q with server.tls_key_file %q: %v", certFile, keyFile, err)
+	}
+	return "", nil
 }
 
 // samePort reports whether two checked addresses name one fixed port (port 0 picks a free one each time).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/test/readme"
+	"github.com/switchboard-ai/switchboard/test/testcert"
 	sbwire "github.com/switchboard-ai/switchboard/wire"
 )
 
@@ -39,8 +40,37 @@ func TestDefaultsNeedNoFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.Server.Addr != ":8080" || cfg.Server.BasePath != "/api/v1" || cfg.Database.URL != "sqlite:./data/switchboard.db" ||
-		cfg.Log.Format != "text" || !cfg.Generations.StoreContent || cfg.Server.ShutdownTimeout != 30*time.Second {
+		cfg.Log.Format != "text" || !cfg.Generations.StoreContent || cfg.Server.ShutdownTimeout != 30*time.Second ||
+		!cfg.Server.H2C || cfg.Server.TLSCertFile != "" {
 		t.Fatalf("defaults: %+v", cfg)
+	}
+}
+
+// TestTLSSettings: a certificate and its key that load are taken, from the file or the environment, and h2c
+// turns off.
+func TestTLSSettings(t *testing.T) {
+	t.Parallel()
+	pair := testcert.Write(t)
+	cfg, err := sbwire.LoadConfig(write(t, "server:\n  tls_cert_file: "+pair.CertFile+"\n  tls_key_file: "+pair.KeyFile+"\n  h2c: false\n"), env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.TLSCertFile != pair.CertFile || cfg.Server.TLSKeyFile != pair.KeyFile || cfg.Server.H2C {
+		t.Fatalf("server: %+v", cfg.Server)
+	}
+	cfg, err = sbwire.LoadConfig("", env("SWITCHBOARD_SERVER_TLS_CERT_FILE", pair.CertFile, "SWITCHBOARD_SERVER_TLS_KEY_FILE", pair.KeyFile,
+		"SWITCHBOARD_SERVER_H2C", "false"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Server.TLSCertFile != pair.CertFile || cfg.Server.TLSKeyFile != pair.KeyFile || cfg.Server.H2C {
+		t.Fatalf("server from the environment: %+v", cfg.Server)
+	}
+	// A key that is not the certificate's.
+	other := testcert.Write(t)
+	if _, err := sbwire.LoadConfig("", env("SWITCHBOARD_SERVER_TLS_CERT_FILE", pair.CertFile, "SWITCHBOARD_SERVER_TLS_KEY_FILE", other.KeyFile)); err == nil ||
+		!strings.Contains(err.Error(), "server.tls_cert_file") || !strings.Contains(err.Error(), "does not match") {
+		t.Fatalf("a key of another certificate: %v", err)
 	}
 }
 
@@ -150,6 +180,11 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"metrics on the API port", "server:\n  addr: ':8080'\nmetrics:\n  addr: 127.0.0.1:8080\n", `:4: metrics.addr: "127.0.0.1:8080": must not be the API's port (server.addr ":8080")`},
 		{"metrics on the pprof port", "server:\n  pprof_addr: 127.0.0.1:6060\nmetrics:\n  addr: 127.0.0.1:6060\n", `:4: metrics.addr: "127.0.0.1:6060": must not be server.pprof_addr's port`},
 		{"pprof on the API port", "server:\n  addr: ':8080'\n  pprof_addr: 127.0.0.1:8080\n", `:3: server.pprof_addr: "127.0.0.1:8080": must not be the API's port`},
+		{"certificate without its key", "server:\n  tls_cert_file: /etc/sb/cert.pem\n", ":2: server.tls_cert_file: needs server.tls_key_file beside it"},
+		{"key without its certificate", "server:\n  tls_key_file: /etc/sb/key.pem\n", ":2: server.tls_key_file: needs server.tls_cert_file beside it"},
+		{"certificate that does not load", "server:\n  tls_cert_file: /nonexistent/cert.pem\n  tls_key_file: /nonexistent/key.pem\n",
+			`:2: server.tls_cert_file: "/nonexistent/cert.pem" with server.tls_key_file "/nonexistent/key.pem": open /nonexistent/cert.pem`},
+		{"bad h2c", "server:\n  h2c: sometimes\n", ":2: server.h2c: must be true or false"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

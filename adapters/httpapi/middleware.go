@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -36,7 +35,6 @@ type request struct {
 	log       *slog.Logger
 	principal account.Principal
 	admitted  bool
-	inFlight  *atomic.Int64 // the server's requests in flight, this one's included (observe)
 	// idValue is X-Request-Id's value; rateValues X-Ratelimit-Limit's, -Remaining's and -Reset's.
 	idValue    [1]string
 	rateValues [3]string
@@ -71,10 +69,6 @@ func newRequest(c *gin.Context, ctx context.Context) *request {
 	return r
 }
 
-// alone says the request is the only one its server has in flight (false when nothing counts them, or without a
-// record).
-func (r *request) alone() bool { return r != nil && r.inFlight != nil && r.inFlight.Load() == 1 }
-
 // RequestID returns the id of the request that ctx belongs to, or "".
 func RequestID(ctx context.Context) string {
 	if r := recordOf(ctx); r != nil {
@@ -103,15 +97,11 @@ func (h requestIDHandler) WithGroup(name string) slog.Handler {
 }
 
 // observe reports every request to the metrics, by route pattern and kind of key, and marks its context with its
-// arrival, from which the pipeline measures the time the gateway adds. It counts the server's requests in flight.
+// arrival, from which the pipeline measures the time the gateway adds.
 func observe(m ports.Metrics) gin.HandlerFunc {
-	inFlight := new(atomic.Int64)
 	return func(c *gin.Context) {
 		start := time.Now()
 		r := newRequest(c, ports.WithArrival(c.Request.Context(), start))
-		r.inFlight = inFlight
-		inFlight.Add(1)
-		defer inFlight.Add(-1)
 		c.Next()
 		kind := "none"
 		if r.admitted {

@@ -3,19 +3,21 @@ package httpapi
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"log"
 	"log/slog"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/switchboard-ai/switchboard/adapters/httpserver"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -34,6 +36,12 @@ type Config struct {
 	// PprofAddr, when set, is a listener of its own serving Go's runtime profiles (net/http/pprof) for operators;
 	// never the API's listener.
 	PprofAddr string
+	// TLSCertFile and TLSKeyFile, when set (both or neither), serve the API over TLS, HTTP/2 or HTTP/1.1 as the
+	// caller negotiates (ALPN).
+	TLSCertFile, TLSKeyFile string
+	// H2C serves unencrypted HTTP/2 (prior knowledge, as load balancers that multiplex speak it) beside
+	// HTTP/1.1 on a plain listener.
+	H2C bool
 }
 
 // Readiness reports whether the server can do its work (database reachable, schema current), and details that
@@ -207,19 +215,17 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	// cause, so that a call cut this way is told apart from a caller who left.
 	base, cut := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cut(nil)
-	srv := &httpserver.Server{
-		Handler:           s.engine,
-		ReadTimeout:       s.cfg.ReadTimeout,
-		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
-		WriteTimeout:      s.cfg.WriteTimeout,
-		IdleTimeout:       s.cfg.IdleTimeout,
-		BaseContext:       base,
-		Reject:            rejection,
-		Log:               s.log,
-	}
+	srv := s.httpServer(base)
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	s.log.Info("listening", "addr", ln.Addr().String(), "base_path", s.cfg.BasePath)
+	go func() {
+		if s.cfg.TLSCertFile != "" {
+			errc <- srv.ServeTLS(ln, s.cfg.TLSCertFile, s.cfg.TLSKeyFile)
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
+	s.log.Info("listening", "addr", ln.Addr().String(), "base_path", s.cfg.BasePath, "tls", s.cfg.TLSCertFile != "",
+		"h2c", s.cfg.H2C && s.cfg.TLSCertFile == "")
 	select {
 	case err := <-errc:
 		return err
@@ -244,6 +250,47 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return serr
 	}
 	return err
+}
+
+// httpServer is net/http's server for the API, every request's context under base. It speaks HTTP/1.1, and
+// HTTP/2 over TLS when a certificate is configured or in the clear (h2c) when H2C is on. What it refuses before
+// any handler runs (a malformed request line or header, headers past MaxHeaderBytes: 431, an unknown transfer
+// coding: 501) it answers itself, in plain text; every answer of the router and the handlers is the envelope.
+func (s *Server) httpServer(base context.Context) *http.Server {
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	if s.cfg.TLSCertFile != "" {
+		protocols.SetHTTP2(true)
+	} else {
+		protocols.SetUnencryptedHTTP2(s.cfg.H2C)
+	}
+	return &http.Server{
+		Handler:           s.engine,
+		ReadTimeout:       s.cfg.ReadTimeout,
+		ReadHeaderTimeout: s.cfg.ReadHeaderTimeout,
+		WriteTimeout:      s.cfg.WriteTimeout,
+		IdleTimeout:       s.cfg.IdleTimeout,
+		MaxHeaderBytes:    http.DefaultMaxHeaderBytes,
+		Protocols:         &protocols,
+		TLSConfig:         &tls.Config{MinVersion: tls.VersionTLS12},
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          log.New(serverErrors{s.log}, "", 0),
+	}
+}
+
+// serverErrors takes what net/http's server reports itself (never a request's header or body) into the log: a
+// TLS handshake that failed (a scanner, a client that gave up, a plain HTTP request on the TLS port) at debug, as
+// any client can cause one; anything else (a failed accept, a superfluous WriteHeader, HTTP/2 errors) at warn.
+type serverErrors struct{ log *slog.Logger }
+
+func (e serverErrors) Write(p []byte) (int, error) {
+	msg := strings.TrimSpace(string(p))
+	level := slog.LevelWarn
+	if strings.HasPrefix(msg, "http: TLS handshake error") {
+		level = slog.LevelDebug
+	}
+	e.log.Log(context.Background(), level, msg, "source", "net/http")
+	return len(p), nil
 }
 
 // serveAside serves h on a listener of its own at addr (the setting names it in errors) until stop is called.

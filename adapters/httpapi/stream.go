@@ -13,8 +13,7 @@ import (
 const streamIdle = 60 * time.Second
 
 // flushWriter writes a stream to the response: Write hands bytes to the response's buffers, Flush sends them
-// (a no-op when nothing was written since the last), as ports.Flusher says: what was written since the last
-// flush leaves in one write on the connection (httpserver's response buffers it). Its write deadline is an idle
+// (a no-op when nothing was written since the last), as ports.Flusher says. Its write deadline is an idle
 // one: pushed streamIdle ahead by the first write and by the first after each quarter of it that a clock shared
 // by every stream counts (streamQuarters), rather than on every chunk. A write reads no clock in between (a
 // stream of 200 tokens read it 200 times), and a stream has no timer of its own to arm and stop.
@@ -23,8 +22,6 @@ type flushWriter struct {
 	rc      http.ResponseController
 	started bool
 	unsent  bool // written since the last flush
-	flushed bool // bytes have left, and whether to yield the core was decided (Flush)
-	yield   func()
 	// quarters counts quarters of streamIdle; pushed is its count when the deadline was last pushed, if armed.
 	quarters *quarterClock
 	pushed   uint64
@@ -41,7 +38,7 @@ func newFlushWriter(c *gin.Context) flushWriter {
 	if u, ok := w.(interface{ Unwrap() http.ResponseWriter }); ok {
 		w = u.Unwrap()
 	}
-	return flushWriter{c: c, rc: *http.NewResponseController(w), quarters: &streamQuarters, yield: yieldCore}
+	return flushWriter{c: c, rc: *http.NewResponseController(w), quarters: &streamQuarters}
 }
 
 // noStore is a stream's Cache-Control: one slice for every stream (which no one writes to), where Header.Set
@@ -77,29 +74,14 @@ func (s *flushWriter) Write(p []byte) error {
 	return err
 }
 
-// Flush sends what was written since the last flush. After the response's first bytes (a stream's, or a whole
-// answer's), when its request is the only one the server has in flight, it yields its core once (yieldCore). A
-// caller on the same machine is often woken onto this very core by those bytes (the kernel places the reader of a
-// loopback socket beside its writer), and waited there while the gateway relayed the rest of an answer that came
-// at once: chat's added time to its first token, 200 tokens at once at c=1, was 0.31-0.34 ms and is 0.25-0.28 with
-// the yield (README, Benchmarks). Under concurrency the core is other callers' work, and the yield cost
-// chat an eighth of its throughput at c=32, so it is not offered there. It reads the request's record and never
-// puts one on the request (recordOf, not requestOf): a flush is no place to replace the request under the handler.
+// Flush sends what was written since the last flush; its error is the connection's (the caller gone), which
+// net/http's server also answers by cancelling the request's context.
 func (s *flushWriter) Flush() error {
 	if !s.unsent {
 		return nil
 	}
 	s.unsent = false
-	if err := s.rc.Flush(); err != nil {
-		return err
-	}
-	if !s.flushed {
-		s.flushed = true
-		if recordOf(s.c.Request.Context()).alone() {
-			s.yield()
-		}
-	}
-	return nil
+	return s.rc.Flush()
 }
 
 // quarterClock counts the quarters of streamIdle that passed since its first use. A stream whose deadline was

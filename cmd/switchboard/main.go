@@ -400,15 +400,17 @@ func configCheck(c *cli, _ []string) error {
 }
 
 func health(fs *flag.FlagSet) func(*cli, []string) error {
-	target := fs.String("url", "", "the readiness URL (default: /readyz on server.addr, on the loopback interface)")
+	target := fs.String("url", "", "the readiness URL (default: /readyz on server.addr, on the loopback interface; over TLS, trusting the configured certificate, when server.tls_cert_file is set)")
 	return func(c *cli, _ []string) error {
-		u := *target
+		u, client := *target, http.DefaultClient
 		if u == "" {
 			cfg, err := c.config()
 			if err != nil {
 				return err
 			}
-			u = "http://" + sbwire.LocalAddr(cfg.Server.Addr) + "/readyz"
+			if u, client, err = cfg.Readiness(); err != nil {
+				return err
+			}
 		}
 		ctx, cancel := context.WithTimeout(c.ctx, 5*time.Second)
 		defer cancel()
@@ -416,7 +418,7 @@ func health(fs *flag.FlagSet) func(*cli, []string) error {
 		if err != nil {
 			return err
 		}
-		resp, err := http.DefaultClient.Do(req)
+		resp, err := client.Do(req)
 		if err != nil {
 			return err
 		}

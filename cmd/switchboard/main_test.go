@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/test/harness"
+	"github.com/switchboard-ai/switchboard/test/testcert"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
@@ -296,6 +298,34 @@ func TestHealth(t *testing.T) {
 	mu.Unlock()
 	if r := runCLI(t, nil, "health", "--url", srv.URL+"/readyz"); r.code != 1 || !strings.Contains(r.stderr, "503") {
 		t.Fatalf("health of an unready gateway: %+v", r)
+	}
+}
+
+// TestHealthOverTLS: with a certificate configured, health asks over TLS and trusts that certificate alone (not
+// the system's roots, not the loopback address's name), and refuses a server with another.
+func TestHealthOverTLS(t *testing.T) {
+	t.Parallel()
+	pair, other := testcert.Write(t), testcert.Write(t)
+	for _, tt := range []struct {
+		name   string
+		served tls.Certificate
+		code   int
+	}{{"the configured certificate", pair.Cert, 0}, {"another certificate", other.Cert, 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				fmt.Fprint(w, `{"status":"ready"}`)
+			}))
+			srv.TLS = &tls.Config{Certificates: []tls.Certificate{tt.served}}
+			srv.StartTLS()
+			defer srv.Close()
+			_, port, _ := strings.Cut(strings.TrimPrefix(srv.URL, "https://"), ":")
+			r := runCLI(t, map[string]string{"SWITCHBOARD_SERVER_ADDR": ":" + port, "SWITCHBOARD_SERVER_TLS_CERT_FILE": pair.CertFile,
+				"SWITCHBOARD_SERVER_TLS_KEY_FILE": pair.KeyFile}, "health")
+			if r.code != tt.code || tt.code == 0 && !strings.Contains(r.stdout, "https://127.0.0.1:"+port+"/readyz: "+`{"status":"ready"}`) ||
+				tt.code != 0 && !strings.Contains(r.stderr, "not server.tls_cert_file's") {
+				t.Fatalf("health: %+v", r)
+			}
+		})
 	}
 }
 

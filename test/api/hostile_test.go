@@ -138,10 +138,7 @@ func TestHostileInput(t *testing.T) {
 				checkAnswer(t, r.Method+" "+trick, resp, raw)
 			}
 			resp, raw := rawDo(t, addr, r.Method+" "+full+" HTTP/1.1\r\nHost: x\r\nX-Big: "+strings.Repeat("h", 2<<20)+"\r\n\r\n")
-			if resp.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
-				t.Errorf("%s %s with 2 MB of headers: %d", r.Method, full, resp.StatusCode)
-			}
-			checkAnswer(t, r.Method+" "+full+" with 2 MB of headers", resp, raw)
+			checkRefusedBeforeRouting(t, r.Method+" "+full+" with 2 MB of headers", resp, raw, http.StatusRequestHeaderFieldsTooLarge)
 			for _, key := range []string{g.Admin, infer} {
 				for _, v := range hostilePathValues {
 					send(t, r.Method, withParams(r.Path, v, nil), key, "")
@@ -268,9 +265,11 @@ func TestMalformedIsMissing(t *testing.T) {
 	})
 }
 
-// TestEveryAnswerInTheEnvelope sends raw requests to the server as serve runs it (its own listener): what
-// net/http answers itself (a bad percent-escape, oversized headers, no Host) and what Gin would have redirected
-// (a trailing slash, ..%2F, double slashes) are all the envelope.
+// TestEveryAnswerInTheEnvelope sends raw requests to the server as serve runs it (its own listener): what the
+// router answers (no route, no such method) and what Gin would have redirected (a trailing slash, ..%2F, double
+// slashes) are all the envelope. What net/http refuses before any route is matched (a request line, URL or header it
+// cannot parse, headers past its limit, a transfer coding it does not know) it answers itself, in plain text, and
+// closes the connection (docs/http.md).
 func TestEveryAnswerInTheEnvelope(t *testing.T) {
 	t.Parallel()
 	g := harness.Start(t)
@@ -280,29 +279,44 @@ func TestEveryAnswerInTheEnvelope(t *testing.T) {
 	tests := []struct {
 		name, request string
 		status        int
+		plain         bool // net/http's own refusal, before routing
 	}{
-		{"bad percent-escape", "GET /api/v1/presets/%zz HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 400},
-		{"bad escape in query", "GET /api/v1/keys?x=%zz%00 HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 200},
-		{"no Host", "GET /api/v1/keys HTTP/1.1\r\n" + auth + "\r\n", 400},
-		{"two Hosts", "GET /api/v1/keys HTTP/1.1\r\nHost: a\r\nHost: b\r\n" + auth + "\r\n", 400},
-		{"oversized headers", "GET /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 2<<20) + "\r\n\r\n", 431},
-		{"unknown transfer coding", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: zip\r\n\r\n", 501},
-		{"dot-dot", "GET /api/v1/keys/..%2F HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404},
-		{"trailing slash", "GET /api/v1/keys/ HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404},
-		{"double slash", "GET /api/v1//keys HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404},
-		{"upper case", "GET /API/V1/KEYS HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404},
-		{"wrong method", "PUT /api/v1/keys HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 405},
+		{"bad percent-escape", "GET /api/v1/presets/%zz HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 400, true},
+		{"bad escape in query", "GET /api/v1/keys?x=%zz%00 HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 200, false},
+		{"no Host", "GET /api/v1/keys HTTP/1.1\r\n" + auth + "\r\n", 400, true},
+		{"two Hosts", "GET /api/v1/keys HTTP/1.1\r\nHost: a\r\nHost: b\r\n" + auth + "\r\n", 400, true},
+		{"oversized headers", "GET /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 2<<20) + "\r\n\r\n", 431, true},
+		{"unknown transfer coding", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: zip\r\n\r\n", 501, true},
+		{"empty Content-Length", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n", 400, true},
+		{"dot-dot", "GET /api/v1/keys/..%2F HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404, false},
+		{"trailing slash", "GET /api/v1/keys/ HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404, false},
+		{"double slash", "GET /api/v1//keys HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404, false},
+		{"upper case", "GET /API/V1/KEYS HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404, false},
+		{"wrong method", "PUT /api/v1/keys HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 405, false},
 		{"huge Range", "GET /api/v1/videos/gen-vid-1-x/content HTTP/1.1\r\nHost: x\r\n" + auth + "Range: bytes=" +
-			strings.Repeat("1-2,", 15_000) + "3-4\r\n\r\n", 416},
+			strings.Repeat("1-2,", 15_000) + "3-4\r\n\r\n", 416, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			resp, raw := rawDo(t, addr, tt.request)
+			if tt.plain {
+				checkRefusedBeforeRouting(t, tt.name, resp, raw, tt.status)
+				return
+			}
 			if resp.StatusCode != tt.status {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tt.status, raw)
 			}
-			checkEnvelope(t, tt.name, resp, raw) // 501 for a transfer coding nobody knows is RFC 9112's answer
+			checkEnvelope(t, tt.name, resp, raw)
 		})
+	}
+}
+
+// checkRefusedBeforeRouting: net/http's own answer to a request it would not route, status, in plain text, and the
+// connection closed.
+func checkRefusedBeforeRouting(t *testing.T, what string, resp *http.Response, raw []byte, status int) {
+	t.Helper()
+	if resp.StatusCode != status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") || !resp.Close {
+		t.Errorf("%s: %d %v %.300s, want net/http's plain %d that closes", what, resp.StatusCode, resp.Header, raw, status)
 	}
 }
 

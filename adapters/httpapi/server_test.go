@@ -1,0 +1,327 @@
+package httpapi
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/gin-gonic/gin"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/switchboard-ai/switchboard/ports"
+	"github.com/switchboard-ai/switchboard/test/testcert"
+)
+
+// The server as serve runs it (Serve on a listener of its own, every middleware, tracing on), in front of use
+// cases that answer at once: what net/http's server does for the API.
+
+// testConfig is the configuration's defaults (wire).
+func testConfig() Config {
+	return Config{BasePath: "/api/v1", MaxBodyBytes: 10 << 20, ReadTimeout: 60 * time.Second, ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: 120 * time.Second, ShutdownTimeout: 5 * time.Second, H2C: true}
+}
+
+// countingListener counts the connections it accepted.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+// testServer is a server serving until the test ends, and its address.
+type testServer struct {
+	*Server
+	addr string
+	ln   *countingListener
+}
+
+// startServer serves the stub use cases under cfg, with tracing on; extra adds routes to the engine (under every
+// middleware) before it serves.
+func startServer(tb testing.TB, cfg Config, extra func(e *gin.Engine)) *testServer {
+	tb.Helper()
+	log := slog.New(LogHandler(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
+	s := NewServer(cfg, log, nil, stubAuth{}, stubLimiter{}, 0, ports.NoMetrics{}, MetricsEndpoint{},
+		Tracing{Provider: noop.NewTracerProvider(), Propagator: propagation.TraceContext{}},
+		Handlers{Chat: NewChatHandler(stubChat{}), Speech: NewSpeechHandler(stubSpeech{clip: make([]byte, 16<<10)})})
+	if extra != nil {
+		extra(s.engine)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cl := &countingListener{Listener: ln}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, cl) }()
+	tb.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			tb.Errorf("Serve: %v", err)
+		}
+	})
+	return &testServer{Server: s, addr: ln.Addr().String(), ln: cl}
+}
+
+// speechCall makes a speech call as an SDK does and reads its answer whole.
+func speechCall(ctx context.Context, client *http.Client, base string) (*http.Response, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/audio/speech",
+		strings.NewReader(`{"model":"openai/tts-1","input":"Hello there.","voice":"alloy","response_format":"mp3"}`))
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Authorization", "Bearer sk-sb-v1-test")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	return resp, b, err
+}
+
+// TestWebSocketUpgrade: a handler takes its connection over (Hijack, through gin's writer under every middleware,
+// tracing included) and speaks WebSocket on it; the middleware ran (the 101 carries the request id).
+func TestWebSocketUpgrade(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testConfig(), func(e *gin.Engine) {
+		e.GET("/api/v1/test/echo", bodyLimit(1<<20), func(c *gin.Context) {
+			conn, err := websocket.Accept(c.Writer, c.Request, nil)
+			if err != nil {
+				return // Accept answered
+			}
+			defer conn.CloseNow()
+			ctx := c.Request.Context()
+			for {
+				typ, msg, err := conn.Read(ctx)
+				if err != nil {
+					return
+				}
+				if err := conn.Write(ctx, typ, append([]byte("echo: "), msg...)); err != nil {
+					return
+				}
+			}
+		})
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	conn, resp, err := websocket.Dial(ctx, "ws://"+srv.addr+"/api/v1/test/echo", nil)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer conn.CloseNow()
+	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.HasPrefix(resp.Header.Get("X-Request-Id"), "req-") {
+		t.Fatalf("upgrade answered %d with X-Request-Id %q", resp.StatusCode, resp.Header.Get("X-Request-Id"))
+	}
+	for _, msg := range []string{"hello", strings.Repeat("x", 20_000)} {
+		if err := conn.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		typ, got, err := conn.Read(ctx)
+		if err != nil || typ != websocket.MessageText || string(got) != "echo: "+msg {
+			t.Fatalf("read %v %.40q %v", typ, got, err)
+		}
+	}
+	if err := conn.Close(websocket.StatusNormalClosure, "done"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestProtocols: HTTP/1.1 always; h2c (prior knowledge) on a plain listener when H2C is on, not when off; over
+// TLS, HTTP/2 or HTTP/1.1 as the client negotiates (ALPN), whatever H2C says.
+func TestProtocols(t *testing.T) {
+	t.Parallel()
+	pair := testcert.Write(t)
+	var h1, h2c, h2 http.Protocols
+	h1.SetHTTP1(true)
+	h2c.SetUnencryptedHTTP2(true)
+	h2.SetHTTP2(true)
+	for _, tt := range []struct {
+		name      string
+		tls, h2c  bool
+		client    http.Protocols
+		wantProto string // "" when the call must fail
+	}{
+		{"HTTP/1.1", false, true, h1, "HTTP/1.1"},
+		{"h2c", false, true, h2c, "HTTP/2.0"},
+		{"h2c turned off", false, false, h2c, ""},
+		{"HTTP/1.1 with h2c off", false, false, h1, "HTTP/1.1"},
+		{"TLS, HTTP/2", true, false, h2, "HTTP/2.0"},
+		{"TLS, HTTP/1.1", true, true, h1, "HTTP/1.1"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg := testConfig()
+			cfg.H2C = tt.h2c
+			scheme := "http://"
+			if tt.tls {
+				cfg.TLSCertFile, cfg.TLSKeyFile, scheme = pair.CertFile, pair.KeyFile, "https://"
+			}
+			srv := startServer(t, cfg, nil)
+			client := &http.Client{Transport: &http.Transport{Protocols: &tt.client, TLSClientConfig: &tls.Config{RootCAs: pair.Roots}}}
+			defer client.CloseIdleConnections()
+			resp, body, err := speechCall(t.Context(), client, scheme+srv.addr)
+			if tt.wantProto == "" {
+				if err == nil {
+					t.Fatalf("answered %s %d", resp.Proto, resp.StatusCode)
+				}
+				return
+			}
+			if err != nil || resp.StatusCode != http.StatusOK || resp.Proto != tt.wantProto || len(body) != 16<<10 {
+				t.Fatalf("%v: %+v, %d bytes", err, resp, len(body))
+			}
+		})
+	}
+}
+
+// TestH2CMultiplexes: 100 concurrent speech calls over one h2c connection, as a load balancer that multiplexes
+// sends them, all answered whole.
+func TestH2CMultiplexes(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testConfig(), nil)
+	var h2c http.Protocols
+	h2c.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &h2c}}
+	defer client.CloseIdleConnections()
+	base := "http://" + srv.addr
+	if _, _, err := speechCall(t.Context(), client, base); err != nil { // the connection, before the calls share it
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for range 100 {
+		wg.Go(func() {
+			resp, body, err := speechCall(t.Context(), client, base)
+			switch {
+			case err != nil:
+				errs <- err
+			case resp.StatusCode != http.StatusOK || resp.ProtoMajor != 2 || len(body) != 16<<10:
+				errs <- errors.New(resp.Proto + " " + resp.Status)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := srv.ln.accepted.Load(); n != 1 {
+		t.Fatalf("%d connections, want 1", n)
+	}
+}
+
+// TestRefusedBeforeRouting: what net/http refuses before any handler runs, it answers itself in plain text and
+// closes (the envelope is the router's and the handlers'); a request head that does not come whole within
+// ReadHeaderTimeout is closed without an answer, and a keep-alive connection idle past IdleTimeout after its
+// answer is closed. The timeouts are short on a server of their own, so that a loaded machine's slow read of a
+// large head is never taken for one.
+func TestRefusedBeforeRouting(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testConfig(), nil)
+	cfg := testConfig()
+	cfg.ReadHeaderTimeout, cfg.IdleTimeout = 200*time.Millisecond, 200*time.Millisecond
+	quick := startServer(t, cfg, nil)
+	for _, tt := range []struct {
+		name, request string
+		timeouts      bool // on the server with short timeouts
+		status        int  // of the last answer read; 0: the connection is closed with nothing (more) to read
+	}{
+		{"headers past the limit", "GET /api/v1/models HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 2<<20) + "\r\n\r\n", false, 431},
+		{"bad percent-escape", "GET /api/v1/presets/%zz HTTP/1.1\r\nHost: x\r\n\r\n", false, 400},
+		{"no Host", "GET /api/v1/models HTTP/1.1\r\n\r\n", false, 400},
+		{"unknown transfer coding", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: zip\r\n\r\n", false, 501},
+		{"empty Content-Length", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n", false, 400},
+		{"head not done in time", "GET /api/v1/models HTTP/1.1\r\nHost: x\r\n", true, 0},
+		{"idle after an answer", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", true, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			addr := srv.addr
+			if tt.timeouts {
+				addr = quick.addr
+			}
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+			go func() { _, _ = io.WriteString(conn, tt.request) }() // the server may answer before it has read it all
+			br := bufio.NewReader(conn)
+			if tt.status == 0 {
+				if strings.HasSuffix(tt.request, "\r\n\r\n") { // a whole request: its answer comes first
+					resp, err := http.ReadResponse(br, nil)
+					if err != nil || resp.StatusCode != http.StatusOK || resp.Close {
+						t.Fatalf("%v %v, want a 200 that keeps the connection", resp, err)
+					}
+					_, _ = io.Copy(io.Discard, resp.Body)
+				}
+				if b, err := io.ReadAll(br); err != nil || len(b) != 0 {
+					t.Fatalf("read %q %v, want the connection closed", b, err)
+				}
+				return
+			}
+			resp, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tt.status || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/plain") || !resp.Close {
+				t.Fatalf("%d %v %q, want a plain %d that closes", resp.StatusCode, resp.Header, body, tt.status)
+			}
+		})
+	}
+}
+
+// levels is a slog handler that keeps the level and message of every record.
+type levels struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *levels) Enabled(context.Context, slog.Level) bool { return true }
+func (l *levels) Handle(_ context.Context, r slog.Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.seen = append(l.seen, r.Level.String()+" "+r.Message)
+	return nil
+}
+func (l *levels) WithAttrs([]slog.Attr) slog.Handler { return l }
+func (l *levels) WithGroup(string) slog.Handler      { return l }
+
+// TestServerErrors: what net/http's server reports itself goes to the log, a failed TLS handshake (which any
+// client may cause) at debug, anything else at warn.
+func TestServerErrors(t *testing.T) {
+	t.Parallel()
+	h := &levels{}
+	w := serverErrors{slog.New(h)}
+	for _, line := range []string{"http: TLS handshake error from 10.0.0.1:5555: EOF\n", "http: superfluous response.WriteHeader call\n"} {
+		if _, err := w.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := []string{"DEBUG http: TLS handshake error from 10.0.0.1:5555: EOF", "WARN http: superfluous response.WriteHeader call"}
+	if strings.Join(h.seen, "|") != strings.Join(want, "|") {
+		t.Fatalf("logged %q, want %q", h.seen, want)
+	}
+}
