@@ -62,7 +62,7 @@ bench-e2e:
 FUZZTIME ?= 1m
 FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries adapters/httpapi:FuzzSpeechBody \
 	adapters/httpapi:FuzzReadChatBody domain/jsonenc:FuzzAppendString \
-	adapters/spool:FuzzSegment adapters/upstream:FuzzH1Response adapters/upstream:FuzzScrub \
+	adapters/spool:FuzzSegment adapters/upstream:FuzzScrub \
 	adapters/upstream/anthropic:FuzzDecodeEvent adapters/upstream/gemini:FuzzDecodeResponse \
 	adapters/upstream/openai:FuzzDecodeEvent adapters/upstream/openai:FuzzDecoderHead domain:FuzzMicrosMulDiv \
 	domain/chat:FuzzMessages domain/chat:FuzzUnmarshal domain/chat:FuzzStreamOptions domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary

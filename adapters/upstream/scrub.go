@@ -28,19 +28,46 @@ func Scrub(s string, secrets ...string) string {
 	return secretShape.ReplaceAllString(s, Redacted)
 }
 
-// credentialHeaders carry the gateway's credentials to providers.
-var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "X-Api-Key", "Xi-Api-Key", "X-Goog-Api-Key",
-	"Api-Key", "Cookie"}
+// credentialHeader says a request header carries a credential: those the providers take (Authorization,
+// x-api-key, xi-api-key, x-goog-api-key, api-key, cookies) and any other whose name says it holds a key, a token,
+// a secret, a password, a signature or a session, so that a provider adapter added later is covered without a
+// change here. The redirect policy and Scrub both read it.
+func credentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	switch n {
+	case "authorization", "proxy-authorization", "cookie", "cookie2":
+		return true
+	}
+	for _, word := range []string{"key", "token", "secret", "auth", "passw", "signature", "session", "credential"} {
+		if strings.Contains(n, word) {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialQueryKey says a query key carries a credential (Gemini's key=, the api_key= and token= some hosts
+// take).
+func credentialQueryKey(k string) bool {
+	switch strings.ToLower(k) {
+	case "key", "api_key", "apikey", "api-key", "token", "access_token", "auth", "secret":
+		return true
+	}
+	return false
+}
 
 // sentSecrets are the credentials a request carried: the credential headers' values (and the credential after
-// a scheme such as Bearer or Token), and key query parameters.
+// a scheme such as Bearer or Token), and the credential keys' values in its query.
 func sentSecrets(req *http.Request) []string {
 	if req == nil {
 		return nil
 	}
 	var out []string
-	for _, h := range credentialHeaders {
-		for _, v := range req.Header.Values(h) {
+	for name, vv := range req.Header {
+		if !credentialHeader(name) {
+			continue
+		}
+		for _, v := range vv {
 			out = append(out, v)
 			if _, cred, ok := strings.Cut(v, " "); ok {
 				out = append(out, strings.TrimSpace(cred))
@@ -48,9 +75,10 @@ func sentSecrets(req *http.Request) []string {
 		}
 	}
 	if req.URL != nil {
-		q := req.URL.Query()
-		for _, k := range []string{"key", "api_key", "token"} {
-			out = append(out, q[k]...)
+		for k, vv := range req.URL.Query() {
+			if credentialQueryKey(k) {
+				out = append(out, vv...)
+			}
 		}
 	}
 	return out

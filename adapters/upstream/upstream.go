@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -38,23 +39,112 @@ type Config struct {
 // DefaultIdleTimeout applies when a Config leaves IdleTimeout at zero.
 const DefaultIdleTimeout = 60 * time.Second
 
-// NewHTTPClient is tuned for streaming through a gateway: HTTP/1.1 exchanges done in the caller's goroutine
-// over pooled keep-alive connections (h1Transport), bounded dials and handshakes, and no total timeout (the
-// watchdog bounds time to first byte and idle time instead). Bodies come as the upstream sends them: no
-// Accept-Encoding is sent.
+// Limits of the client's transport.
+const (
+	dialTimeout         = 10 * time.Second
+	dialKeepAlive       = 30 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+	idleConnTimeout     = 90 * time.Second
+	maxIdleConns        = 512
+	maxIdleConnsPerHost = 256
+	// maxHeaderBytes bounds a response's status line and headers.
+	maxHeaderBytes = 1 << 20
+	// bufferSize is the transport's read and write buffers: a body's read takes what the upstream sent meanwhile,
+	// up to a 16 KB clip, for one write and one flush downstream.
+	bufferSize = 16 << 10
+	// maxRedirects is how many redirects a call follows.
+	maxRedirects = 10
+)
+
+// NewHTTPClient is the client every provider shares, tuned for streaming through a gateway: net/http's transport
+// over pooled keep-alive connections, HTTP/2 to TLS upstreams (many streams over one connection per upstream),
+// HTTP/1.1 to plain ones, a proxy from the environment (HTTPS_PROXY, NO_PROXY), bounded dials and handshakes, and
+// no total timeout (Do's watchdog bounds the time to the first byte and idle time instead). Bodies come as the
+// upstream sends them: no Accept-Encoding is added. Redirects follow Redirect, the one policy for every provider.
 func NewHTTPClient() *http.Client {
-	return &http.Client{Transport: newH1Transport(nil)}
+	return &http.Client{CheckRedirect: Redirect, Transport: &http.Transport{
+		Proxy:                  http.ProxyFromEnvironment,
+		DialContext:            (&net.Dialer{Timeout: dialTimeout, KeepAlive: dialKeepAlive}).DialContext,
+		ForceAttemptHTTP2:      true,
+		MaxIdleConns:           maxIdleConns,
+		MaxIdleConnsPerHost:    maxIdleConnsPerHost,
+		IdleConnTimeout:        idleConnTimeout,
+		TLSHandshakeTimeout:    tlsHandshakeTimeout,
+		ExpectContinueTimeout:  time.Second,
+		MaxResponseHeaderBytes: maxHeaderBytes,
+		DisableCompression:     true,
+		ReadBufferSize:         bufferSize,
+		WriteBufferSize:        bufferSize,
+	}}
+}
+
+// Redirect is the redirect policy of every provider call (http.Client.CheckRedirect): at most maxRedirects, and the
+// gateway's credentials go only to the origin (scheme, host and port) the call was made to. Once a redirect leaves
+// it, that request and every one after it go without the credential headers (credentialHeader) and without the
+// credential keys of their query (credentialQueryKeys; Gemini's key=), whatever the status (a 307 or 308 sends the
+// body again) and even if a later redirect comes back. net/http's own policy would forward x-api-key, xi-api-key and
+// x-goog-api-key anywhere, and Authorization to the origin's subdomains.
+func Redirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= maxRedirects {
+		return fmt.Errorf("stopped after %d redirects", maxRedirects)
+	}
+	left := !sameOrigin(req.URL, via[0].URL)
+	for _, r := range via[1:] {
+		left = left || !sameOrigin(r.URL, via[0].URL)
+	}
+	if !left {
+		return nil
+	}
+	for name := range req.Header {
+		if credentialHeader(name) {
+			delete(req.Header, name)
+		}
+	}
+	req.URL.RawQuery = withoutCredentials(req.URL.RawQuery)
+	return nil
+}
+
+// sameOrigin says a and b are one origin: scheme, host and port (the scheme's default when none is given).
+func sameOrigin(a, b *url.URL) bool {
+	return strings.EqualFold(a.Scheme, b.Scheme) && strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+func port(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if strings.EqualFold(u.Scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// withoutCredentials is a raw query without its credential keys, the rest left as it was written (a signed URL's
+// signature covers its query's exact text).
+func withoutCredentials(raw string) string {
+	if raw == "" {
+		return raw
+	}
+	parts := strings.Split(raw, "&")
+	kept := parts[:0]
+	for _, p := range parts {
+		k, _, _ := strings.Cut(p, "=")
+		if k, err := url.QueryUnescape(k); err == nil && credentialQueryKey(k) {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return strings.Join(kept, "&")
 }
 
 // Do sends req and returns the response, or an *ports.UpstreamError. The body is watched: the first byte must come
 // within the timeout and each later chunk within the idle timeout, or the call ends with a KindTimeout error
 // (there is no total timeout). A Timeout of 0 puts no bound on the first byte: the watchdog starts with it. ctx
 // must be the caller's, so that a caller who goes away cancels the upstream call at once: the request is sent
-// with a context of the call's own under it (a call), in place of its own (a request made by Endpoint.Post has
-// none).
+// with a context of the call's own under it, in place of its own (a request made by Endpoint.Post has none).
 func Do(ctx context.Context, client *http.Client, req *http.Request, cfg Config) (*http.Response, error) {
 	w := &watchdog{idle: cfg.IdleTimeout, unarmed: cfg.Timeout <= 0}
-	w.call.start(ctx)
+	w.ctx, w.cancel = context.WithCancelCause(ctx)
 	if w.idle <= 0 {
 		w.idle = DefaultIdleTimeout
 	}
@@ -63,12 +153,12 @@ func Do(ctx context.Context, client *http.Client, req *http.Request, cfg Config)
 		first = math.MaxInt64 // armed by the first read that brings bytes
 	}
 	w.timer = time.AfterFunc(first, w.check)
-	resp, err := client.Do(req.WithContext(&w.call))
+	resp, err := client.Do(req.WithContext(w.ctx))
 	if err != nil {
-		// Classified before the call ends here, which would read as the caller's going away.
+		// Classified before the call's context ends here, which would read as the caller's going away.
 		w.timer.Stop()
-		err = transportError(&w.call, err)
-		w.call.finish()
+		err = transportError(w.ctx, err)
+		w.cancel(nil)
 		return nil, err
 	}
 	w.body = resp.Body
@@ -76,120 +166,18 @@ func Do(ctx context.Context, client *http.Client, req *http.Request, cfg Config)
 	return resp, nil
 }
 
-// call is the context of one upstream call, which Do sends its request with: the caller's (its deadline and values),
-// ended when the caller's ends, when the watchdog times the call out, and when the body is closed. It registers
-// once, with the caller's context (context.AfterFunc); the h1 transport has it close the connection of the call's
-// exchange when it ends (closeOnEnd), where registering in turn with a context of the call's own
-// (context.WithCancelCause's) took a children map, a done channel, a context and a stop function of
-// context.AfterFunc's on every call. Its done channel is made only when asked for: net/http's transport (the
-// fallback) and a dial's context ask, an exchange on a pooled connection does not.
-type call struct {
-	parent     context.Context
-	unregister func() bool // ends the registration with parent
-	mu         sync.Mutex
-	err        error         // set once, when the call ends
-	timeout    bool          // the watchdog ended it
-	done       chan struct{} // closed when the call ends, once made
-	hook       func()        // closeOnEnd's: closes the connection of the call's exchange
-}
-
-// start begins a call under parent: a parent already done ends it at once, as it ends a context derived from it.
-func (c *call) start(parent context.Context) {
-	c.parent = parent
-	c.unregister = context.AfterFunc(parent, c.parentEnded)
-	if err := parent.Err(); err != nil {
-		c.end(err, false)
-	}
-}
-
-func (c *call) parentEnded() { c.end(c.parent.Err(), false) }
-
-// finish ends a call that is over (its body closed, or no answer) and its registration with the caller's context.
-func (c *call) finish() {
-	c.end(context.Canceled, false)
-	c.unregister()
-}
-
-// end ends the call, once: Err returns err from then on, Done's channel is closed, and the exchange's connection
-// is closed. timeout says the watchdog ends it.
-func (c *call) end(err error, timeout bool) {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return
-	}
-	c.err, c.timeout = err, timeout
-	if c.done != nil {
-		close(c.done)
-	}
-	hook := c.hook
-	c.hook = nil
-	c.mu.Unlock()
-	if hook != nil {
-		hook()
-	}
-}
-
-func (c *call) Deadline() (time.Time, bool) { return c.parent.Deadline() }
-
-func (c *call) Value(key any) any { return c.parent.Value(key) }
-
-func (c *call) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if c.err != nil {
-			close(c.done)
-		}
-	}
-	return c.done
-}
-
-func (c *call) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.err
-}
-
-// timedOut says whether the watchdog ended the call.
-func (c *call) timedOut() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.timeout
-}
-
-// onEnd has f run when the call ends, in the goroutine that ends it, unless stop comes first; it holds one f at a
-// time (an exchange's: a call's exchanges, a redirect's included, come one after the other), and says false when
-// it holds one already, or the call is over.
-func (c *call) onEnd(f func()) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.hook != nil || c.err != nil {
-		return false
-	}
-	c.hook = f
-	return true
-}
-
-// stop stops what onEnd arranged, as context.AfterFunc's stop does: false when it has run (the call ended), or
-// runs.
-func (c *call) stop() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	stopped := c.hook != nil
-	c.hook = nil
-	return stopped
-}
+// errTimedOut is the cause the watchdog ends a call's context with.
+var errTimedOut = errors.New("upstream: the watchdog timed the call out")
 
 // watchdog ends the call when the first byte takes longer than the timeout, or a later chunk longer than the
 // idle timeout. Reads only note the time; the timer, when it fires, checks whether a read came since and
 // re-arms itself for the rest of the idle window, so streaming pays no timer operation per chunk.
 type watchdog struct {
 	body     io.ReadCloser
+	ctx      context.Context // the call's: the caller's, ended also by the watchdog and by Close
+	cancel   context.CancelCauseFunc
 	timer    *time.Timer
 	idle     time.Duration
-	call     call
 	lastRead atomic.Int64 // unix nanoseconds of the last read that brought bytes; 0 before the first
 	unarmed  bool         // no timeout on the first byte: its read arms the timer for the idle window
 	closed   sync.Once
@@ -201,7 +189,7 @@ func (w *watchdog) Read(p []byte) (int, error) {
 		w.timer.Reset(w.idle)
 	}
 	if err != nil && err != io.EOF {
-		return n, transportError(&w.call, err)
+		return n, transportError(w.ctx, err)
 	}
 	return n, err
 }
@@ -216,27 +204,27 @@ func (w *watchdog) check() {
 			return
 		}
 	}
-	w.call.end(context.Canceled, true)
+	w.cancel(errTimedOut)
 }
 
-// Close closes the body before it ends the call: a body whose end comes at once goes on to it and pools its
-// connection (h1's body.Close), which the call's end would close first.
+// Close closes the body before it ends the call's context: a body read to its end has given its connection back
+// to the pool, one that was not closes it.
 func (w *watchdog) Close() error {
 	err := w.body.Close()
 	w.closed.Do(func() {
 		w.timer.Stop()
-		w.call.finish()
+		w.cancel(nil)
 	})
 	return err
 }
 
-// transportError classifies a failure to get (or keep reading) a response. A caller who went away is not an
-// upstream failure: the context's error comes back as it is.
-func transportError(c *call, err error) error {
-	if c.timedOut() {
+// transportError classifies a failure to get (or keep reading) a response on the call's context ctx. A caller
+// who went away is not an upstream failure: the context's error comes back as it is.
+func transportError(ctx context.Context, err error) error {
+	if context.Cause(ctx) == errTimedOut { //nolint:errorlint // the watchdog's own sentinel, never wrapped
 		return &ports.UpstreamError{Kind: domain.KindTimeout, Retryable: true, Reason: "the provider did not answer in time", Err: err}
 	}
-	if err := c.Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	return &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "could not reach the provider", Err: err}

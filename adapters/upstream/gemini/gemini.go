@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,32 +22,15 @@ import (
 )
 
 type Client struct {
-	cfg upstream.Config
-	// http follows redirects without the API key once they leave the provider's host (Go would forward the
-	// x-goog-api-key header to the storage host otherwise).
+	cfg  upstream.Config
 	http *http.Client
 }
 
 var _ ports.SpeechProvider = (*Client)(nil)
 
-func New(cfg upstream.Config, client *http.Client) *Client {
-	c := *client
-	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 10 {
-			return errors.New("stopped after 10 redirects")
-		}
-		if req.URL.Host != via[0].URL.Host {
-			req.Header.Del("x-goog-api-key")
-			q := req.URL.Query()
-			if q.Has("key") {
-				q.Del("key")
-				req.URL.RawQuery = q.Encode()
-			}
-		}
-		return nil
-	}
-	return &Client{cfg: cfg, http: &c}
-}
+// New takes the shared client, whose redirect policy (upstream.Redirect) keeps the key to the provider's own host:
+// a download's redirect to storage goes without it.
+func New(cfg upstream.Config, client *http.Client) *Client { return &Client{cfg: cfg, http: client} }
 
 // Synthesize streams generateContent with the AUDIO modality as server-sent events. Gemini only makes PCM: mp3
 // is refused before any call, as the reference does. Each event's base64 audio is decoded on its own; a rate
