@@ -171,11 +171,55 @@ func (h *VideosHandler) content(c *gin.Context) {
 		writeError(c, video.ErrRangeNotValid.WithMsg(fmt.Sprintf("the Range header is longer than %d bytes", maxRange)))
 		return
 	}
+	if !validRange(byteRange) {
+		byteRange = "" // RFC 9110, 14.2: an invalid range is ignored; the whole content is the answer
+	}
 	sink := &videoSink{newFlushWriter(c)}
 	err := h.videos.Content(c.Request.Context(), principal(c), c.Param("jobId"), index, byteRange, sink)
 	if err != nil {
 		writeError(c, err)
 	}
+}
+
+// validRange says a Range header is a byte range RFC 9110 (14.1.1) calls valid: "bytes=" and a list of
+// first-last (first at most last), first- and -suffix, with optional whitespace around the commas (empty elements
+// are skipped, as list syntax lets a recipient). Another unit, a malformed spec, or a last before its first makes
+// the whole header invalid. Whether a valid range is satisfiable is the provider's to say (416).
+func validRange(h string) bool {
+	unit, set, ok := strings.Cut(h, "=")
+	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
+		return false
+	}
+	specs := 0
+	for spec := range strings.SplitSeq(set, ",") {
+		spec = strings.Trim(spec, " \t")
+		if spec == "" {
+			continue
+		}
+		first, last, ok := strings.Cut(spec, "-")
+		if !ok || !digits(last) && last != "" || !digits(first) && first != "" || first == "" && last == "" {
+			return false
+		}
+		if first != "" && last != "" && decimalLess(last, first) {
+			return false
+		}
+		specs++
+	}
+	return specs > 0
+}
+
+// digits says s is one or more ASCII digits.
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// decimalLess compares two runs of digits as the numbers they write, of any length.
+func decimalLess(a, b string) bool {
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }
 
 // videoSink is a download's response: the provider's status (200 or 206) and content headers, nothing else of

@@ -123,6 +123,13 @@ func TestVideoLifecycle(t *testing.T) {
 	if part.Status != 206 || part.Header.Get("Content-Range") != "bytes 1000-1999/300000" || !bytes.Equal(part.Body, want[1000:2000]) {
 		t.Fatalf("range: %d %v", part.Status, part.Header)
 	}
+	// A range RFC 9110 calls invalid (its last before its first) is ignored, not forwarded: the whole content.
+	invalid := r.g.Do(t, "GET", "/videos/"+id+"/content", r.key, nil, "Range", "bytes=1999-1000")
+	last := r.openai.Requests()[len(r.openai.Requests())-1]
+	if invalid.Status != 200 || invalid.Header.Get("Content-Range") != "" || !bytes.Equal(invalid.Body, want) ||
+		last.Header.Get("Range") != "" {
+		t.Fatalf("invalid range: %d %v, the provider got Range %q", invalid.Status, invalid.Header, last.Header.Get("Range"))
+	}
 	for name, values := range full.Header {
 		for _, v := range values {
 			if strings.Contains(v, r.openai.URL) || strings.Contains(v, "sk-up") {
