@@ -288,6 +288,13 @@ func TestEveryAnswerInTheEnvelope(t *testing.T) {
 		{"oversized headers", "GET /api/v1/keys HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 2<<20) + "\r\n\r\n", 431, true},
 		{"unknown transfer coding", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: zip\r\n\r\n", 501, true},
 		{"empty Content-Length", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n", 400, true},
+		// A body net/http cannot read to its end fails the handler's read: the envelope's 400, never a key made of it.
+		{"chunk size ended by a bare LF", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n" +
+			"c\n{\"name\":\"k\"}\r\n0\r\n\r\n", 400, false},
+		{"junk trailer line", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n" +
+			"c\r\n{\"name\":\"k\"}\r\n0\r\nnot a field\r\n\r\n", 400, false},
+		{"chunk size of 20 digits", "POST /api/v1/keys HTTP/1.1\r\nHost: x\r\n" + auth + "Transfer-Encoding: chunked\r\n\r\n" +
+			"0000000000000000000c\r\n{\"name\":\"k\"}\r\n0\r\n\r\n", 400, false},
 		{"dot-dot", "GET /api/v1/keys/..%2F HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404, false},
 		{"trailing slash", "GET /api/v1/keys/ HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404, false},
 		{"double slash", "GET /api/v1//keys HTTP/1.1\r\nHost: x\r\n" + auth + "\r\n", 404, false},

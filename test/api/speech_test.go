@@ -7,10 +7,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
@@ -306,8 +310,9 @@ func TestSpeechDisconnectCancelsUpstream(t *testing.T) {
 }
 
 // TestSpeechCallerLeavesBeforeUpstreamAnswers: a caller who goes away while the upstream has not answered yet (the
-// gateway has sent nothing, so no write notices) cancels the upstream call too: the server watches a connection
-// whose request is still running.
+// gateway has sent nothing, so no write notices) cancels the upstream call too: net/http's server reads the
+// connection once the request's body is read, and its end cancels the request's context. The call is recorded as
+// cancelled.
 func TestSpeechCallerLeavesBeforeUpstreamAnswers(t *testing.T) {
 	t.Parallel()
 	u := newUpstreams(t)
@@ -336,6 +341,109 @@ func TestSpeechCallerLeavesBeforeUpstreamAnswers(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the upstream call was not cancelled")
 	}
+	if rec := onlyGeneration(t, g); rec["cancelled"] != true || rec["finish_reason"] != "cancelled" {
+		t.Fatalf("record: cancelled %v finish %v", rec["cancelled"], rec["finish_reason"])
+	}
+}
+
+// TestSpeechCallerLeavesAfterAPipelinedByte: a caller who sends one byte past its request (the start of a pipelined
+// request) and then closes its connection. A byte that came with the request is in net/http's read buffer: its
+// background read of the connection, from the end of the body on, sees the close at once, as for any caller who
+// leaves. A byte that comes later is what that read gets: net/http keeps it for the next request and stops reading,
+// so the close is not seen while the gateway has nothing to write (docs/http.md); the gateway's next write fails and
+// cancels the call: a stream stops there, and a call still waiting on its upstream stops at the first write after
+// the upstream answered. Every way, the upstream call is cancelled and the call recorded as cancelled.
+func TestSpeechCallerLeavesAfterAPipelinedByte(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name              string
+		withTheRequest    bool // the byte comes in the request's last write; otherwise once the gateway read the body
+		midWait, answered bool // the caller leaves before the upstream answers; the upstream answers after it left
+	}{
+		{"with the request, mid-wait: noticed at once", true, true, false},
+		{"after the request, mid-wait: noticed at the first write", false, true, true},
+		{"with the request, mid-stream", true, false, false},
+		{"after the first bytes, mid-stream", false, false, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			u := newUpstreams(t)
+			u.timeout = "1m" // no provider timeout ends a call the test waits on
+			g := harness.Start(t, harness.WithConfig(u.config("openai")))
+			key, _ := g.Key(t, nil)
+			hold := make(chan struct{})
+			step := fakes.Step{Size: 256 << 20} // longer than any socket buffers: the gateway writes until a write fails
+			if tt.midWait {
+				step.Hold = hold
+			}
+			u.openai.Script(step)
+			body := `{"model":"tts","input":"hello","voice":"alloy","response_format":"pcm"}`
+			conn, err := net.Dial("tcp", strings.TrimPrefix(g.Root, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			_ = conn.SetDeadline(time.Now().Add(30 * time.Second))
+			req := fmt.Sprintf("POST /api/v1/audio/speech HTTP/1.1\r\nHost: gateway\r\nAuthorization: Bearer %s\r\n"+
+				"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", key, len(body), body)
+			if tt.withTheRequest {
+				req += "P"
+			}
+			if _, err := io.WriteString(conn, req); err != nil {
+				t.Fatal(err)
+			}
+			if tt.midWait {
+				harness.Eventually(t, 10*time.Second, func() bool { return len(u.openai.Requests()) == 1 })
+			} else {
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil || resp.StatusCode != 200 {
+					t.Fatalf("%v %v", resp, err)
+				}
+				if _, err := io.ReadFull(resp.Body, make([]byte, 1000)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !tt.withTheRequest {
+				if _, err := io.WriteString(conn, "P"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			conn.Close() // with the rest of the answer unread, if any came
+			if tt.answered {
+				close(hold)
+			}
+			select {
+			case <-u.openai.Gone:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the upstream call was not cancelled")
+			}
+			if rec := onlyGeneration(t, g); rec["cancelled"] != true || rec["finish_reason"] != "cancelled" {
+				t.Fatalf("record: cancelled %v finish %v", rec["cancelled"], rec["finish_reason"])
+			}
+		})
+	}
+}
+
+// onlyGeneration is the record of the one call the gateway has recorded, read through the API once the recorder
+// wrote it (a caller who left never saw its id).
+func onlyGeneration(t *testing.T, g *harness.Gateway) map[string]any {
+	t.Helper()
+	db, err := gorm.Open(postgres.Open(g.DatabaseURL), &gorm.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sqlDB, err := db.DB(); err == nil {
+		defer sqlDB.Close()
+	}
+	var ids []string
+	harness.Eventually(t, 10*time.Second, func() bool {
+		ids = nil
+		return db.Raw("SELECT id FROM generations").Scan(&ids).Error == nil && len(ids) > 0
+	})
+	if len(ids) != 1 {
+		t.Fatalf("%d records, want 1", len(ids))
+	}
+	return generationOf(t, g, harness.Response{Header: http.Header{"X-Generation-Id": {ids[0]}}})
 }
 
 // TestSpeechOptions forwards only the matched provider's options, under the canonical fields, without callback
