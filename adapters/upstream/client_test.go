@@ -470,3 +470,34 @@ func TestRedirectPolicy(t *testing.T) {
 		t.Fatalf("a redirect past %d followed", maxRedirects)
 	}
 }
+
+// TestPostIsOneWrite: a request built by Endpoint.Post leaves in one write, its head and body together: net/http's
+// transport flushes the head on its own first for a body it does not know to be in memory, which cost the
+// upstream a wake-up more on every call.
+func TestPostIsOneWrite(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"model":"tts-1","input":"Hello there.","voice":"alloy"}`)
+	first := make(chan string, 1)
+	up := newRawServer(t, func(c net.Conn, br *bufio.Reader) {
+		buf := make([]byte, 4096)
+		n, _ := c.Read(buf) // the first read takes what the first write sent
+		first <- string(buf[:n])
+		if _, ok := readRequest(bufio.NewReader(io.MultiReader(strings.NewReader(string(buf[:n])), c))); ok {
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+		}
+	})
+	client := NewHTTPClient()
+	defer client.CloseIdleConnections()
+	req, err := ParseEndpoint(up.url+"/v1/audio/speech").Post(body, http.Header{"Authorization": {"Bearer k"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := Do(t.Context(), client, req, patient)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := <-first; !strings.HasSuffix(got, "\r\n\r\n"+string(body)) {
+		t.Fatalf("the first write carried %q, want the head and the body", got)
+	}
+}

@@ -356,22 +356,20 @@ func ParseEndpoint(raw string) Endpoint {
 	return Endpoint{url: u}
 }
 
-// post is a request with its URL and body, in one allocation.
+// post is a request with its URL and its body's reader, in one allocation.
 type post struct {
 	req  http.Request
 	url  url.URL
-	body jsonBody
+	body bytes.Reader
 }
-
-// jsonBody is a request's body, which closing leaves as it is (io.NopCloser around a bytes.Reader).
-type jsonBody struct{ bytes.Reader }
-
-func (*jsonBody) Close() error { return nil }
 
 // Post builds a POST of a JSON body already encoded to e, as http.NewRequest builds it (and with the same GetBody,
 // for a redirect to send it again), but for its Host, which it leaves to the URL, as net/http does when it is
 // empty. header is the request's own; the Content-Type is set in it. Its context is left to Do, which sends it
 // with the call's: a request made with one (WithContext) was a copy of the whole request, which Do copied again.
+// The body is io.NopCloser of a *bytes.Reader, as http.NewRequest makes it: net/http's transport writes a body it
+// knows to be in memory with the head, in one write; any other it sends after flushing the head, a write (and a
+// wake-up of the upstream) more.
 func (e Endpoint) Post(body []byte, header http.Header) (*http.Request, error) {
 	if e.err != nil {
 		return nil, e.err
@@ -380,10 +378,8 @@ func (e Endpoint) Post(body []byte, header http.Header) (*http.Request, error) {
 	p := &post{url: *e.url}
 	p.body.Reset(body)
 	p.req = http.Request{Method: http.MethodPost, URL: &p.url, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: header,
-		Body: &p.body, ContentLength: int64(len(body)), GetBody: func() (io.ReadCloser, error) {
-			r := &jsonBody{}
-			r.Reset(body)
-			return r, nil
+		Body: io.NopCloser(&p.body), ContentLength: int64(len(body)), GetBody: func() (io.ReadCloser, error) {
+			return io.NopCloser(bytes.NewReader(body)), nil
 		}}
 	return &p.req, nil
 }

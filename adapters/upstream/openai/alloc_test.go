@@ -65,9 +65,9 @@ func cannedUpstream(t testing.TB, answer []byte) string {
 
 // maxSpeechAllocs is what a call takes: the body appended by hand on an endpoint parsed once with the
 // Authorization header made once, Do's context and watchdog (9), and net/http's transport (the exchange, the
-// response's head read by net/textproto): 65 in all, 69 under the race detector (make test), where sync.Pool drops
+// response's head read by net/textproto): 64 in all, 68 under the race detector (make test), where sync.Pool drops
 // some of what is put back. The hand-written HTTP/1.1 transport this replaced took 23.
-const maxSpeechAllocs = 69
+const maxSpeechAllocs = 68
 
 // TestSpeechAllocations bounds what a speech call costs the client in allocations, from the request to the
 // clip's end: a regression guard for the outgoing path (building the body and the request, the watchdog, the
@@ -156,12 +156,12 @@ func chatClient(tb testing.TB) (*openai.Client, ports.ChatRequest) {
 	return c, ports.ChatRequest{UpstreamModel: "chat-1", Request: r}
 }
 
-// maxChatAllocs is what a chat call of one token takes of the client, from the request to the answer's end: 98,
+// maxChatAllocs is what a chat call of one token takes of the client, from the request to the answer's end: 97,
 // of which net/http's transport takes about 70 (net/textproto reads the 17 fields of OpenAI's head a string and a
-// slice each); 103 under the race detector (make test), where sync.Pool drops some of what is put back and the
+// slice each); 102 under the race detector (make test), where sync.Pool drops some of what is put back and the
 // stream's read buffer, which comes from one, is then made anew. The hand-written HTTP/1.1 transport this replaced
 // took 32.
-const maxChatAllocs = 103
+const maxChatAllocs = 102
 
 // TestChatAllocations bounds what a chat call costs the client in allocations: a regression guard for the way to
 // the first token (the body, the request, the exchange, the head, the stream's setup) and a short answer's rest.
