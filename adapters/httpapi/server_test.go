@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/testcert"
 )
@@ -47,11 +48,13 @@ func (l *countingListener) Accept() (net.Conn, error) {
 	return c, err
 }
 
-// testServer is a server serving until the test ends, and its address.
+// testServer is a server serving until the test ends (or stop), and its address.
 type testServer struct {
 	*Server
 	addr string
 	ln   *countingListener
+	// stop ends Serve's context, as SIGTERM does, and returns what Serve returned; once.
+	stop func() error
 }
 
 // startServer serves the stub use cases under cfg, with tracing on; extra adds routes to the engine (under every
@@ -70,16 +73,24 @@ func startServer(tb testing.TB, cfg Config, extra func(e *gin.Engine)) *testServ
 		tb.Fatal(err)
 	}
 	cl := &countingListener{Listener: ln}
-	ctx, stop := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, cl) }()
+	var once sync.Once
+	var served error
+	stop := func() error {
+		once.Do(func() {
+			cancel()
+			served = <-done
+		})
+		return served
+	}
 	tb.Cleanup(func() {
-		stop()
-		if err := <-done; err != nil {
+		if err := stop(); err != nil {
 			tb.Errorf("Serve: %v", err)
 		}
 	})
-	return &testServer{Server: s, addr: ln.Addr().String(), ln: cl}
+	return &testServer{Server: s, addr: ln.Addr().String(), ln: cl, stop: stop}
 }
 
 // speechCall makes a speech call as an SDK does and reads its answer whole.
@@ -290,6 +301,83 @@ func TestRefusedBeforeRouting(t *testing.T) {
 				t.Fatalf("%d %v %q, want a plain %d that closes", resp.StatusCode, resp.Header, body, tt.status)
 			}
 		})
+	}
+}
+
+// TestShutdown: on HTTP/1.1 and h2c alike, a shutdown lets a request in flight finish within the shutdown timeout
+// (drain), and past it cuts the request with domain.ErrShutdown as its context's cause, which tells the pipeline
+// that the gateway, not the caller, ended the call.
+func TestShutdown(t *testing.T) {
+	t.Parallel()
+	var h1, h2c http.Protocols
+	h1.SetHTTP1(true)
+	h2c.SetUnencryptedHTTP2(true)
+	for _, proto := range []struct {
+		name string
+		p    http.Protocols
+	}{{"HTTP/1.1", h1}, {"h2c", h2c}} {
+		for _, cut := range []bool{false, true} {
+			t.Run(proto.name+map[bool]string{false: ", drained", true: ", cut"}[cut], func(t *testing.T) {
+				t.Parallel()
+				cfg := testConfig()
+				cfg.ShutdownTimeout = time.Hour
+				if cut {
+					cfg.ShutdownTimeout = 100 * time.Millisecond
+				}
+				entered, release, cause := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+				srv := startServer(t, cfg, func(e *gin.Engine) {
+					e.GET("/api/v1/test/slow", func(c *gin.Context) {
+						close(entered)
+						select {
+						case <-release:
+							c.String(http.StatusOK, "done")
+						case <-c.Request.Context().Done():
+							cause <- context.Cause(c.Request.Context())
+						}
+					})
+				})
+				client := &http.Client{Transport: &http.Transport{Protocols: &proto.p}}
+				defer client.CloseIdleConnections()
+				answered := make(chan string, 1)
+				go func() {
+					resp, err := client.Get("http://" + srv.addr + "/api/v1/test/slow")
+					if err != nil {
+						answered <- err.Error()
+						return
+					}
+					defer resp.Body.Close()
+					b, _ := io.ReadAll(resp.Body)
+					answered <- resp.Proto + " " + string(b)
+				}()
+				<-entered
+				stopped := make(chan error, 1)
+				go func() { stopped <- srv.stop() }()
+				if cut {
+					if err := <-cause; !errors.Is(err, domain.ErrShutdown) {
+						t.Fatalf("the request was cut with %v, want domain.ErrShutdown", err)
+					}
+				} else {
+					// Shutdown has begun once the listener refuses connections; the request is still in flight.
+					for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+						c, err := net.Dial("tcp", srv.addr)
+						if err != nil {
+							break
+						}
+						c.Close()
+						if time.Now().After(deadline) {
+							t.Fatal("still accepting connections 10 s after the shutdown began")
+						}
+					}
+					close(release)
+					if got, want := <-answered, map[bool]string{false: "HTTP/1.1", true: "HTTP/2.0"}[proto.name == "h2c"]+" done"; got != want {
+						t.Fatalf("answered %q, want %q", got, want)
+					}
+				}
+				if err := <-stopped; err != nil {
+					t.Fatalf("Serve: %v", err)
+				}
+			})
+		}
 	}
 }
 
