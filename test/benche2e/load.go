@@ -11,6 +11,7 @@ import (
 	"log"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"slices"
@@ -24,8 +25,9 @@ import (
 type loadArgs struct {
 	// Mode is pairs (direct and gateway calls alternated, latency quantiles), blocks (alternating blocks of
 	// direct and gateway calls, throughput), flat (gateway calls only, first and last window's throughput),
-	// direct (direct calls only, their throughput), get (GET /generation of seeded records) or hold (open
-	// streams and keep them until stdin closes).
+	// direct (direct calls only, their throughput), get (GET /generation of seeded records), hold (open
+	// streams and keep them until stdin closes) or h2c (N gateway calls at once over one unencrypted HTTP/2
+	// connection).
 	Mode                         string
 	Gateway, Direct              string
 	Key, UpstreamKey             string
@@ -43,6 +45,8 @@ type loadOut struct {
 	DirectP50, DirectP99, GatewayP50, GatewayP99 time.Duration
 	DirectRate, GatewayRate                      float64
 	FirstRate, LastRate                          float64
+	// Failed and Conns are h2c's: the calls that failed, and the connections the calls went over.
+	Failed, Conns int
 }
 
 // runLoadProc runs a load process and returns its report; cpu, when set, receives the CPU time it used.
@@ -168,6 +172,8 @@ func runLoad(args []string) {
 			lat[i] = time.Since(start)
 		}
 		out.GatewayP50, out.GatewayP99 = quantile(lat, 0.5), quantile(lat, 0.99)
+	case "h2c":
+		out = l.h2c()
 	case "hold":
 		l.hold()
 		return
@@ -238,6 +244,56 @@ func (l *loader) do(req *http.Request, want int, marker string) (first time.Time
 		log.Fatalf("%s %s: status %d, %d bytes, %v: %.300s", req.Method, req.URL, resp.StatusCode, n, err, buf.String())
 	}
 	return first
+}
+
+// h2c makes one gateway call to open an HTTP/2 connection with prior knowledge (h2c), then N calls at once over it,
+// each read whole and checked as do checks a call (200, the clip's length), a failure counted rather than fatal.
+// It reports the failures, the connections the calls went over, and their rate.
+func (l *loader) h2c() loadOut {
+	var p http.Protocols
+	p.SetUnencryptedHTTP2(true)
+	client := &http.Client{Transport: &http.Transport{Protocols: &p, DisableCompression: true}}
+	var mu sync.Mutex
+	conns := map[string]bool{}
+	one := func() error {
+		req, _ := http.NewRequest("POST", l.Gateway, strings.NewReader(l.GatewayBody))
+		req.Header.Set("Authorization", "Bearer "+l.Key)
+		req.Header.Set("Content-Type", "application/json")
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) {
+			mu.Lock()
+			conns[i.Conn.LocalAddr().String()] = true
+			mu.Unlock()
+		}}))
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		switch {
+		case err != nil:
+			return err
+		case resp.ProtoMajor != 2 || resp.StatusCode != 200 || l.Clip >= 0 && n != int64(l.Clip):
+			return fmt.Errorf("%s %d, %d bytes", resp.Proto, resp.StatusCode, n)
+		}
+		return nil
+	}
+	if err := one(); err != nil {
+		log.Fatalf("h2c: the first call: %v", err)
+	}
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range l.N {
+		wg.Go(func() {
+			if err := one(); err != nil {
+				failed.Add(1)
+				log.Printf("h2c: %v", err)
+			}
+		})
+	}
+	wg.Wait()
+	return loadOut{Failed: int(failed.Load()), Conns: len(conns), GatewayRate: float64(l.N) / time.Since(start).Seconds()}
 }
 
 // hold opens N streams through the gateway, reads the first bytes of each, says "held", and keeps them open

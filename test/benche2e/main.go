@@ -101,6 +101,7 @@ type options struct {
 	holdStreams         int
 	rows, getCalls      int
 	conc                int
+	h2cCalls            int
 	credits             bool
 	settle              bool
 	pprof               string
@@ -150,6 +151,9 @@ func main() {
 		"reading them: on PostgreSQL VACUUM (ANALYZE) of the seeded tables, what autovacuum does to a table that grew, and a CHECKPOINT, "+
 		"which writes out what the seed left dirty; on SQLite ANALYZE and a WAL checkpoint")
 	fs.IntVar(&o.conc, "conc", 32, "concurrency of the throughput and flatness phases")
+	fs.IntVar(&o.h2cCalls, "h2c", 0, "calls made at once over one unencrypted HTTP/2 connection to the gateway (prior knowledge, "+
+		"as a load balancer that multiplexes sends them), each checked whole, after a call that opens the connection (0: skipped; "+
+		"a gateway without h2c fails it)")
 	fs.BoolVar(&o.credits, "credits", false, "turn credits.enabled on (the organization's balance is checked on every call)")
 	fs.StringVar(&o.pprof, "pprof", "", "write the gateway's CPU profile of the throughput phase into this folder "+
 		"(<scenario>-<dialect>.pprof; view with go tool pprof -top BIN FILE), and what it allocated until then (.allocs.pprof)")
@@ -236,6 +240,8 @@ type result struct {
 	heapPerStream                        float64 // bytes
 	heapBase, heapHeld                   int64   // MB
 	getP50, getP99                       time.Duration
+	h2cFailed, h2cConns                  int     // of -h2c calls at once over one HTTP/2 connection
+	h2cRate                              float64 // their calls/s
 	gatewayErrors                        []string
 	flatCalls, holdStreams, rows         int
 }
@@ -299,6 +305,9 @@ func printTable(o options, sc scenario, rs []*result) {
 	row("heap per stream in flight", func(r *result) string {
 		return fmt.Sprintf("%.1f KiB (%d streams: %d -> %d MB)", r.heapPerStream/1024, r.holdStreams, r.heapBase, r.heapHeld)
 	}, heapRan)
+	row("calls at once over one h2c connection", func(r *result) string {
+		return fmt.Sprintf("%d: %d failed, over %d connection(s), %.0f calls/s", o.h2cCalls, r.h2cFailed, r.h2cConns, r.h2cRate)
+	}, h2cRan)
 	row("GET /generation c=1, p50 / p99", func(r *result) string {
 		return fmt.Sprintf("%s / %s ms (%d records)", ms(r.getP50), ms(r.getP99), r.rows)
 	}, getRan)
@@ -321,6 +330,7 @@ func latencyRan(o options) bool    { return o.latencyCalls > 0 }
 func throughputRan(o options) bool { return o.throughputCalls > 0 }
 func flatRan(o options) bool       { return o.flatCalls > 0 }
 func heapRan(o options) bool       { return o.holdStreams > 0 }
+func h2cRan(o options) bool        { return o.h2cCalls > 0 }
 func seedRan(o options) bool       { return o.rows > 0 }
 func getRan(o options) bool        { return seedRan(o) && o.getCalls > 0 }
 
@@ -443,6 +453,16 @@ models:%s
 		if err := heldHeap(r, o, base, sc.hold, gw); err != nil {
 			return nil, err
 		}
+	}
+	if h2cRan(o) {
+		log.Printf("%s: %d calls at once over one h2c connection", r.dialect, o.h2cCalls)
+		h2c := base
+		h2c.Mode, h2c.N = "h2c", o.h2cCalls
+		out, err := runLoadProc(h2c, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.h2cFailed, r.h2cConns, r.h2cRate = out.Failed, out.Conns, out.GatewayRate
 	}
 	if getRan(o) {
 		log.Printf("%s: GET /generation, %d calls at c=1 over %d records", r.dialect, o.getCalls, o.rows)
@@ -692,7 +712,7 @@ func saveProfile(url, path string) error {
 // that runs (a count of 0 skips its phase).
 func (o options) check() error {
 	for name, n := range map[string]int{"-latency-calls": o.latencyCalls, "-throughput-calls": o.throughputCalls,
-		"-flat-calls": o.flatCalls, "-hold": o.holdStreams, "-rows": o.rows, "-get-calls": o.getCalls} {
+		"-flat-calls": o.flatCalls, "-hold": o.holdStreams, "-rows": o.rows, "-get-calls": o.getCalls, "-h2c": o.h2cCalls} {
 		if n < 0 {
 			return fmt.Errorf("%s must not be negative (0 skips its phase)", name)
 		}

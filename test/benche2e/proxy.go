@@ -85,5 +85,10 @@ func runProxy(cfgPath string, args []string) {
 			}
 		}
 	})
-	log.Fatal(http.ListenAndServe(string(addr[1]), mux))
+	// As the gateway's listener: HTTP/1.1 and h2c (the -h2c phase).
+	var protocols http.Protocols
+	protocols.SetHTTP1(true)
+	protocols.SetUnencryptedHTTP2(true)
+	srv := &http.Server{Addr: string(addr[1]), Handler: mux, Protocols: &protocols}
+	log.Fatal(srv.ListenAndServe())
 }
