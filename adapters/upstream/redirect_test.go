@@ -14,8 +14,11 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/upstream/anthropic"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/deepgram"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/elevenlabs"
+	"github.com/switchboard-ai/switchboard/adapters/upstream/fal"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/gemini"
+	"github.com/switchboard-ai/switchboard/adapters/upstream/minimax"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
+	"github.com/switchboard-ai/switchboard/adapters/upstream/runway"
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/domain/video"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -101,6 +104,15 @@ func TestRedirectKeepsCredentialsHome(t *testing.T) {
 				reply.Body.Close()
 			}
 		}},
+		{"fal video (Authorization: Key)", func(ctx context.Context, base string) {
+			_, _ = fal.New(cfg(base), upstream.NewHTTPClient()).Submit(ctx, videoJob("fal-ai/kling-video/v2.1/standard/text-to-video"))
+		}},
+		{"runway video (Authorization)", func(ctx context.Context, base string) {
+			_, _ = runway.New(cfg(base), upstream.NewHTTPClient()).Submit(ctx, videoJob("gen4_turbo"))
+		}},
+		{"minimax video (Authorization)", func(ctx context.Context, base string) {
+			_, _ = minimax.New(cfg(base), upstream.NewHTTPClient()).Submit(ctx, videoJob("MiniMax-Hailuo-02"))
+		}},
 		{"gemini video download (x-goog-api-key)", func(ctx context.Context, base string) {
 			c, err := gemini.New(cfg(base), upstream.NewHTTPClient()).Download(ctx, "", video.Output{Ref: base + "/v1/files/f:download?alt=media"}, "bytes=0-9")
 			if err == nil {
@@ -166,4 +178,9 @@ func closeAudio(a ports.Audio, err error) {
 	if err == nil {
 		a.Body.Close()
 	}
+}
+
+// videoJob is a text-to-video job of upstream model m.
+func videoJob(m string) ports.VideoSubmission {
+	return ports.VideoSubmission{UpstreamModel: m, Request: video.Request{Model: "m", Prompt: "a cat"}}
 }
