@@ -63,7 +63,7 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 		req.Model = model
 		call := &chatCall{req: req, presetID: presetID, providers: s.providers, sink: sink, env: s.env}
 		id, err = s.inference.Run(ctx, by, caller, call)
-		if err == nil || call.delivering || i == len(req.Fallbacks) || !fallsBack(err) {
+		if err == nil || call.delivering || i == len(req.Fallbacks) || !fallsBack(ctx, err) {
 			return id, err
 		}
 	}
@@ -75,8 +75,8 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 // or its budget at that model's price), or its providers failing or refusing the input (too long a context
 // for that model, say) before the answer began. The caller's own errors (400s of the gateway, blocked
 // content), 402s (credits, the key's limit), a caller gone and the gateway's own failures do not.
-func fallsBack(err error) bool {
-	if callerLeft(err) {
+func fallsBack(ctx context.Context, err error) bool {
+	if callerLeft(ctx, err) {
 		return false
 	}
 	var e *domain.Error
@@ -228,15 +228,20 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 			break
 		}
 	}
+	// The request ended under the call: its caller left, or the gateway's shutdown cut it (the caller is still
+	// there, and is told).
+	cut := callerLeft(ctx, err) && shutdownCut(ctx)
+	left := callerLeft(ctx, err) && !cut
 	switch {
 	case err == io.EOF:
 		err = nil
 		if res.FinishReason == "" { // an upstream that ended without saying why: the word the record keeps too
 			res.FinishReason, res.NativeFinishReason = "stop", "stop"
 		}
-	case callerLeft(err) && shutdownCut(ctx) && !s.req.Stream:
-		err = domain.ErrShutdown // nothing went to the caller, who is still there: a 503, like a broken answer
-	case err != nil && !callerLeft(err):
+	case cut && !s.req.Stream:
+		err = domain.ErrShutdown // nothing went to the caller: a 503, like a broken answer
+	case left, cut:
+	default:
 		err = brokeOff(err)
 	}
 	usage := s.usage(&res, c)
@@ -249,7 +254,7 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	if r := res.Reasoning.String(); r != "" {
 		d.Output.Reasoning = &r
 	}
-	if err != nil && !callerLeft(err) && !s.req.Stream {
+	if err != nil && !left && !s.req.Stream {
 		d.FinishReason = "error" // also when the upstream's finish reason came before the break
 		if errors.Is(err, domain.ErrShutdown) {
 			d.FinishReason = "shutdown"
@@ -262,23 +267,13 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 		if ferr := s.sink.Finish(&res, d.Cost); ferr != nil {
 			d.Err = errCallerGone
 		}
-	case callerLeft(err) && shutdownCut(ctx):
-		s.sink.Fail(domain.ErrShutdown) // the caller is still there: the stream ends with an error it understands
-	case !callerLeft(err):
+	case cut:
+		s.sink.Fail(domain.ErrShutdown) // the stream ends with an error the caller understands
+	case !left:
 		d.FinishReason = "error"
 		s.sink.Fail(err)
 	}
 	return d
-}
-
-// brokeOff is the caller's error for an answer that broke after it began.
-func brokeOff(err error) error {
-	ue := asUpstream(err)
-	kind := domain.KindUpstream
-	if ue.Kind == domain.KindTimeout {
-		kind = domain.KindTimeout
-	}
-	return domain.E(kind, "upstream_stream_broke", "the provider's answer broke off: "+ue.Reason).Wrap(err)
 }
 
 // usage is the upstream's count when it gave one, else a fair estimate (four bytes a token, not the reservation's

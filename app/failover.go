@@ -63,3 +63,14 @@ func failedOver(model string, fails []*ports.UpstreamError) error {
 	e.RetryAfter = retry
 	return e
 }
+
+// brokeOff is the caller's error for an answer that broke after it began: 524 when the provider timed out (its
+// watchdog: no chunk within its idle timeout), 502 otherwise.
+func brokeOff(err error) error {
+	ue := asUpstream(err)
+	kind := domain.KindUpstream
+	if ue.Kind == domain.KindTimeout {
+		kind = domain.KindTimeout
+	}
+	return domain.E(kind, "upstream_stream_broke", "the provider's answer broke off: "+ue.Reason).Wrap(err)
+}

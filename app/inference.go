@@ -75,8 +75,8 @@ type Spec struct {
 
 // Delivery is how a call's answer went, as its modality reports it.
 type Delivery struct {
-	// Err is nil when the answer was delivered whole, errCallerGone or context.Canceled when the caller left,
-	// and otherwise the failure the caller gets.
+	// Err is nil when the answer was delivered whole; otherwise the failure the caller gets, or, when the caller
+	// left (callerLeft), whatever failure that caused.
 	Err error
 	// Cost is what the caller pays for what was delivered: 0 when the call is not billed.
 	Cost domain.Micros
@@ -210,10 +210,13 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	c.ended = true
 	content := &generation.Content{Input: c.input, Output: d.Output}
 	err := d.Err
+	// The request ended under the call (its caller left, or the shutdown cut it) and the modality did not answer
+	// it with a failure of its own already (a shutdown's 503).
+	gone := callerLeft(ctx, err) && !errors.Is(err, domain.ErrShutdown)
 	switch {
 	case err == nil:
 		c.rec.Status, c.rec.FinishReason = generation.StatusOK, cmp.Or(d.FinishReason, "stop")
-	case callerLeft(err) && shutdownCut(ctx):
+	case gone && shutdownCut(ctx):
 		// The gateway's own shutdown cut the call, not its caller, who is told so: a 503 when the answer had not
 		// begun, the end of the answer otherwise (billed for what was delivered).
 		err, c.rec.Cancelled = domain.ErrShutdown, false
@@ -223,11 +226,12 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 			c.rec.Status = generation.StatusOK
 		}
 		c.rec.FinishReason = "shutdown"
-	case callerLeft(err):
+	case gone:
 		c.rec.Status, c.rec.FinishReason, c.rec.Cancelled = generation.StatusClientClosed, "cancelled", true
 		if c.endpoint != nil { // the answer had begun: the caller got a 200
 			c.rec.Status = generation.StatusOK
 		}
+		err = context.Canceled // nobody is there to be told what failed
 	default:
 		c.fail(content, err)
 		c.rec.FinishReason = cmp.Or(d.FinishReason, c.rec.FinishReason)
@@ -239,9 +243,6 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	}
 	c.rec.NativeFinishReason = cmp.Or(d.NativeFinishReason, c.rec.FinishReason)
 	p.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content, Holds: c.holds})
-	if errors.Is(err, errCallerGone) {
-		return context.Canceled
-	}
 	return err
 }
 

@@ -429,3 +429,85 @@ func TestJobRefresh(t *testing.T) {
 		})
 	}
 }
+
+// breaking is a speech provider whose audio begins, then ends with err: at once, or once the call's context ends
+// (a local engine killed with its caller's request fails with an error of its own, not the context's).
+type breaking struct {
+	err          error
+	afterContext bool
+}
+
+func (b breaking) Synthesize(ctx context.Context, _ ports.SynthesisRequest) (ports.Audio, error) {
+	return ports.Audio{Body: io.NopCloser(&breakingReader{ctx: ctx, b: b}), UpstreamID: "up-1", Status: 200}, nil
+}
+
+type breakingReader struct {
+	ctx  context.Context
+	b    breaking
+	read bool
+}
+
+func (r *breakingReader) Read(p []byte) (int, error) {
+	if !r.read {
+		r.read = true
+		return copy(p, "audio"), nil
+	}
+	if r.b.afterContext {
+		<-r.ctx.Done()
+	}
+	return 0, r.b.err
+}
+
+// leavingSink is a caller who hangs up once the first bytes reach it.
+type leavingSink struct {
+	sink
+	leave context.CancelFunc
+}
+
+func (s *leavingSink) Write(p []byte) error { s.leave(); return s.sink.Write(p) }
+
+// TestDeliveryEnds: how a call whose answer began ends is told by the caller's context, not by the error the
+// upstream's side gave. A caller who left is cancelled and billed for what was delivered, whatever the error (an
+// engine killed with the request); a failure while the caller is still there is the provider's — a timeout a 524,
+// anything else (a context.Canceled of the upstream call's own among them) a 502 — and is not billed.
+func TestDeliveryEnds(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		provider  breaking
+		leaves    bool
+		status    int
+		cancelled bool
+		cost      domain.Micros
+	}{
+		{"the caller leaves, the engine fails with its own error", breaking{err: errors.New("espeak-ng failed: killed"), afterContext: true}, true, 200, true, 11},
+		{"the caller leaves, the read fails with the context's error", breaking{err: context.Canceled, afterContext: true}, true, 200, true, 11},
+		{"the provider times out", breaking{err: upstreamErr(0, domain.KindTimeout, true)}, false, 524, false, 0},
+		{"the provider breaks off", breaking{err: upstreamErr(0, domain.KindUpstream, true)}, false, 502, false, 0},
+		{"the upstream call's own context ends, the caller's does not", breaking{err: context.Canceled}, false, 502, false, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, false, voiceModel("a"))
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			out := &leavingSink{leave: func() {}}
+			if tt.leaves {
+				out.leave = cancel
+			}
+			_, err := app.NewSpeech(p.inference, ports.Providers{"a": tt.provider}).Synthesize(ctx, caller,
+				speech.Request{Model: "acme/voice", Input: "hello world", Voice: "alloy"}, generation.Caller{RequestID: "req"}, out)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			rec := p.records.only(t).Record
+			if rec.Status != tt.status || rec.Cancelled != tt.cancelled || rec.TotalCost != tt.cost {
+				t.Fatalf("record: status %d, cancelled %v, cost %d; want %d, %v, %d", rec.Status, rec.Cancelled, rec.TotalCost,
+					tt.status, tt.cancelled, tt.cost)
+			}
+			if tt.leaves && !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v, want context.Canceled for a caller who left", err)
+			}
+		})
+	}
+}

@@ -90,13 +90,16 @@ func (s *speechCall) Open(ctx context.Context, ep catalog.Endpoint, texts []stri
 
 // Deliver streams the audio. An upstream failure after the first byte is not billed; a caller who left
 // mid-stream pays for what was made.
-func (s *speechCall) Deliver(_ context.Context, c *Call) Delivery {
+func (s *speechCall) Deliver(ctx context.Context, c *Call) Delivery {
 	s.sink.Start(s.req.Format.ContentType(), c.ID())
 	sent, err := pump(s.sink, s.body, s.buf, s.first, s.ended)
 	s.body.Close()
 	d := Delivery{Err: err, Counts: generation.Counts{NumMediaCompletion: 1}}
-	if err == nil || callerLeft(err) {
+	switch {
+	case err == nil || callerLeft(ctx, err):
 		d.Cost = speech.Cost(c.endpoint.Pricing, speech.Characters(c.texts[0]), sent, s.req.Format)
+	default:
+		d.Err = brokeOff(err)
 	}
 	return d
 }

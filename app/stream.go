@@ -21,9 +21,14 @@ var downloadPool = sync.Pool{New: func() any { b := make([]byte, 256<<10); retur
 // errCallerGone marks a stream the caller stopped reading.
 var errCallerGone = errors.New("the caller went away")
 
-// callerLeft reports an error that means the caller went away rather than anything failing.
-func callerLeft(err error) bool {
-	return errors.Is(err, errCallerGone) || errors.Is(err, context.Canceled)
+// callerLeft reports a call that failed because its caller went away: a write to the caller failed
+// (errCallerGone), or the caller's request ended (ctx, the request's context) while the call was under way,
+// whatever the failure the upstream's side then gave (a read cut, a local engine killed). That is read from the
+// caller's context, never from the error: an upstream's own failure — its watchdog's timeout among them, which
+// ends the upstream call's context and not the caller's — leaves the caller's context live, whatever error it
+// carries. The gateway's own shutdown also ends the request's context: shutdownCut tells it apart.
+func callerLeft(ctx context.Context, err error) bool {
+	return err != nil && (errors.Is(err, errCallerGone) || ctx.Err() != nil)
 }
 
 // writer is where a stream of bytes goes: a modality's sink.

@@ -309,11 +309,20 @@ func (v *Videos) Content(ctx context.Context, by account.Principal, id string, i
 		return downloadFailed(err)
 	}
 	defer content.Body.Close()
-	sink.Start(content)
+	// The answer begins with the content's first bytes, not with its headers: a provider that goes quiet before
+	// them is a 524 (or the failure it is), as any call whose upstream fails before its answer.
 	bufp := downloadPool.Get().(*[]byte)
 	defer downloadPool.Put(bufp)
-	_, err = pump(sink, content.Body, *bufp, nil, false)
-	if errors.Is(err, errCallerGone) {
+	first, ended, err := firstBytes(content.Body, *bufp, content.Status, "video")
+	if err != nil {
+		if callerLeft(ctx, err) {
+			return context.Canceled
+		}
+		return downloadFailed(err)
+	}
+	sink.Start(content)
+	_, err = pump(sink, content.Body, *bufp, first, ended)
+	if callerLeft(ctx, err) {
 		return context.Canceled
 	}
 	return err

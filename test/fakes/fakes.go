@@ -24,7 +24,8 @@ type Step struct {
 	Body   string
 	Header map[string]string
 	// Hold, when set, keeps the response back until it is closed or the caller goes away: a provider that has
-	// not answered yet. HoldAfter does the same after HoldAfter bytes of the body (a stall mid-stream).
+	// not answered yet. HoldAfter does the same after HoldAfter bytes of the body (a stall mid-stream; Gemini's
+	// speech counts its audio's bytes, as Abort does).
 	Hold      chan struct{}
 	HoldAfter int
 	// Abort cuts the connection after this many body bytes (the client sees an unexpected EOF).

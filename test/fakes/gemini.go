@@ -118,6 +118,10 @@ func (g *Gemini) tts(w http.ResponseWriter, r *http.Request, body []byte, step S
 				rate, base64.StdEncoding.EncodeToString(buf[:n]), usage)
 			fl.Flush()
 			sent += n
+			if step.HoldAfter > 0 && sent >= step.HoldAfter { // stalled until the caller gives up
+				<-r.Context().Done()
+				return
+			}
 		}
 		if err != nil {
 			break

@@ -102,8 +102,10 @@ type VideoScript struct {
 	Cut int64
 	// Expired makes downloads answer 404, as after the provider's expiry.
 	Expired bool
-	// Stall makes downloads send nothing until the caller gives up: a provider that times out.
-	Stall bool
+	// Stall makes downloads send nothing until the caller gives up: a provider that times out. StallBody sends
+	// the headers and StallAfter bytes of the body first.
+	Stall, StallBody bool
+	StallAfter       int64
 	// ExpiresAt is the expiry Sora reports for completed videos (an hour from now when zero).
 	ExpiresAt time.Time
 }
@@ -167,6 +169,16 @@ func serveVideo(w http.ResponseWriter, r *http.Request, s VideoScript) {
 		body = &cutting{ReadSeeker: body, left: s.Cut}
 	}
 	w.Header().Set("Content-Type", "video/mp4")
+	if s.StallBody {
+		if s.StallAfter == 0 {
+			w.WriteHeader(http.StatusOK)
+			w.(http.Flusher).Flush()
+			<-r.Context().Done()
+			return
+		}
+		stream(w, r, body, Step{HoldAfter: int(s.StallAfter)})
+		return
+	}
 	if s.Chunked {
 		stream(w, r, body, Step{})
 		return

@@ -84,7 +84,7 @@ func (e *Engine) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 		wpm *= *r.Speed
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	p := &pipeline{cancel: cancel}
+	p := &pipeline{ctx: ctx, cancel: cancel}
 	speak := exec.CommandContext(ctx, e.bin, "--stdout", "-b", "1", "-v", r.Voice, "-s", strconv.Itoa(int(min(max(wpm, 80), 500))))
 	speak.Stdin = strings.NewReader(r.Input)
 	wav, err := p.start(speak)
@@ -112,8 +112,10 @@ func (e *Engine) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 }
 
 // pipeline is the running processes; reading it reads the last one's output, and an unclean exit surfaces as an
-// error at the end of the stream rather than as a clip that looks whole.
+// error at the end of the stream rather than as a clip that looks whole. Processes killed because the call's
+// context ended (the caller went away) are no failure of the engine: the read says so with the context's error.
 type pipeline struct {
+	ctx    context.Context
 	cancel context.CancelFunc
 	cmds   []*exec.Cmd
 	stderr []*bytes.Buffer
@@ -141,6 +143,9 @@ func (p *pipeline) stderrOf(i int) string {
 
 func (p *pipeline) Read(b []byte) (int, error) {
 	n, err := p.out.Read(b)
+	if err != nil && p.ctx.Err() != nil {
+		return n, p.ctx.Err()
+	}
 	if err == io.EOF {
 		for i, c := range p.cmds {
 			if werr := c.Wait(); werr != nil {
