@@ -1,9 +1,12 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -22,6 +25,9 @@ type Chat struct {
 	providers ports.Providers
 	presets   *Presets
 	env       Env
+	limits    ChatLimits
+	log       *slog.Logger
+	metrics   ports.Metrics
 	// maxBody is the bound on a request body's bytes (server.max_body_bytes), which a request laid over a preset
 	// is held to as the caller's own is.
 	maxBody int64
@@ -29,8 +35,32 @@ type Chat struct {
 
 var _ ports.ChatService = (*Chat)(nil)
 
-func NewChat(inference *Inference, providers ports.Providers, presets *Presets, env Env, maxBody int64) *Chat {
-	return &Chat{inference: inference, providers: providers, presets: presets, env: env, maxBody: maxBody}
+// ChatLimits bound what an upstream can make the gateway hold for one answer (limits.max_answer_bytes,
+// limits.answer_timeout); zero is the default.
+type ChatLimits struct {
+	// MaxAnswerBytes bounds an answer's text (content, reasoning and tool calls): an answer not streamed is held
+	// whole until it ends, and a streamed one is cut there.
+	MaxAnswerBytes int64
+	// AnswerTimeout bounds the time from the call's first upstream request to the whole answer when it is not
+	// streamed, and to the first token when it is (after which its idle timeout bounds it).
+	AnswerTimeout time.Duration
+}
+
+// Defaults of ChatLimits.
+const (
+	DefaultMaxAnswerBytes = 8 << 20
+	DefaultAnswerTimeout  = 10 * time.Minute
+)
+
+func (l ChatLimits) maxAnswerBytes() int64 { return cmp.Or(l.MaxAnswerBytes, DefaultMaxAnswerBytes) }
+func (l ChatLimits) answerTimeout() time.Duration {
+	return cmp.Or(l.AnswerTimeout, DefaultAnswerTimeout)
+}
+
+func NewChat(inference *Inference, providers ports.Providers, presets *Presets, env Env, maxBody int64, limits ChatLimits,
+	log *slog.Logger, metrics ports.Metrics) *Chat {
+	return &Chat{inference: inference, providers: providers, presets: presets, env: env, maxBody: maxBody, limits: limits,
+		log: log, metrics: metrics}
 }
 
 // chatHold is how long a call's budget reservation may stay unsettled.
@@ -61,7 +91,7 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Bod
 	var id string
 	for i, model := range append([]string{req.Model}, req.Fallbacks...) {
 		req.Model = model
-		call := &chatCall{req: req, presetID: presetID, providers: s.providers, sink: sink, env: s.env}
+		call := &chatCall{chat: s, req: req, presetID: presetID, sink: sink}
 		id, err = s.inference.Run(ctx, by, caller, call)
 		if err == nil || call.delivering || i == len(req.Fallbacks) || !fallsBack(ctx, err) {
 			return id, err
@@ -120,18 +150,45 @@ func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.
 
 // chatCall is one chat completion in the pipeline.
 type chatCall struct {
-	req       chat.Request
-	presetID  *string
-	providers ports.Providers
-	sink      ports.ChatSink
-	env       Env
-	// body and stream are the answer of the endpoint that answered, and first its first chunk, once Open has
-	// them.
+	chat     *Chat
+	req      chat.Request
+	presetID *string
+	sink     ports.ChatSink
+	// body and stream are the answer of the endpoint that answered, first its first chunk and opts the
+	// endpoint's provider.options, once Open has them.
 	body   io.Closer
 	stream ports.ChatStream
 	first  chat.Chunk
+	opts   map[string]any
+	// deadline is when the answer is late (ChatLimits.AnswerTimeout after the first upstream request); timer cuts
+	// the upstream call then, ending its context (upstream) with errAnswerTimedOut, and cut ends it otherwise.
+	deadline time.Time
+	timer    *time.Timer
+	upstream context.Context
+	cut      context.CancelCauseFunc
 	// delivering means the answer has begun to go to the caller: no other model can take over.
 	delivering bool
+}
+
+var (
+	errAnswerTooLarge = domain.E(domain.KindUpstream, "upstream_answer_too_large", "")
+	errAnswerTimedOut = domain.E(domain.KindTimeout, "upstream_answer_timeout", "")
+)
+
+// tooLarge is the caller's error for an answer past ChatLimits.MaxAnswerBytes.
+func (l ChatLimits) tooLarge() *domain.Error {
+	return errAnswerTooLarge.WithMsg(fmt.Sprintf("the provider's answer is longer than the gateway takes (limits.max_answer_bytes: %d bytes)",
+		l.maxAnswerBytes())).With("max_answer_bytes", l.maxAnswerBytes())
+}
+
+// late is the caller's error for an answer past ChatLimits.AnswerTimeout.
+func (l ChatLimits) late(stream bool) *domain.Error {
+	what := "the whole answer"
+	if stream {
+		what = "its first token"
+	}
+	return errAnswerTimedOut.WithMsg(fmt.Sprintf("the provider took longer than the gateway waits for %s (limits.answer_timeout: %s)",
+		what, l.answerTimeout()))
 }
 
 func (s *chatCall) Spec() (Spec, error) {
@@ -158,27 +215,47 @@ func (s *chatCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
 }
 
 // Open asks one endpoint for the answer and waits for its first chunk with anything in it for the caller: a
-// failure before the first token may still fail over.
+// failure before the first token may still fail over. The call's answer timeout runs from the first endpoint's
+// request on: a streamed answer is cut there when its first token has not come, one not streamed when it is not
+// whole (see Deliver).
 func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
-	p, err := providerOf[ports.ChatProvider](s.providers, ep.Provider)
+	p, err := providerOf[ports.ChatProvider](s.chat.providers, ep.Provider)
 	if err != nil {
 		return "", err
 	}
-	reply, err := p.Chat(ctx, ports.ChatRequest{UpstreamModel: ep.UpstreamModel, Request: s.req.WithTexts(texts), Options: opts})
-	if err != nil {
-		return "", err
+	if s.deadline.IsZero() {
+		s.deadline = time.Now().Add(s.chat.limits.answerTimeout())
 	}
-	stream := reply.Decode(flushing{r: reply.Body, sink: s.sink})
-	first, err := firstChunk(stream)
-	if err != nil {
-		reply.Body.Close()
-		if err == io.EOF {
-			err = &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "the provider sent no answer"}
+	s.upstream, s.cut = context.WithCancelCause(ctx)
+	s.timer = time.AfterFunc(time.Until(s.deadline), func() { s.cut(errAnswerTimedOut) })
+	reply, err := p.Chat(s.upstream, ports.ChatRequest{UpstreamModel: ep.UpstreamModel, Request: s.req.WithTexts(texts), Options: opts})
+	if err == nil {
+		stream := reply.Decode(flushing{r: reply.Body, sink: s.sink})
+		var first chat.Chunk
+		if first, err = firstChunk(stream); err == nil {
+			if s.req.Stream {
+				s.timer.Stop() // the answer has begun: its idle timeout bounds it from here
+			}
+			s.body, s.stream, s.first, s.opts = reply.Body, stream, first, opts
+			return reply.UpstreamID, nil
 		}
-		return "", err
+		reply.Body.Close()
 	}
-	s.body, s.stream, s.first = reply.Body, stream, first
-	return reply.UpstreamID, nil
+	s.timer.Stop()
+	switch {
+	case s.late():
+		// No endpoint can answer in the time left: the caller hears a timeout, from this one.
+		err = &ports.UpstreamError{Kind: domain.KindTimeout, Reason: s.chat.limits.late(s.req.Stream).Msg, Err: err}
+	case err == io.EOF:
+		err = &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "the provider sent no answer"}
+	}
+	s.cut(nil)
+	return "", err
+}
+
+// late reports an upstream call that the answer timeout cut.
+func (s *chatCall) late() bool {
+	return s.upstream.Err() != nil && errors.Is(context.Cause(s.upstream), errAnswerTimedOut)
 }
 
 // firstChunk reads the stream up to its first chunk that is not empty (chat.Chunk.Empty: a token, a tool call or a
@@ -203,20 +280,32 @@ func firstChunk(stream ports.ChatStream) (chat.Chunk, error) {
 	}
 }
 
-// Deliver sends the answer on as it streams (or whole, when the caller asked for no stream) and prices it from
-// the upstream's usage. The first chunk with anything in it (a role-only chunk has nothing) goes out at once;
-// later ones as the stream reads them, flushed before it waits for more (see flushing). A stream that breaks, or
-// a caller who leaves, pays for what was delivered: the prompt and the completion sent, counted by the upstream
-// when it said, estimated otherwise.
+// Deliver sends the answer on as it streams (or whole, when the caller asked for no stream) and prices it (see
+// bill). The first chunk with anything in it (a role-only chunk has nothing) goes out at once; later ones as the
+// stream reads them, flushed before it waits for more (see flushing). An answer past ChatLimits.MaxAnswerBytes is
+// cut there, and one not streamed that is not whole within ChatLimits.AnswerTimeout is cut then: what the
+// gateway holds of an answer is bounded, whatever the upstream sends. A stream that breaks, or a caller who
+// leaves, pays for what was delivered; an answer not streamed that breaks, nothing (nothing was delivered).
 func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
+	defer s.cut(nil)
 	defer s.body.Close()
+	defer s.timer.Stop()
 	s.delivering = true
 	s.sink.Start(ports.ChatHead{GenerationID: c.ID(), Model: s.req.Model, Provider: c.endpoint.Provider,
 		Created: c.rec.CreatedAt.Unix(), Stream: s.req.Stream, IncludeUsage: s.req.IncludeUsage})
-	var res chat.Result
+	limit := s.chat.limits.maxAnswerBytes()
+	// Not streamed, the answer is held whole, up to its bound; streamed, the record keeps its start.
+	res := chat.Result{Keep: limit}
+	if s.req.Stream {
+		res.Keep = generation.MaxText
+	}
 	var err error
 	for chunk, begun := s.first, false; ; {
 		res.Add(chunk)
+		if res.Bytes() > limit {
+			err = s.chat.limits.tooLarge()
+			break
+		}
 		if s.req.Stream && !chunk.Empty() {
 			if s.sink.Chunk(chunk) != nil || !begun && s.sink.Flush() != nil {
 				err = errCallerGone
@@ -241,18 +330,33 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	case cut && !s.req.Stream:
 		err = domain.ErrShutdown // nothing went to the caller: a 503, like a broken answer
 	case left, cut:
+	case errors.Is(err, errAnswerTooLarge):
+	case s.late():
+		err = s.chat.limits.late(false) // the answer was cut for the time it took
 	default:
 		err = brokeOff(err)
 	}
-	usage := s.usage(&res, c)
-	res.Usage = &usage
+	b := s.bill(&res, c)
+	res.Usage = &b.Usage
 	d := Delivery{Err: err, FinishReason: res.FinishReason, NativeFinishReason: res.NativeFinishReason,
-		Output: generation.Output{Completion: res.Content.String()},
-		Counts: generation.Counts{TokensPrompt: usage.PromptTokens, TokensCompletion: usage.CompletionTokens,
-			NativeTokensPrompt: usage.PromptTokens, NativeTokensCompletion: usage.CompletionTokens,
-			NativeTokensReasoning: usage.ReasoningTokens, NativeTokensCached: usage.CachedTokens}}
+		Output: generation.Output{Completion: generation.Cut(res.Content.String(), res.ContentBytes)},
+		Counts: generation.Counts{TokensPrompt: b.Usage.PromptTokens, TokensCompletion: b.Usage.CompletionTokens,
+			NativeTokensPrompt: b.Usage.PromptTokens, NativeTokensCompletion: b.Usage.CompletionTokens,
+			NativeTokensReasoning: b.Usage.ReasoningTokens, NativeTokensCached: b.Usage.CachedTokens}}
 	if r := res.Reasoning.String(); r != "" {
+		r = generation.Cut(r, res.ReasoningBytes)
 		d.Output.Reasoning = &r
+	}
+	if u := res.Reported; b.Implausible {
+		// The record keeps what the upstream said beside what was billed, and is flagged.
+		d.Counts.NativeTokensPrompt, d.Counts.NativeTokensCompletion = u.PromptTokens, u.CompletionTokens
+		d.Counts.NativeTokensReasoning, d.Counts.NativeTokensCached = u.ReasoningTokens, u.CachedTokens
+		d.Flags = append(d.Flags, generation.FlagUsageImplausible)
+		s.chat.metrics.ImplausibleUsage(c.endpoint.Provider, c.rec.Model)
+		s.chat.log.WarnContext(ctx, "an upstream reported a usage the call could not have used: billed at the gateway's estimate",
+			"generation_id", c.ID(), "provider", c.endpoint.Provider, "model", c.rec.Model,
+			"reported_prompt_tokens", u.PromptTokens, "reported_completion_tokens", u.CompletionTokens,
+			"billed_prompt_tokens", b.Usage.PromptTokens, "billed_completion_tokens", b.Usage.CompletionTokens)
 	}
 	if err != nil && !left && !s.req.Stream {
 		d.FinishReason = "error" // also when the upstream's finish reason came before the break
@@ -261,7 +365,7 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 		}
 		return d // nothing was delivered: the caller gets the failure, and pays nothing
 	}
-	d.Cost = chat.Cost(c.endpoint.Pricing, usage.PromptTokens, usage.CompletionTokens)
+	d.Cost = b.Cost
 	switch {
 	case err == nil:
 		if ferr := s.sink.Finish(&res, d.Cost); ferr != nil {
@@ -276,15 +380,8 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	return d
 }
 
-// usage is the upstream's count when it gave one, else a fair estimate (four bytes a token, not the reservation's
-// worst case) of the prompt and of what was delivered.
-func (s *chatCall) usage(res *chat.Result, c *Call) chat.Usage {
-	if res.Usage != nil {
-		return *res.Usage
-	}
-	completion := chat.Tokens(res.Content.String()) + chat.Tokens(res.Reasoning.String())
-	for _, tc := range res.ToolCalls {
-		completion += chat.Tokens(tc.Name) + chat.Tokens(tc.Arguments)
-	}
-	return chat.Usage{PromptTokens: s.req.WithTexts(c.texts).PromptTokens(), CompletionTokens: completion}
+// bill prices the answer (chat.Request.Bill): from the upstream's usage when it is plausible for what the call
+// sent and delivered, else from the gateway's estimate, capped at the call's reservation.
+func (s *chatCall) bill(res *chat.Result, c *Call) chat.Bill {
+	return s.req.WithTexts(c.texts).Bill(c.endpoint.Pricing, s.opts, res.Reported, res.Bytes())
 }

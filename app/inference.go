@@ -87,6 +87,8 @@ type Delivery struct {
 	FinishReason, NativeFinishReason string
 	// Output is what the generation's content keeps of the answer.
 	Output generation.Output
+	// Flags are the modality's flags on the record (generation.FlagUsageImplausible), beside the guardrails'.
+	Flags []string
 	// Pending means the call goes on after this request — a video job — and its modality finishes it later.
 	Pending bool
 }
@@ -236,6 +238,7 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 		c.fail(content, err)
 		c.rec.FinishReason = cmp.Or(d.FinishReason, c.rec.FinishReason)
 	}
+	c.rec.Flags = append(c.rec.Flags, d.Flags...)
 	c.rec.Counts = c.counts.Add(d.Counts)
 	c.rec.TotalCost, c.rec.UpstreamCost = d.Cost, d.Cost
 	if !c.timed {

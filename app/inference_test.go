@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,6 +113,11 @@ func newPipeline(t *testing.T, creditsOn bool, models ...catalog.Model) *pipelin
 	p.billing = app.NewBilling(p.usage, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env)
 	p.inference = app.NewInference(c, p.billing, p.records, ports.NoMetrics{}, p.env)
 	return p
+}
+
+// chat is the chat service over the pipeline, with the default limits.
+func (p *pipeline) chat(providers ports.Providers) *app.Chat {
+	return app.NewChat(p.inference, providers, nil, p.env, 10<<20, app.ChatLimits{}, slog.New(slog.DiscardHandler), ports.NoMetrics{})
 }
 
 func price(perMillionChars domain.Micros) catalog.Pricing {

@@ -107,6 +107,9 @@ func (r *Recorder) Record(ctx context.Context, e generation.Entry) {
 	if !r.cfg.StoreContent {
 		e.Content = nil
 	}
+	if e.Content != nil {
+		e.Content = e.Content.Bounded()
+	}
 	e = e.Repaired()
 	rec := e.AppendBinary([]byte{entryV2})
 	err := r.spool.Append(rec, e)

@@ -759,8 +759,10 @@ func (c *countingSpool) Append(p []byte, v any) error {
 }
 
 // TestRecorderEntryTooLargeForTheSpool: an entry past the spool's bound on one record (a chat whose stored
-// content is over 64 MiB once encoded) is written to the database directly, and is no sign of a failing spool:
-// calls are still admitted without a probe of the spool, so a concurrent call is never a 503 because of it.
+// content is over 64 MiB once encoded: each text is cut to generation.MaxText, but a conversation of many long
+// messages in a body the server was configured to take) is written to the database directly, and is no sign of a
+// failing spool: calls are still admitted without a probe of the spool, so a concurrent call is never a 503
+// because of it.
 func TestRecorderEntryTooLargeForTheSpool(t *testing.T) {
 	t.Parallel()
 	store := newFakeStore()
@@ -768,7 +770,9 @@ func TestRecorderEntryTooLargeForTheSpool(t *testing.T) {
 	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, cfg()))
 	defer r.Close()
 	big := entry("big")
-	big.Content.Output.Completion = strings.Repeat("<", spool.MaxRecord)
+	for range spool.MaxRecord/generation.MaxText + 1 {
+		big.Content.Input.Messages = append(big.Content.Input.Messages, generation.Message{Role: "user", Content: strings.Repeat("<", generation.MaxText)})
+	}
 	r.Record(context.Background(), big)
 	if _, ok := store.rows["big"]; !ok {
 		t.Fatal("the entry too large for the spool is not in the database when Record returns")

@@ -149,7 +149,7 @@ func TestStreamFlushes(t *testing.T) {
 					Provider: "a", UpstreamModel: "m", Pricing: catalog.Pricing{PerMillionPromptTokens: &price, PerMillionCompletionTokens: &price}}}})
 				body := chat.Body{"model": json.RawMessage(`"acme/chat"`), "stream": json.RawMessage(`true`),
 					"messages": json.RawMessage(`[{"role":"user","content":"hi"}]`)}
-				_, err = app.NewChat(p.inference, ports.Providers{"a": chatWire{w}}, nil, p.env, 10<<20).Complete(context.Background(), caller, body,
+				_, err = p.chat(ports.Providers{"a": chatWire{w}}).Complete(context.Background(), caller, body,
 					generation.Caller{RequestID: "req"}, chatWire{w})
 			} else {
 				p := newPipeline(t, false, voiceModel("a"))

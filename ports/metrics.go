@@ -19,6 +19,9 @@ type Metrics interface {
 	Upstream(provider, model, outcome string, took time.Duration)
 	// Failover is the pipeline leaving a failed provider for the model's next endpoint.
 	Failover(provider, model string)
+	// ImplausibleUsage is a call whose provider reported a usage the call could not have used: billed at the
+	// gateway's estimate instead.
+	ImplausibleUsage(provider, model string)
 	// Overhead is the time the gateway itself added before an answer could start: the time from the request's
 	// arrival to the first byte minus the time spent waiting for upstreams.
 	Overhead(modality string, d time.Duration)
@@ -78,6 +81,7 @@ var _ Metrics = NoMetrics{}
 func (NoMetrics) Request(RequestMetric)                          {}
 func (NoMetrics) Upstream(string, string, string, time.Duration) {}
 func (NoMetrics) Failover(string, string)                        {}
+func (NoMetrics) ImplausibleUsage(string, string)                {}
 func (NoMetrics) Overhead(string, time.Duration)                 {}
 func (NoMetrics) RateLimited()                                   {}
 func (NoMetrics) CacheLookup(string, bool)                       {}

@@ -64,7 +64,13 @@ type ProviderConfig struct {
 	IdleTimeout time.Duration
 }
 
-type LimitsConfig struct{ RequestsPerMinute int }
+// LimitsConfig are the default rate limit of a key, and the bounds on what an upstream's chat answer may make the
+// gateway hold (app.ChatLimits).
+type LimitsConfig struct {
+	RequestsPerMinute int
+	MaxAnswerBytes    int64
+	AnswerTimeout     time.Duration
+}
 
 type CreditsConfig struct{ Enabled bool }
 
@@ -145,7 +151,9 @@ type fileConfig struct {
 		SpoolFsync    bool   `yaml:"spool_fsync"`
 	} `yaml:"generations"`
 	Limits struct {
-		RequestsPerMinute int `yaml:"requests_per_minute"`
+		RequestsPerMinute int           `yaml:"requests_per_minute"`
+		MaxAnswerBytes    int64         `yaml:"max_answer_bytes"`
+		AnswerTimeout     time.Duration `yaml:"answer_timeout"`
 	} `yaml:"limits"`
 	Credits struct {
 		Enabled bool `yaml:"enabled"`
@@ -217,6 +225,8 @@ func defaults() fileConfig {
 	f.Database.MaxOpenConns = 20
 	f.Generations.SpoolDir = "./data/spool"
 	f.Generations.SpoolMaxBytes = 1 << 30
+	f.Limits.MaxAnswerBytes = app.DefaultMaxAnswerBytes
+	f.Limits.AnswerTimeout = app.DefaultAnswerTimeout
 	f.Video.PollInterval = 5 * time.Second
 	f.Video.WorkerInterval = 2 * time.Second
 	f.Video.JobTimeout = app.DefaultJobTimeout
@@ -639,7 +649,14 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	if f.Limits.RequestsPerMinute < 0 {
 		return Config{}, loc.err("must not be negative", "limits", "requests_per_minute")
 	}
-	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute}
+	if f.Limits.MaxAnswerBytes <= 0 {
+		return Config{}, loc.err("must be positive", "limits", "max_answer_bytes")
+	}
+	if f.Limits.AnswerTimeout <= 0 {
+		return Config{}, loc.err("must be positive", "limits", "answer_timeout")
+	}
+	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute, MaxAnswerBytes: f.Limits.MaxAnswerBytes,
+		AnswerTimeout: f.Limits.AnswerTimeout}
 	cfg.Credits = CreditsConfig{Enabled: f.Credits.Enabled}
 	if f.Video.PollInterval <= 0 {
 		return Config{}, loc.err("must be positive", "video", "poll_interval")

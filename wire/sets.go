@@ -236,9 +236,12 @@ var chatSet = wire.NewSet(
 	httpapi.NewChatHandler,
 )
 
-// newChat holds a request laid over a preset to the bound on a body that the server holds the caller's own to.
-func newChat(inference *app.Inference, providers ports.Providers, presets *app.Presets, env app.Env, server httpapi.Config) *app.Chat {
-	return app.NewChat(inference, providers, presets, env, server.MaxBodyBytes)
+// newChat holds a request laid over a preset to the bound on a body that the server holds the caller's own to,
+// and answers to the limits on what an upstream's answer may make the gateway hold.
+func newChat(inference *app.Inference, providers ports.Providers, presets *app.Presets, env app.Env, server httpapi.Config,
+	limits LimitsConfig, log *slog.Logger, metrics ports.Metrics) *app.Chat {
+	return app.NewChat(inference, providers, presets, env, server.MaxBodyBytes,
+		app.ChatLimits{MaxAnswerBytes: limits.MaxAnswerBytes, AnswerTimeout: limits.AnswerTimeout}, log, metrics)
 }
 
 var videoSet = wire.NewSet(

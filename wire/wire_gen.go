@@ -92,7 +92,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	speech := app.NewSpeech(inference, providers)
 	speechHandler := httpapi.NewSpeechHandler(speech)
-	chat := newChat(inference, providers, presets, env, config)
+	chat := newChat(inference, providers, presets, env, config, limitsConfig, log, portsMetrics)
 	chatHandler := httpapi.NewChatHandler(chat)
 	credits := app.NewCredits(creditStore)
 	creditsHandler := httpapi.NewCreditsHandler(credits)

@@ -27,6 +27,7 @@ type Metrics struct {
 	upstream      *prometheus.CounterVec
 	upstreamTime  *prometheus.HistogramVec
 	failovers     *prometheus.CounterVec
+	implausible   *prometheus.CounterVec
 	rateLimited   prometheus.Counter
 	cache         *prometheus.CounterVec
 	written       prometheus.Counter
@@ -130,6 +131,9 @@ func New() *Metrics {
 		failovers: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_failovers_total",
 			Help: "Times the gateway left a failed provider for the model's next endpoint, by the provider it left."},
 			[]string{"provider", "model"}),
+		implausible: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "upstream_implausible_usage_total",
+			Help: "Calls whose provider reported a usage the call could not have used, billed at the gateway's estimate instead, by provider and catalog model."},
+			[]string{"provider", "model"}),
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "rate_limit_rejections_total",
 			Help: "Requests refused by the gateway's own per-key rate limit (429)."}),
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_lookups_total",
@@ -152,7 +156,7 @@ func New() *Metrics {
 				nil, nil)},
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.responseBytes, m.overhead, m.upstream, m.upstreamTime, m.failovers,
-		m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues, m.spool,
+		m.implausible, m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues, m.spool,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -190,6 +194,10 @@ func (m *Metrics) Upstream(provider, model, outcome string, took time.Duration) 
 
 func (m *Metrics) Failover(provider, model string) {
 	m.failovers.WithLabelValues(provider, model).Inc()
+}
+
+func (m *Metrics) ImplausibleUsage(provider, model string) {
+	m.implausible.WithLabelValues(provider, model).Inc()
 }
 
 func (m *Metrics) Overhead(modality string, d time.Duration) {

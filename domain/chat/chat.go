@@ -127,19 +127,38 @@ type Result struct {
 	Content, Reasoning               strings.Builder
 	ToolCalls                        []ToolCall
 	FinishReason, NativeFinishReason string
-	Usage                            *Usage
-	// tools numbers the deltas' indexes as ToolCalls holds them.
-	tools ToolIndexes
+	// Usage is the upstream's last usage whose counts are in bounds (plausible), nil when none came; Reported is
+	// its last usage however it read, taken or not.
+	Usage, Reported *Usage
+	// Keep, when positive, bounds the text the result keeps: the content, the reasoning and the tool calls' names
+	// and arguments together. What comes past it is counted (ContentBytes...) and dropped, so that an answer that
+	// never ends holds no more than Keep bytes.
+	Keep int64
+	// ContentBytes, ReasoningBytes and ToolBytes count the text every chunk added, kept or not.
+	ContentBytes, ReasoningBytes, ToolBytes int64
+	kept                                    int64
+	// tools numbers the deltas' indexes as ToolCalls holds them; names and args gather the calls' texts (a
+	// string appended to, a delta at a time, was copied whole at each).
+	tools       ToolIndexes
+	names, args []*strings.Builder
 }
 
+// Bytes is the text the answer brought, kept or not.
+func (r *Result) Bytes() int64 { return r.ContentBytes + r.ReasoningBytes + r.ToolBytes }
+
 // ToolIndexes numbers an upstream's tool-call indexes 0, 1, ... in the order they first appear, as the upstream
-// may number them from 1 or with gaps (a proxy numbering content blocks), or with any int at all.
+// may number them from 1 or with gaps (a proxy numbering content blocks), or with any int at all. It numbers at
+// most MaxToolCalls: the indexes past them, which no answer has, share the last number, so that an upstream that
+// sends a new index with every delta holds no more memory than that.
 type ToolIndexes struct{ at map[int]int }
 
 // Of returns the number of the upstream's index n, and whether n is new.
 func (t *ToolIndexes) Of(n int) (int, bool) {
 	if i, ok := t.at[n]; ok {
 		return i, false
+	}
+	if len(t.at) == MaxToolCalls {
+		return MaxToolCalls - 1, false
 	}
 	if t.at == nil {
 		t.at = map[int]int{}
@@ -151,27 +170,48 @@ func (t *ToolIndexes) Of(n int) (int, bool) {
 
 // Add gathers one chunk into the answer.
 func (r *Result) Add(c Chunk) {
-	r.Content.WriteString(c.Content)
-	r.Reasoning.WriteString(c.Reasoning)
+	r.ContentBytes += int64(len(c.Content))
+	r.ReasoningBytes += int64(len(c.Reasoning))
+	r.keep(&r.Content, c.Content)
+	r.keep(&r.Reasoning, c.Reasoning)
 	for _, d := range c.ToolCalls {
+		r.ToolBytes += int64(len(d.Name) + len(d.Arguments))
 		i, isNew := r.tools.Of(d.Index)
 		if isNew {
 			r.ToolCalls = append(r.ToolCalls, ToolCall{})
+			r.names, r.args = append(r.names, &strings.Builder{}), append(r.args, &strings.Builder{})
 		}
 		tc := &r.ToolCalls[i]
 		if d.ID != "" {
 			tc.ID = d.ID
 		}
-		tc.Name += d.Name
-		tc.Arguments += d.Arguments
+		r.keep(r.names[i], d.Name)
+		r.keep(r.args[i], d.Arguments)
+		tc.Name, tc.Arguments = r.names[i].String(), r.args[i].String()
 	}
 	if c.FinishReason != "" {
 		r.FinishReason, r.NativeFinishReason = c.FinishReason, c.NativeFinishReason
 	}
-	if c.Usage != nil && c.Usage.plausible() {
+	if c.Usage != nil {
 		u := *c.Usage
-		r.Usage = &u
+		r.Reported = &u
+		if u.plausible() {
+			r.Usage = &u
+		}
 	}
+}
+
+// keep appends what of text fits within Keep to b, cut at the start of a character.
+func (r *Result) keep(b *strings.Builder, text string) {
+	if r.Keep > 0 && int64(len(text)) > r.Keep-r.kept {
+		n := int(r.Keep - r.kept)
+		for n > 0 && !utf8.RuneStart(text[n]) {
+			n--
+		}
+		text = text[:n]
+	}
+	r.kept += int64(len(text))
+	b.WriteString(text)
 }
 
 // MaxTokenCount bounds the tokens of an upstream's usage block that is taken: each count, and the prompt and the

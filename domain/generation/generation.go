@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/guardrail"
@@ -59,7 +60,8 @@ type Record struct {
 	WebSearchEngine   *string
 	// Attempts has one entry per upstream attempt, fallbacks included, in order.
 	Attempts []Attempt
-	// Flags names the content filters that matched with action "flag".
+	// Flags names the content filters that matched with action "flag", and the gateway's own flags on the call
+	// (FlagUsageImplausible).
 	Flags     []string
 	CreatedAt time.Time
 }
@@ -237,4 +239,60 @@ func TruncateRaw(b []byte) string {
 		b = b[:MaxRaw]
 	}
 	return strings.ToValidUTF8(string(b), "")
+}
+
+// MaxText bounds each text a generation's content keeps (a message, the prompt, the completion, the reasoning):
+// an upstream that floods an answer, or a caller's long prompt, is kept to its start and a note that it was cut.
+const MaxText = 1 << 20
+
+// FlagUsageImplausible is the flag (Record.Flags) of a call whose upstream reported a usage the call could not
+// have used: it was billed at the gateway's estimate, and the record keeps the upstream's counts as its native
+// ones.
+const FlagUsageImplausible = "usage_implausible"
+
+// cutNote ends a text that was cut: how long it was, and how much of it is kept.
+func cutNote(of int64, kept int) string {
+	return "\n[cut by the gateway: " + strconv.FormatInt(of, 10) + " bytes in all, the first " + strconv.Itoa(kept) + " kept]"
+}
+
+// Cut is text as a generation's content keeps it: whole when it is at most MaxText bytes, else its start (cut at
+// the start of a character) and a note of how long it was, MaxText bytes at most in all. of is the whole text's
+// length, which is more than len(text) when only its start was kept (chat.Result.Keep). A text Cut returned is
+// returned as it is.
+func Cut(text string, of int64) string {
+	of = max(of, int64(len(text)))
+	if of <= MaxText {
+		return text
+	}
+	n := min(len(text), MaxText-len(cutNote(of, MaxText)))
+	for n > 0 && n < len(text) && !utf8.RuneStart(text[n]) {
+		n--
+	}
+	return text[:n] + cutNote(of, n)
+}
+
+// Bounded is the content with each of its texts at most MaxText bytes (Cut); the content itself when none is
+// longer.
+func (c *Content) Bounded() *Content {
+	long := func(s string) bool { return len(s) > MaxText }
+	cut := long(c.Output.Completion) || c.Output.Reasoning != nil && long(*c.Output.Reasoning) ||
+		c.Input.Prompt != nil && long(*c.Input.Prompt) || slices.ContainsFunc(c.Input.Messages, func(m Message) bool { return long(m.Content) })
+	if !cut {
+		return c
+	}
+	out := *c
+	cutp := func(p *string) *string {
+		if p == nil || !long(*p) {
+			return p
+		}
+		v := Cut(*p, int64(len(*p)))
+		return &v
+	}
+	out.Input.Prompt, out.Output.Reasoning = cutp(c.Input.Prompt), cutp(c.Output.Reasoning)
+	out.Output.Completion = Cut(c.Output.Completion, int64(len(c.Output.Completion)))
+	out.Input.Messages = slices.Clone(c.Input.Messages)
+	for i, m := range out.Input.Messages {
+		out.Input.Messages[i].Content = Cut(m.Content, int64(len(m.Content)))
+	}
+	return &out
 }

@@ -65,7 +65,9 @@ next:
 
 func TestMetrics(t *testing.T) {
 	u := newUpstreams(t)
-	g := harness.Start(t, harness.WithConfig(u.config("elevenlabs", "openai")))
+	// A chat model beside the speech model (the line goes on the models list).
+	chatModel := "  - {id: chat, modality: chat, endpoints: [{provider: openai, upstream_model: gpt, pricing: {per_million_prompt_tokens: 1}}]}"
+	g := harness.Start(t, harness.WithConfig(u.configWith(chatModel, "elevenlabs", "openai")))
 	key, _ := g.Key(t, nil)
 	limited, hash := g.Key(t, nil)
 	g.Do(t, "PATCH", "/keys/"+hash, g.Admin, map[string]any{"requests_per_minute": 1})
@@ -87,6 +89,12 @@ func TestMetrics(t *testing.T) {
 		t.Fatalf("second call of a 1/min key: %d, want 429", r.Status)
 	}
 	g.Do(t, "GET", "/no/such/route", "", nil)
+	// A chat call whose upstream counts a usage it could not have used.
+	u.openai.Script(fakes.Step{Events: []string{openAIText("Hi", "stop"), openAIEvent(`[]`, `{"prompt_tokens":9999999,"completion_tokens":1}`),
+		"data: [DONE]\n\n"}})
+	if r := g.Do(t, "POST", "/chat/completions", key, map[string]any{"model": "chat", "messages": []any{map[string]any{"role": "user", "content": "Hi"}}}); r.Status != 200 {
+		t.Fatalf("chat: %d %s", r.Status, r.Body)
+	}
 
 	// A record counts as written once stored, and leaves the recorder's queue when the spool releases it just
 	// after: wait for both, or the queue's depth below races the count.
@@ -115,6 +123,7 @@ func TestMetrics(t *testing.T) {
 		{"switchboard_upstream_requests_total", map[string]string{"provider": "openai", "model": "tts", "outcome": "ok"}, 1},
 		{"switchboard_upstream_latency_seconds", map[string]string{"provider": "elevenlabs", "model": "tts"}, 3},
 		{"switchboard_upstream_failovers_total", map[string]string{"provider": "elevenlabs", "model": "tts"}, 1},
+		{"switchboard_upstream_implausible_usage_total", map[string]string{"provider": "openai", "model": "chat"}, 1},
 		{"switchboard_rate_limit_rejections_total", nil, 1},
 		{"switchboard_cache_lookups_total", map[string]string{"cache": "keys", "result": "hit"}, 1},
 		{"switchboard_cache_lookups_total", map[string]string{"cache": "keys", "result": "miss"}, 1},

@@ -1,0 +1,81 @@
+package chat_test
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+)
+
+// TestBill: a usage is taken when plausible for what was sent and delivered, and otherwise the call is billed at
+// the estimate, never past its reservation. "Hi there" is 12 prompt tokens at its worst (4 a message and a token a
+// byte) and 6 at four bytes a token; max_tokens 10; prices 2 and 8 micro-dollars a token: a reservation of
+// 2×12 + 8×10 = 104.
+func TestBill(t *testing.T) {
+	t.Parallel()
+	ten := int64(10)
+	r := chat.Request{MaxTokens: &ten, Messages: []chat.Message{{Role: "user", Text: true,
+		Content: []chat.Part{{Type: "text", Text: "Hi there"}}}}}
+	two, eight := domain.Micros(2_000_000), domain.Micros(8_000_000) // $2 and $8 a million tokens
+	p := catalog.Pricing{PerMillionPromptTokens: &two, PerMillionCompletionTokens: &eight}
+	if got := r.Estimate(p, nil); got != 104 {
+		t.Fatalf("reservation %d, want 104", got)
+	}
+	maxPrompt := int64(2*12 + chat.PromptSlack)
+	for _, tt := range []struct {
+		name       string
+		usage      *chat.Usage
+		delivered  int64
+		cost       domain.Micros
+		estimated  bool
+		implausibe bool
+	}{
+		{"as counted", &chat.Usage{PromptTokens: 9, CompletionTokens: 3}, 10, 2*9 + 8*3, false, false},
+		{"plausible past the reservation", &chat.Usage{PromptTokens: maxPrompt, CompletionTokens: 10}, 10, domain.Micros(2*maxPrompt + 80), false, false},
+		{"a prompt past twice the worst case and the slack", &chat.Usage{PromptTokens: maxPrompt + 1, CompletionTokens: 3}, 10, 2*6 + 8*3, true, true},
+		{"9,999,999 prompt tokens", &chat.Usage{PromptTokens: 9_999_999, CompletionTokens: 1}, 2, 2*6 + 8*1, true, true},
+		{"a completion at its limit and the slack", &chat.Usage{PromptTokens: 6, CompletionTokens: 10 + chat.CompletionSlack}, 2, 2*6 + 8*26, false, false},
+		{"a completion past its limit and what was delivered", &chat.Usage{PromptTokens: 6, CompletionTokens: 10 + chat.CompletionSlack + 1}, 2, 2*6 + 8*1, true, true},
+		{"a limit ignored: as many tokens as bytes delivered", &chat.Usage{PromptTokens: 6, CompletionTokens: 400}, 400, 2*6 + 8*400, false, false},
+		{"a negative count", &chat.Usage{PromptTokens: 6, CompletionTokens: -1}, 2, 2*6 + 8*1, true, true},
+		{"no usage", nil, 8, 2*6 + 8*2, true, false},
+		{"no usage, past the reservation: the reservation", nil, 4000, 104, true, false},
+	} {
+		b := r.Bill(p, nil, tt.usage, tt.delivered)
+		if b.Cost != tt.cost || b.Estimated != tt.estimated || b.Implausible != tt.implausibe {
+			t.Errorf("%s: %+v, want cost %d, estimated %v, implausible %v", tt.name, b, tt.cost, tt.estimated, tt.implausibe)
+		}
+	}
+}
+
+// TestResultKeep: a result keeps at most Keep bytes of text, cut at a character, and counts all it was given; a
+// tool call's arguments gather a delta at a time.
+func TestResultKeep(t *testing.T) {
+	t.Parallel()
+	r := chat.Result{Keep: 10}
+	r.Add(chat.Chunk{Content: "héllo"})                                                        // 6 bytes
+	r.Add(chat.Chunk{Reasoning: "ééé"})                                                        // 6 bytes: 4 fit, 2 characters
+	r.Add(chat.Chunk{ToolCalls: []chat.ToolCallDelta{{Index: 0, Name: "f", Arguments: "{}"}}}) // nothing fits
+	if r.Content.String() != "héllo" || r.Reasoning.String() != "éé" || r.ToolCalls[0].Arguments != "" ||
+		r.Bytes() != 15 || r.ContentBytes != 6 || r.ReasoningBytes != 6 || r.ToolBytes != 3 {
+		t.Fatalf("kept %q %q %+v, counted %d (%d, %d, %d)", r.Content.String(), r.Reasoning.String(), r.ToolCalls, r.Bytes(),
+			r.ContentBytes, r.ReasoningBytes, r.ToolBytes)
+	}
+	var all chat.Result
+	for range 1000 {
+		all.Add(chat.Chunk{ToolCalls: []chat.ToolCallDelta{{Index: 3, Arguments: "ab"}}})
+	}
+	if got := all.ToolCalls[0].Arguments; got != strings.Repeat("ab", 1000) || !utf8.ValidString(got) {
+		t.Fatalf("arguments %d bytes", len(got))
+	}
+	// Past MaxToolCalls distinct indexes, the rest share the last number: the result holds no more calls.
+	for i := range chat.MaxToolCalls + 10 {
+		all.Add(chat.Chunk{ToolCalls: []chat.ToolCallDelta{{Index: 100 + i, Name: "g"}}})
+	}
+	if len(all.ToolCalls) != chat.MaxToolCalls {
+		t.Fatalf("%d tool calls, want %d", len(all.ToolCalls), chat.MaxToolCalls)
+	}
+}
