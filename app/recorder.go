@@ -44,10 +44,11 @@ func DefaultRecorderConfig() RecorderConfig {
 		MaxBackoff: 5 * time.Second, Linger: 20 * time.Millisecond, StoreContent: true}
 }
 
+// The refusals of a spool that cannot take more: each episode is logged once, when it starts and when it ends.
 var (
-	errSpoolFull = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_full", RetryAfter: 5 * time.Second,
+	errSpoolFull = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_full", RetryAfter: 5 * time.Second, Logged: true,
 		Msg: "the gateway cannot record more calls until its database catches up; try again shortly"}
-	errSpoolFailing = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_unavailable", RetryAfter: 5 * time.Second,
+	errSpoolFailing = &domain.Error{Kind: domain.KindUnavailable, Code: "spool_unavailable", RetryAfter: 5 * time.Second, Logged: true,
 		Msg: "the gateway cannot record calls: its spool refuses writes; try again shortly"}
 )
 
@@ -77,6 +78,7 @@ type Recorder struct {
 	collecting sync.Mutex // held by the writer that reads the next batch, through its wait and linger
 
 	failing atomic.Bool  // the spool's last append failed: Accepting refuses calls until one succeeds
+	full    atomic.Bool  // Accepting last found the spool full
 	probing sync.Mutex   // one probe of a failing spool at a time
 	held    atomic.Int64 // entries neither the spool nor the store has taken yet, each held by its call
 }
@@ -170,8 +172,15 @@ func (r *Recorder) Accepting() error {
 	if r.failing.Load() && !r.probe() {
 		return errSpoolFailing
 	}
-	if r.spool.Stats().Full() {
+	if st := r.spool.Stats(); st.Full() {
+		if r.full.CompareAndSwap(false, true) {
+			r.log.Warn("the spool is full: inference calls get 503 (spool_full) until the database takes what waits",
+				"records", st.Records, "bytes", st.Bytes, "max_bytes", st.MaxBytes)
+		}
 		return errSpoolFull
+	}
+	if r.full.Load() && r.full.CompareAndSwap(true, false) {
+		r.log.Info("the spool has room again: accepting inference calls")
 	}
 	return nil
 }

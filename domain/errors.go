@@ -74,6 +74,9 @@ type Error struct {
 	Meta map[string]any
 	// RetryAfter, when positive, tells the caller when to try again.
 	RetryAfter time.Duration
+	// Logged marks a failure that is logged where it arises, once per episode (a full spool, a database gone):
+	// each answer of it is logged at debug level only, not once a call.
+	Logged bool
 	// Err is the cause: logged, never sent to clients.
 	Err error
 }

@@ -83,13 +83,27 @@ func newChangeListener(db *gorm.DB, cfg gormstore.Config, caches *app.Caches, lo
 	return changeListener{Name: "change listener", Run: l.Run}, nil
 }
 
-// readiness is the database's health, with the depth of the spool of records not yet in it.
+// readiness is whether inference calls would be served: the recorder accepts them (its spool is neither full nor
+// refusing writes), and the database answers with a current schema; with the depth of the spool of records not
+// yet in it.
 type readiness struct {
 	*gormstore.Health
 	rec *app.Recorder
 }
 
 func newReadiness(h *gormstore.Health, rec *app.Recorder) readiness { return readiness{h, rec} }
+
+// Ready asks the recorder first: it answers at once, and a spool that fills while the database is away must say so
+// even while the database's check waits for its timeout.
+func (r readiness) Ready(ctx context.Context) error {
+	if err := r.rec.Accepting(); err != nil {
+		return err
+	}
+	if err := r.Health.Ready(ctx); err != nil {
+		return httpapi.ErrNotReady.Wrap(err)
+	}
+	return nil
+}
 
 func (r readiness) Details() map[string]any {
 	st := r.rec.Stats()

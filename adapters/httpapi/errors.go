@@ -32,7 +32,7 @@ func writeError(c *gin.Context, err error) {
 		// Headers are gone: the only honest signal left is to break the connection.
 		log.WarnContext(ctx, "response aborted mid-stream", "route", c.FullPath(), "err", err)
 		panic(http.ErrAbortHandler)
-	case status >= 500:
+	case status >= 500 && !de.Logged:
 		log.ErrorContext(ctx, "request failed", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)
 	default:
 		log.DebugContext(ctx, "request refused", "route", c.FullPath(), "status", status, "reason", de.Code, "err", err)

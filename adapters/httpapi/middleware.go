@@ -324,5 +324,3 @@ var (
 	errNoRoute  = domain.E(domain.KindNotFound, "route_not_found", "no such route")
 	errNoMethod = domain.E(domain.KindInvalid, "method_not_allowed", "method not allowed on this route")
 )
-
-var errNotReady = domain.E(domain.KindUnavailable, "not_ready", "not ready: the database is unreachable or not migrated").RetryIn(2 * time.Second)

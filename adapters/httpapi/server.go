@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -44,8 +43,9 @@ type Config struct {
 	H2C bool
 }
 
-// Readiness reports whether the server can do its work (database reachable, schema current), and details that
-// /readyz shows beside its status (the spool's depth).
+// Readiness reports whether the server can do its work — inference calls would be served: the spool takes
+// records, the database is reachable, its schema current — and details that /readyz shows beside its status (the
+// spool's depth).
 type Readiness interface {
 	Ready(ctx context.Context) error
 	Details() map[string]any
@@ -100,15 +100,7 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 	e.NoMethod(func(c *gin.Context) { respond(c, http.StatusMethodNotAllowed, errNoMethod) })
 
 	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
-	e.GET("/readyz", func(c *gin.Context) {
-		if err := ready.Ready(c.Request.Context()); err != nil {
-			writeError(c, errNotReady.Wrap(err))
-			return
-		}
-		body := gin.H{"status": "ready"}
-		maps.Copy(body, ready.Details())
-		c.JSON(http.StatusOK, body)
-	})
+	e.GET("/readyz", readyz(ready, log))
 	if me.Handler != nil && me.Addr == "" {
 		e.GET("/metrics", gin.WrapH(me.Handler))
 	}

@@ -49,7 +49,9 @@ type Config struct {
 	Dir string
 	// MaxBytes bounds the records not yet drained.
 	MaxBytes int64
-	// SegmentBytes is when a new segment file is started; drained segments are deleted whole.
+	// SegmentBytes is when a new segment file is started; drained segments are deleted whole, so the disk holds
+	// what is not drained and at most a segment more (and one record past it). 0 is a quarter of MaxBytes, from
+	// 64 KiB to 1 MiB (see segmentBytes).
 	SegmentBytes int64
 	// Sync waits for fsync (group commit) in Append.
 	Sync bool
@@ -181,7 +183,7 @@ func Open(cfg Config, log *slog.Logger) (*Spool, error) {
 		cfg.Now = time.Now
 	}
 	if cfg.SegmentBytes <= 0 {
-		cfg.SegmentBytes = 16 << 20
+		cfg.SegmentBytes = segmentBytes(cfg.MaxBytes)
 	}
 	if cfg.MemoryBytes <= 0 {
 		cfg.MemoryBytes = 16 << 20
@@ -226,6 +228,16 @@ func Open(cfg Config, log *slog.Logger) (*Spool, error) {
 			"records", s.records, "bytes", s.depth, "in_quarantine_already", len(s.kept))
 	}
 	return s, nil
+}
+
+// segmentBytes is the default size of a segment for a spool bounded at maxBytes: a quarter of it, from 64 KiB to
+// 1 MiB. Drained records are freed a segment at a time, so a segment is what the disk holds beyond the records
+// not yet drained: with 16 MiB segments a disk a few megabytes above the bound filled with records the database
+// already had, and every call was refused while nothing waited. A segment costs an open and a close when it
+// starts and an unlink when it is drained: at 1 MiB a gateway writing 2,500 records of a kilobyte a second starts
+// two or three a second.
+func segmentBytes(maxBytes int64) int64 {
+	return min(max(maxBytes/4, 64<<10), 1<<20)
 }
 
 // errCursor is a release cursor that is not where a record starts.

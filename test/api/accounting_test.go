@@ -24,6 +24,7 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
+	"github.com/switchboard-ai/switchboard/test/logsink"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
@@ -126,12 +127,15 @@ func TestOutageLosesNothing(t *testing.T) {
 }
 
 // TestSpoolFullRefusesBeforeUpstream: with the database stalled (the generations table locked) and the spool at
-// its bound, an inference call is a 503 with Retry-After before any upstream call; /readyz shows the spool's
-// depth once the database is back.
+// its bound, an inference call is a 503 with Retry-After before any upstream call, and so is /readyz, with the same
+// reason and the spool's depth, so that a load balancer stops sending calls; the episode is logged once, not once
+// a call. Once the database is back, /readyz is 200 with the spool's depth, and the episode's end is logged.
 func TestSpoolFullRefusesBeforeUpstream(t *testing.T) {
 	t.Parallel()
 	u := newUpstreams(t)
-	g := harness.Start(t, harness.WithConfig(u.config("openai")), harness.WithEnv("SWITCHBOARD_GENERATIONS_SPOOL_MAX_BYTES", "1"))
+	var logs logsink.Buffer
+	g := harness.Start(t, harness.WithConfig(u.config("openai")), harness.WithEnv("SWITCHBOARD_GENERATIONS_SPOOL_MAX_BYTES", "1"),
+		harness.WithLog(&logs))
 	key, _ := g.Key(t, nil)
 	if r := speak(t, g, key, nil); r.Status != 200 {
 		t.Fatalf("first call: %d %s", r.Status, r.Body)
@@ -157,11 +161,27 @@ func TestSpoolFullRefusesBeforeUpstream(t *testing.T) {
 		t.Fatalf("spool full: Retry-After %q, upstream calls %d -> %d (%v), want spool_full with Retry-After 5 before any",
 			r.Header.Get("Retry-After"), calls, u.openai.Calls(), e)
 	}
+	for range 5 {
+		harness.AssertError(t, speak(t, g, key, nil), 503)
+	}
+	ready := g.Do(t, "GET", "/readyz", "", nil)
+	if e := harness.AssertError(t, ready, 503); e["metadata"].(map[string]any)["reason"] != "spool_full" || e["metadata"].(map[string]any)["spool"] == nil {
+		t.Fatalf("readyz while calls are refused: %s", ready.Body)
+	}
 	tx.Rollback()
 	harness.Eventually(t, 10*time.Second, func() bool { return g.App.Recorder.Stats().Records == 0 })
-	ready := g.Do(t, "GET", "/readyz", "", nil)
+	ready = g.Do(t, "GET", "/readyz", "", nil)
 	if ready.Status != 200 || ready.JSON(t)["spool"] == nil {
 		t.Fatalf("readyz: %d %s", ready.Status, ready.Body)
+	}
+	if r := speak(t, g, key, nil); r.Status != 200 {
+		t.Fatalf("once the spool drained: %d %s", r.Status, r.Body)
+	}
+	out := logs.String()
+	if n := strings.Count(out, "the spool is full"); n != 1 || !strings.Contains(out, "the spool has room again") ||
+		strings.Count(out, "not ready: inference calls would be refused") != 1 || strings.Count(out, `"level":"ERROR"`) != 0 {
+		t.Fatalf("the episode logged %d times (want once, with its end), the readiness's once; errors: %d\n%s", n,
+			strings.Count(out, `"level":"ERROR"`), out)
 	}
 }
 
