@@ -209,3 +209,61 @@ func TestCancelledCallerIsNotAnOutage(t *testing.T) {
 		t.Fatalf("a cancelled request marked Redis down:\n%s", log.String())
 	}
 }
+
+// TestUnreachableCostsAtMostTheTimeout: a Redis that refuses connections, drops them or accepts and never answers
+// costs a rate-limited call at most redisrate.Timeout (250 ms) before the in-process limiter decides it — asked
+// again after each RetryEvery, every time. The bound asserted is twice that, for a loaded machine; the figures are
+// logged. Before, go-redis's dial retries (5, 100 ms apart) and a command's retry made a refusing Redis cost a call
+// 0.85 s.
+func TestUnreachableCostsAtMostTheTimeout(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		serve func(net.Conn) // what the fake does with each connection; nil: refuse them
+	}{
+		{"refuses connections", nil},
+		{"drops connections", func(c net.Conn) { _ = c.Close() }},
+		{"hangs", func(c net.Conn) { _, _ = io.Copy(io.Discard, c) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			addr := ln.Addr().String()
+			if tc.serve == nil {
+				_ = ln.Close() // nothing listens there now: connections are refused
+			} else {
+				t.Cleanup(func() { _ = ln.Close() })
+				go func() {
+					for {
+						c, err := ln.Accept()
+						if err != nil {
+							return
+						}
+						t.Cleanup(func() { _ = c.Close() })
+						go tc.serve(c)
+					}
+				}()
+			}
+			c := &clock{now: time.Now()}
+			l := replica(t, "redis://"+addr+"/0", c, io.Discard)
+			var worst time.Duration
+			for i := range 5 {
+				start := time.Now()
+				d := l.Allow(t.Context(), uuid.NewString(), 10)
+				took := time.Since(start)
+				worst = max(worst, took)
+				if !d.Allowed || d.Limit != 10 {
+					t.Fatalf("call %d: %+v; want the in-process limiter's decision", i, d)
+				}
+				c.advance(redisrate.RetryEvery) // the next call asks Redis again
+			}
+			t.Logf("MEASURED Redis that %s: the slowest of 5 calls that asked it took %v (bound %v)", tc.name, worst, redisrate.Timeout)
+			if worst > 2*redisrate.Timeout {
+				t.Fatalf("a call waited %v on a Redis that %s, want at most %v", worst, tc.name, redisrate.Timeout)
+			}
+		})
+	}
+}
