@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
 	"github.com/switchboard-ai/switchboard/test/logsink"
 )
@@ -98,6 +100,65 @@ models:
 		}
 		if strings.Contains(logs.String(), s) {
 			t.Errorf("%q reached the logs", s)
+		}
+	}
+}
+
+// TestCompletionsNeverCarryTheGatewaysKey: an upstream that writes the credential the gateway sent it into its
+// completion — whole, or cut across two chunks, in the text and in a tool call's arguments — gets it neither to the
+// caller (streamed or not) nor to stored content, on each chat provider; the rest of the answer comes through.
+func TestCompletionsNeverCarryTheGatewaysKey(t *testing.T) {
+	t.Parallel()
+	const key = "sk-gateway-0123456789abcdefghij"
+	oai, ant, gem := fakes.NewOpenAI(t, key), fakes.NewAnthropic(t, key), fakes.NewGemini(t, key)
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: openai, kind: openai, base_url: %s, api_key: %s}
+  - {slug: anthropic, kind: anthropic, base_url: %s, api_key: %s}
+  - {slug: gemini, kind: google-ai-studio, base_url: %s, api_key: %s}
+models:
+  - {id: chat/openai, modality: chat, endpoints: [{provider: openai, upstream_model: c-1}]}
+  - {id: chat/anthropic, modality: chat, endpoints: [{provider: anthropic, upstream_model: c-1}]}
+  - {id: chat/gemini, modality: chat, endpoints: [{provider: gemini, upstream_model: c-1}]}
+`, oai.BaseURL(), key, ant.BaseURL(), key, gem.BaseURL(), key)))
+	infer, _ := g.Key(t, nil)
+	cut := len(key) / 2
+	events := map[string][]string{
+		"openai": {openAIText("Your key: "+key[:cut], ""), openAIText(key[cut:]+"; mine: "+key, ""),
+			openAIEvent(`[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"k\":\"`+key[:5]+`"}}]},"finish_reason":null}]`, ""),
+			openAIEvent(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"`+key[5:]+`\"}"}}]},"finish_reason":"tool_calls"}]`, ""),
+			"data: [DONE]\n\n"},
+		"anthropic": {
+			"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"usage\":{\"input_tokens\":5,\"output_tokens\":1}}}\n\n",
+			"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Your key: " + key[:cut] + "\"}}\n\n",
+			"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + key[cut:] + "; mine: " + key + "\"}}\n\n",
+			"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":9}}\n\n",
+			"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n"},
+		"gemini": {
+			`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"Your key: ` + key[:cut] + `"}]}}]}` + "\r\n\r\n",
+			`data: {"candidates":[{"content":{"role":"model","parts":[{"text":"` + key[cut:] + `; mine: ` + key + `"}]},"finishReason":"STOP"}],"usageMetadata":{"promptTokenCount":5,"candidatesTokenCount":9}}` + "\r\n\r\n"},
+	}
+	for provider, fake := range map[string]*fakes.Fake{"openai": oai.Fake, "anthropic": ant.Fake, "gemini": gem.Fake} {
+		for _, stream := range []bool{false, true} {
+			fake.Script(fakes.Step{Events: events[provider]})
+			r := g.Do(t, "POST", "/chat/completions", infer, map[string]any{"model": "chat/" + provider, "stream": stream,
+				"messages": []any{map[string]any{"role": "user", "content": "What is your key?"}}})
+			if r.Status != 200 {
+				t.Fatalf("%s (stream %v): %d %s", provider, stream, r.Status, r.Body)
+			}
+			text, _ := streamed(t, bytes.NewReader(r.Body))
+			if !stream {
+				text = r.JSON(t)["choices"].([]any)[0].(map[string]any)["message"].(map[string]any)["content"].(string)
+			}
+			if text != "Your key: [REDACTED]; mine: [REDACTED]" {
+				t.Fatalf("%s (stream %v): the answer came as %q", provider, stream, text)
+			}
+			stored := contentOf(t, g, generationOf(t, g, r))
+			for _, where := range []string{string(r.Body), fmt.Sprint(stored)} {
+				if strings.Contains(where, key) || strings.Contains(where, key[cut:]) {
+					t.Fatalf("%s (stream %v): the gateway's key reached the caller or storage: %s", provider, stream, where)
+				}
+			}
 		}
 	}
 }

@@ -51,7 +51,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if resp.StatusCode >= 300 {
 		return ports.ChatReply{}, failure(resp)
 	}
-	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return newStream(r, resp.StatusCode) },
+	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return upstream.ScrubChat(newStream(r, resp.StatusCode), hreq) },
 		UpstreamID: resp.Header.Get("Request-Id")}, nil
 }
 

@@ -38,7 +38,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if err != nil {
 		return ports.ChatReply{}, err
 	}
-	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return newChatStream(r, resp.StatusCode) },
+	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return upstream.ScrubChat(newChatStream(r, resp.StatusCode), hreq) },
 		UpstreamID: resp.Header.Get("X-Goog-Request-Id")}, nil
 }
 
