@@ -31,14 +31,19 @@ import (
 // This file is what the command line calls: cmd imports only this package, and every operation it offers is a
 // function or an Admin method here, with plain arguments, over the same use cases the HTTP API runs.
 
-// NewLogger is the gateway's logger: text or JSON as configured, with each request's id on its lines.
+// NewLogger is the gateway's logger: text or JSON as configured, with each request's id on its lines. It becomes
+// the process's default (slog.SetDefault), so that what a library logs through the standard log package comes out
+// in the same format: go-redis (redis.SetLogger, newRateLimiter), GORM (gormstore's logger), net/http's servers
+// (their ErrorLog) and OpenTelemetry (its error handler) are routed to it each by name.
 func NewLogger(cfg LogConfig, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.Level}
 	var h slog.Handler = slog.NewTextHandler(w, opts)
 	if cfg.Format == "json" {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(httpapi.LogHandler(h))
+	l := slog.New(httpapi.LogHandler(h))
+	slog.SetDefault(l)
+	return l
 }
 
 // DescribeDatabase names the configured database for an operator, without its password.

@@ -173,6 +173,7 @@ type fileConfig struct {
 	Tracing struct {
 		Enabled             bool `yaml:"enabled"`
 		TrustCallerSampling bool `yaml:"trust_caller_sampling"`
+		TrustCallerState    bool `yaml:"trust_caller_state"`
 	} `yaml:"tracing"`
 }
 
@@ -687,7 +688,8 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		}
 	}
 	cfg.Metrics = MetricsConfig{Enabled: f.Metrics.Enabled, Addr: f.Metrics.Addr}
-	cfg.Tracing = TracingConfig{Enabled: f.Tracing.Enabled, TrustCallerSampling: f.Tracing.TrustCallerSampling}
+	cfg.Tracing = TracingConfig{Enabled: f.Tracing.Enabled, TrustCallerSampling: f.Tracing.TrustCallerSampling,
+		TrustCallerState: f.Tracing.TrustCallerState}
 	return cfg, nil
 }
 

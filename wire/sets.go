@@ -226,6 +226,7 @@ func newRateLimiter(ctx context.Context, cfg RedisConfig, env app.Env, log *slog
 	if err != nil {
 		return nil, nil, fmt.Errorf("redis.url: %w", err)
 	}
+	redis.SetLogger(redisrate.NewLogger(log)) // the process's: go-redis's lines in the configured format
 	client := redis.NewClient(opts)
 	if err := redisrate.Ping(ctx, client); err != nil {
 		log.Warn("Redis is unreachable at startup: rate limits hold per replica until it answers", "addr", opts.Addr, "err", err)

@@ -36,6 +36,9 @@ type TracingConfig struct {
 	// TrustCallerSampling (tracing.trust_caller_sampling) lets the sampled flag of a caller's traceparent decide
 	// whether its request is traced, as OpenTelemetry's parent-based samplers do.
 	TrustCallerSampling bool
+	// TrustCallerState (tracing.trust_caller_state) keeps a caller's tracestate on the spans its request makes,
+	// and so exports it: by default it is dropped, as a caller's text the operator has not chosen to trust.
+	TrustCallerState bool
 	// Sampler and SamplerArg are OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, read with the configuration.
 	Sampler, SamplerArg string
 	// Exporter, when set, receives the spans instead of the OTLP exporter: tests pass an in-memory one.
@@ -85,7 +88,8 @@ func (c TracingConfig) sampler() (sdktrace.Sampler, error) {
 
 // ownDecision decides a span under a caller's span as root decides the first span of a trace of the gateway's
 // own: on a trace id of its own drawing, since a ratio decides by the trace id, and the caller's is the caller's
-// choice (one whose last eight bytes are zero passes every ratio but 0). The span keeps the caller's trace id and state.
+// choice (one whose last eight bytes are zero passes every ratio but 0). The span keeps the caller's trace id (and its
+// tracestate when TrustCallerState).
 type ownDecision struct{ root sdktrace.Sampler }
 
 func (o ownDecision) ShouldSample(p sdktrace.SamplingParameters) sdktrace.SamplingResult {
@@ -125,7 +129,8 @@ func newTracing(ctx context.Context, cfg TracingConfig, log *slog.Logger) (httpa
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) { log.Warn("tracing", "err", err) }))
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
 	t := httpapi.Tracing{Provider: tp,
-		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{})}
+		Propagator: propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}),
+		TrustState: cfg.TrustCallerState}
 	return t, func() {
 		flush, cancel := context.WithTimeout(context.WithoutCancel(ctx), flushTimeout)
 		defer cancel()

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"gorm.io/driver/postgres"
@@ -37,6 +38,7 @@ const (
 // never answers would otherwise hold start-up, SIGTERM included, forever (GORM's own ping has no context). The
 // cleanup closes the pool.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (*gorm.DB, func(), error) {
+	noParamsInRecordedSQL.Do(func() { logger.RecorderParamsFilter = gormLogger{}.ParamsFilter })
 	dialector, maxConns, err := dialectorFor(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -92,6 +94,12 @@ func dialectorFor(cfg Config) (gorm.Dialector, int, error) {
 	}
 	return nil, 0, errors.New("database.url: must start with postgres:// or sqlite:")
 }
+
+// noParamsInRecordedSQL keeps the values of a statement run by Scan (or Row, Pluck...) out of the SQL its Trace
+// is given: GORM records such a statement with a logger of its own whose parameter filter is this package
+// variable of GORM's (the process's), and by default inlines every value, so a debug line of GET /keys carried
+// every listed key's hash.
+var noParamsInRecordedSQL sync.Once
 
 // gormLogger sends GORM's reports to slog without query parameters, so no stored content or key material
 // reaches a log. Slow queries are warnings; errors are left to the caller, who knows whether they matter.

@@ -167,7 +167,9 @@ func loggerOf(c *gin.Context) *slog.Logger {
 	return slog.Default()
 }
 
-// accessLog writes one line per request. It never logs headers, so no key reaches a log.
+// accessLog writes one line per request. It never logs headers or queries, and a path's segments that may be a
+// key or a key's hash (GET /keys/{hash}, a key pasted into a URL) are logged as [REDACTED]: no key, nor its hash,
+// reaches a log.
 func accessLog(log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -179,12 +181,42 @@ func accessLog(log *slog.Logger) gin.HandlerFunc {
 		}
 		log.LogAttrs(ctx, slog.LevelInfo, "request",
 			slog.String("method", c.Request.Method),
-			slog.String("path", c.Request.URL.Path),
+			slog.String("path", loggedPath(c.Request.URL.Path)),
 			slog.Int("status", c.Writer.Status()),
 			slog.Int("bytes", c.Writer.Size()),
 			slog.Duration("elapsed", time.Since(start)),
 		)
 	}
+}
+
+// loggedPath is path with each segment that may be a key (account.KeyPrefix, or any "sk-") or a key's hash (a run
+// of 32 or more hexadecimal digits) replaced by [REDACTED]; path itself, with no copy, when it has none.
+func loggedPath(path string) string {
+	if !strings.Contains(path, "sk-") && !hexRun(path) {
+		return path
+	}
+	segs := strings.Split(path, "/")
+	for i, s := range segs {
+		if strings.Contains(s, "sk-") || hexRun(s) {
+			segs[i] = "[REDACTED]"
+		}
+	}
+	return strings.Join(segs, "/")
+}
+
+// hexRun reports whether s holds 32 or more hexadecimal digits in a row.
+func hexRun(s string) bool {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' {
+			if n++; n >= 32 {
+				return true
+			}
+		} else {
+			n = 0
+		}
+	}
+	return false
 }
 
 // recovery turns a panic into a 500 in the envelope, or, when the response has begun, an aborted connection.

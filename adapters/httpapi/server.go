@@ -291,7 +291,7 @@ func (s *Server) serveAside(setting, addr string, h http.Handler, path string) (
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(serverErrors{s.log}, "", 0)}
 	go func() { _ = srv.Serve(ln) }()
 	s.log.Info("serving "+path, "addr", ln.Addr().String(), "setting", setting)
 	return func() { _ = srv.Close() }, nil

@@ -13,6 +13,10 @@ import (
 type Tracing struct {
 	Provider   trace.TracerProvider
 	Propagator propagation.TextMapPropagator
+	// TrustState keeps a caller's tracestate (W3C) on the request's span, which exports it; otherwise the span
+	// continues the caller's trace without it: the caller's text reaches the trace backend only when the
+	// operator trusts its callers' trace context.
+	TrustState bool
 }
 
 // traceRequests starts each request's server span, named by its route pattern, with the request and generation
@@ -21,6 +25,9 @@ func traceRequests(t Tracing) gin.HandlerFunc {
 	tracer := t.Provider.Tracer("github.com/switchboard-ai/switchboard/adapters/httpapi")
 	return func(c *gin.Context) {
 		ctx := t.Propagator.Extract(c.Request.Context(), propagation.HeaderCarrier(c.Request.Header))
+		if sc := trace.SpanContextFromContext(ctx); !t.TrustState && sc.TraceState().Len() > 0 {
+			ctx = trace.ContextWithRemoteSpanContext(ctx, sc.WithTraceState(trace.TraceState{}))
+		}
 		route := c.FullPath()
 		name := c.Request.Method + " " + route
 		if route == "" {

@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -123,4 +124,21 @@ func Ping(ctx context.Context, client *redis.Client) error {
 		return fmt.Errorf("ping redis: %w", err)
 	}
 	return nil
+}
+
+// Logger is go-redis's logger (redis.SetLogger, for the process) writing through a slog.Logger, in the gateway's
+// format, where go-redis wrote plain-text lines of its own to stderr. Its failures to dial are at debug level: they
+// come once a call that asks Redis during an outage, which the limiter logs once itself; anything else it says is a
+// warning.
+type Logger struct{ log *slog.Logger }
+
+func NewLogger(log *slog.Logger) Logger { return Logger{log} }
+
+func (l Logger) Printf(ctx context.Context, format string, v ...any) {
+	msg := fmt.Sprintf(format, v...)
+	level := slog.LevelWarn
+	if strings.Contains(msg, "failed to dial") {
+		level = slog.LevelDebug
+	}
+	l.log.Log(ctx, level, msg, "source", "go-redis")
 }

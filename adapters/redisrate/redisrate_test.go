@@ -2,6 +2,7 @@ package redisrate_test
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -265,5 +266,27 @@ func TestUnreachableCostsAtMostTheTimeout(t *testing.T) {
 				t.Fatalf("a call waited %v on a Redis that %s, want at most %v", worst, tc.name, redisrate.Timeout)
 			}
 		})
+	}
+}
+
+// TestGoRedisLogsInTheGatewaysFormat: what go-redis says itself (here, that it failed to dial during an outage)
+// comes through the gateway's logger, in its format, where go-redis wrote plain-text lines to stderr; its failures
+// to dial at debug level, as the limiter warns of the outage once itself.
+func TestGoRedisLogsInTheGatewaysFormat(t *testing.T) {
+	var log logsink.Buffer
+	redis.SetLogger(redisrate.NewLogger(slog.New(slog.NewJSONHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	c := &clock{now: time.Now()}
+	replica(t, "redis://"+addr+"/0", c, io.Discard).Allow(t.Context(), uuid.NewString(), 10)
+	line, _, _ := strings.Cut(log.String(), "\n")
+	var got struct{ Level, Msg, Source string }
+	if err := json.Unmarshal([]byte(line), &got); err != nil || got.Level != "DEBUG" || got.Source != "go-redis" ||
+		!strings.Contains(got.Msg, "failed to dial") {
+		t.Fatalf("go-redis logged %q (%v); want a JSON line at debug level from go-redis", log.String(), err)
 	}
 }

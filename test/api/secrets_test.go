@@ -15,24 +15,44 @@ import (
 	"github.com/switchboard-ai/switchboard/test/logsink"
 )
 
-// TestNoSecretInLogs drives every kind of request, at debug level, and checks no key appears in the logs.
+// TestNoSecretInLogs drives every kind of request, at debug level, and checks that no key, no key's hash, no
+// provider key and no prompt appears in the logs — SQL is logged with placeholders only (a GET /keys logged its
+// usage query with every listed key's hash inlined), a path that holds a hash or a key is logged redacted — and
+// that every line is in the configured format (JSON here).
 func TestNoSecretInLogs(t *testing.T) {
 	t.Parallel()
 	var logs logsink.Buffer
-	g := harness.Start(t, harness.WithLog(&logs))
+	u := newUpstreams(t)
+	g := harness.Start(t, harness.WithLog(&logs), harness.WithConfig(u.config("openai")))
 	secret, hash := g.Key(t, nil)
+	_, otherHash := g.Key(t, nil)
+	const prompt = "a prompt nobody else may read"
 	g.Do(t, "GET", "/key", secret, nil)
 	g.Do(t, "GET", "/keys", secret, nil)
+	g.Do(t, "GET", "/keys", g.Admin, nil)
 	g.Do(t, "GET", "/keys/"+hash, g.Admin, nil)
 	g.Do(t, "PATCH", "/keys/"+hash, g.Admin, `{"name":`)
+	g.Do(t, "PATCH", "/keys/"+otherHash, g.Admin, `{"name":"renamed"}`)
+	g.Do(t, "GET", "/keys/"+hash+"/nothing", g.Admin, nil)
+	g.Do(t, "GET", "/"+secret, "", nil)
 	g.Do(t, "GET", "/keys", "sk-sb-v1-wrong-secret-value", nil)
-	out := logs.String()
-	if !strings.Contains(out, `"request_id"`) {
-		t.Fatalf("no request logs captured: %q", out)
+	if r := speak(t, g, secret, map[string]any{"input": prompt}); r.Status != 200 {
+		t.Fatalf("speech: %d %s", r.Status, r.Body)
 	}
-	for _, s := range []string{secret, g.Admin, "sk-sb-v1-wrong-secret-value", secret[len(secret)-20:]} {
+	generationOf(t, g, speak(t, g, secret, map[string]any{"input": prompt}))
+	out := logs.String()
+	if !strings.Contains(out, `"request_id"`) || !strings.Contains(out, `"msg":"query"`) {
+		t.Fatalf("no request or query logs captured: %q", out)
+	}
+	for _, s := range []string{secret, g.Admin, "sk-sb-v1-wrong-secret-value", secret[len(secret)-20:], hash, otherHash,
+		hash[:32], "sk-up", prompt} {
 		if strings.Contains(out, s) {
-			t.Fatalf("a key reached the logs: %q", s)
+			t.Fatalf("%q reached the logs", s)
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("a log line not in the configured format (JSON): %q", line)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,4 +126,36 @@ func names(spans tracetest.SpanStubs) []string {
 		out = append(out, s.Name+" "+s.SpanContext.TraceID().String()[:8])
 	}
 	return out
+}
+
+// TestTracestateOnlyWhenTrusted: a caller's tracestate is the caller's text, and is exported on the spans of its
+// request only when the operator trusts its callers' trace context (tracing.trust_caller_state); the spans
+// continue the caller's trace either way.
+func TestTracestateOnlyWhenTrusted(t *testing.T) {
+	t.Parallel()
+	const traceID = "4bf92f3577b34da6a3ce929d0e0736ab"
+	for _, trusted := range []bool{false, true} {
+		u := newUpstreams(t)
+		spans := tracetest.NewInMemoryExporter()
+		g := harness.Start(t, harness.WithConfig(u.configWith(fmt.Sprintf("tracing: {trust_caller_state: %v}", trusted), "openai")),
+			harness.WithSpans(keep{spans}))
+		key, _ := g.Key(t, nil)
+		if r := speak(t, g, key, nil, "traceparent", "00-"+traceID+"-00f067aa0ba902b7-01", "tracestate", "vendor=caller-said-this"); r.Status != 200 {
+			t.Fatalf("speech: %d %s", r.Status, r.Body)
+		}
+		g.Stop()
+		inTrace, withState := 0, 0
+		for _, s := range spans.GetSpans() {
+			if s.SpanContext.TraceID().String() == traceID {
+				inTrace++
+			}
+			if strings.Contains(s.SpanContext.TraceState().String(), "caller-said-this") ||
+				strings.Contains(s.Parent.TraceState().String(), "caller-said-this") {
+				withState++
+			}
+		}
+		if inTrace == 0 || trusted != (withState > 0) {
+			t.Fatalf("trusted %v: %d spans in the caller's trace, %d carrying its tracestate", trusted, inTrace, withState)
+		}
+	}
 }
