@@ -10,11 +10,22 @@ import (
 )
 
 var (
-	errNoCredits = domain.E(domain.KindPaymentRequired, "insufficient_credits",
-		"the organization has no credits left; top up with `switchboard credits add USD`").With("limit_source", "credits")
-	errKeyLimit = domain.E(domain.KindPaymentRequired, "key_limit_reached",
-		"this key has reached its spending limit for the current period").With("limit_source", "key_limit")
+	errNoCredits = domain.E(domain.KindPaymentRequired, "insufficient_credits", "").With("limit_source", "credits")
+	errKeyLimit  = domain.E(domain.KindPaymentRequired, "key_limit_reached", "").With("limit_source", "key_limit")
 )
+
+// period names a key limit's window in a refusal.
+func period(i domain.Interval) string {
+	switch i {
+	case domain.IntervalDaily:
+		return " for the current day"
+	case domain.IntervalWeekly:
+		return " for the current week"
+	case domain.IntervalMonthly:
+		return " for the current month"
+	}
+	return ""
+}
 
 // CreditsEnabled turns the organization's credit balance on.
 type CreditsEnabled bool
@@ -59,21 +70,23 @@ func (b *Billing) reserve(ctx context.Context, by account.Principal, a ports.Adm
 	now := b.env.Now()
 	expires := now.Add(a.Hold)
 	if by.Limit != nil {
-		ok, err := b.usage.ReserveUsage(ctx, a.ID, by.KeyHash, by.LimitReset.Start(now), *by.Limit, estimate, now, expires)
+		res, err := b.usage.ReserveUsage(ctx, a.ID, by.KeyHash, by.LimitReset.Start(now), *by.Limit, estimate, now, expires)
 		if err != nil {
 			return fmt.Errorf("reserve key limit: %w", err)
 		}
-		if !ok {
-			return errKeyLimit
+		if !res.Held {
+			return domain.CannotHold(errKeyLimit, fmt.Sprintf("this key's limit of $%s%s", by.Limit.Decimal(), period(by.LimitReset)),
+				estimate, res.Left)
 		}
 	}
 	if b.enabled {
-		ok, err := b.credits.ReserveCredits(ctx, a.ID, estimate, now, expires)
+		res, err := b.credits.ReserveCredits(ctx, a.ID, estimate, now, expires)
 		if err != nil {
 			return fmt.Errorf("reserve credits: %w", err)
 		}
-		if !ok {
-			return errNoCredits
+		if !res.Held {
+			e := domain.CannotHold(errNoCredits, "the organization's credits", estimate, res.Left)
+			return e.WithMsg(e.Msg + "; top up with `switchboard credits add USD`")
 		}
 	}
 	return nil

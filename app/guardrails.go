@@ -240,13 +240,13 @@ func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Ad
 			continue
 		}
 		h := guardrail.Hold{ID: g.env.NewID(), GuardrailID: r.ID, Window: r.ResetInterval.Start(now), Amount: estimate}
-		ok, err := g.budgets.Reserve(ctx, h, *r.LimitUSD, now, now.Add(a.Hold))
-		if err != nil || !ok {
+		res, err := g.budgets.Reserve(ctx, h, *r.LimitUSD, now, now.Add(a.Hold))
+		if err != nil || !res.Held {
 			g.Settle(ctx, out.Holds, 0)
 			if err != nil {
 				return ports.Admitted{}, fmt.Errorf("reserve guardrail budget: %w", err)
 			}
-			return ports.Admitted{}, r.BudgetRefusal(h.Window)
+			return ports.Admitted{}, r.BudgetRefusal(h.Window, estimate, res.Left)
 		}
 		out.Holds = append(out.Holds, h)
 	}

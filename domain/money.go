@@ -27,6 +27,31 @@ func Within(limit Micros, amounts ...Micros) bool {
 	return true
 }
 
+// CannotHold is the refusal of a call whose worst case (estimate) does not fit in what a budget has left: a 402 or
+// 403 that says so, with both amounts in its message and its metadata (estimate_usd, remaining_usd), where a
+// refusal that read "the limit is reached" puzzled a caller who had spent $0.002 of $1. budget names it ("this
+// key's limit of $1 for the current month").
+func CannotHold(base *Error, budget string, estimate, left Micros) *Error {
+	return base.WithMsg(fmt.Sprintf("%s cannot hold this call: it may cost up to $%s (its worst case, reserved before "+
+		"the call), and $%s is left (what was spent and what calls in flight hold count against it)", budget,
+		estimate.Decimal(), left.Decimal())).With("estimate_usd", estimate.USD()).With("remaining_usd", left.USD())
+}
+
+// USD is the amount in dollars, for a number in a message's metadata (amounts are exact in Micros).
+func (m Micros) USD() float64 { return float64(m) / float64(MicrosPerUSD) }
+
+// Left is what limit leaves once amounts, each non-negative, are taken from it: 0 when they reach it (never a sum
+// that wraps around, as Within).
+func Left(limit Micros, amounts ...Micros) Micros {
+	for _, a := range amounts {
+		if a >= limit {
+			return 0
+		}
+		limit -= a
+	}
+	return limit
+}
+
 // ParseUSD reads a decimal dollar amount such as "12", "0.6" or "1e-3" exactly to the micro-dollar.
 // More than six decimals, negative amounts and non-numbers are errors.
 func ParseUSD(s string) (Micros, error) {

@@ -97,3 +97,23 @@ func TestMicrosMulDiv(t *testing.T) {
 		}
 	}
 }
+
+// TestLeft: what a limit leaves once amounts are taken, never below 0 and never wrapping around.
+func TestLeft(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		limit   domain.Micros
+		amounts []domain.Micros
+		want    domain.Micros
+	}{
+		{1_000_000, []domain.Micros{3}, 999_997},
+		{1_000, []domain.Micros{600, 400}, 0},
+		{1_000, []domain.Micros{600, 500}, 0},
+		{1_000, []domain.Micros{math.MaxInt64, math.MaxInt64}, 0},
+		{1_000, nil, 1_000},
+	} {
+		if got := domain.Left(tt.limit, tt.amounts...); got != tt.want {
+			t.Errorf("Left(%d, %v) = %d, want %d", tt.limit, tt.amounts, got, tt.want)
+		}
+	}
+}

@@ -44,7 +44,7 @@ type UsageStore interface {
 	AddUsage(ctx context.Context, hash string, at time.Time, amount domain.Micros) error
 	// ReserveUsage holds amount (until expires, or until the call's generation entry is written) against the
 	// key's limit, when its usage on days from since plus the holds in flight plus amount stay within limit.
-	ReserveUsage(ctx context.Context, id, hash string, since time.Time, limit, amount domain.Micros, now, expires time.Time) (bool, error)
+	ReserveUsage(ctx context.Context, id, hash string, since time.Time, limit, amount domain.Micros, now, expires time.Time) (Reservation, error)
 }
 
 type MemberStore interface {

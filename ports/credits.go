@@ -13,7 +13,7 @@ type CreditStore interface {
 	AddCredits(ctx context.Context, amount domain.Micros) error
 	// ReserveCredits holds amount (until expires, or until the call's generation entry is written) when what was
 	// used plus the holds in flight plus amount stay within what was added.
-	ReserveCredits(ctx context.Context, id string, amount domain.Micros, now, expires time.Time) (bool, error)
+	ReserveCredits(ctx context.Context, id string, amount domain.Micros, now, expires time.Time) (Reservation, error)
 }
 
 // CreditService reads and tops up the balance.

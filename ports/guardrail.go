@@ -53,9 +53,9 @@ type AssignmentStore interface {
 
 // BudgetStore holds each guardrail's spend per window, and the reservations of calls in flight.
 type BudgetStore interface {
-	// Reserve atomically records a hold of amount when spent plus live holds plus amount stays within limit;
-	// it reports whether it did. Holds past expires no longer count (a crashed gateway's calls).
-	Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (bool, error)
+	// Reserve atomically records a hold of amount when spent plus live holds plus amount stays within limit,
+	// and says whether it did, or what was left. Holds past expires no longer count (a crashed gateway's calls).
+	Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (Reservation, error)
 	// Settle releases the hold and adds actual to the window's spend.
 	Settle(ctx context.Context, h guardrail.Hold, actual domain.Micros) error
 	// Spent is the settled spend of a guardrail in a window.

@@ -3,6 +3,8 @@ package gormstore
 import (
 	"context"
 	"sync"
+
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // maxBatch bounds the reservations one transaction takes (a multi-row INSERT of 4 parameters a row).
@@ -22,15 +24,15 @@ type batches[R any] struct {
 // pending is one reservation: the request, then its answer. batch is set on the one that runs the transaction.
 type pending[R any] struct {
 	req   R
-	ok    bool
+	res   ports.Reservation
 	err   error
 	batch []*pending[R]
 	done  chan struct{}
 }
 
 // do runs req through run with the other reservations on budget waiting at the time, and returns req's answer.
-// run sets ok (or err) on each; it runs without the caller's cancellation, since it answers for several callers.
-func (b *batches[R]) do(ctx context.Context, budget string, req R, run func(context.Context, []*pending[R])) (bool, error) {
+// run sets res (or err) on each; it runs without the caller's cancellation, since it answers for several callers.
+func (b *batches[R]) do(ctx context.Context, budget string, req R, run func(context.Context, []*pending[R])) (ports.Reservation, error) {
 	p := &pending[R]{req: req, done: make(chan struct{})}
 	b.mu.Lock()
 	if q, running := b.queues[budget]; running {
@@ -38,7 +40,7 @@ func (b *batches[R]) do(ctx context.Context, budget string, req R, run func(cont
 		b.mu.Unlock()
 		<-p.done
 		if p.batch == nil {
-			return p.ok, p.err
+			return p.res, p.err
 		}
 	} else {
 		if b.queues == nil {
@@ -66,5 +68,5 @@ func (b *batches[R]) do(ctx context.Context, budget string, req R, run func(cont
 			close(o.done)
 		}
 	}
-	return p.ok, p.err
+	return p.res, p.err
 }

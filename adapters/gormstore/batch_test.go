@@ -19,7 +19,7 @@ func TestBatchesGroupWaiting(t *testing.T) {
 		var reqs []int
 		for _, p := range batch {
 			reqs = append(reqs, p.req)
-			p.ok = p.req%2 == 0
+			p.res.Held = p.req%2 == 0
 			if p.req == 3 {
 				p.err = fmt.Errorf("call %d failed", p.req)
 			}
@@ -38,7 +38,7 @@ func TestBatchesGroupWaiting(t *testing.T) {
 	}
 
 	first := make(chan bool)
-	go func() { ok, _ := b.do(context.Background(), "credits", 0, run); first <- ok }()
+	go func() { res, _ := b.do(context.Background(), "credits", 0, run); first <- res.Held }()
 	for !started(&mu, &runs) {
 		runtime.Gosched()
 	}
@@ -49,13 +49,13 @@ func TestBatchesGroupWaiting(t *testing.T) {
 	answers := make([]chan answer, 5)
 	for i := 1; i < 5; i++ {
 		answers[i] = make(chan answer, 1)
-		go func() { ok, err := b.do(context.Background(), "credits", i, run); answers[i] <- answer{ok, err} }()
+		go func() { res, err := b.do(context.Background(), "credits", i, run); answers[i] <- answer{res.Held, err} }()
 		for queued("credits") < i {
 			runtime.Gosched()
 		}
 	}
-	if ok, err := b.do(context.Background(), "a key", 10, run); !ok || err != nil {
-		t.Fatalf("another budget: %v %v", ok, err)
+	if res, err := b.do(context.Background(), "a key", 10, run); !res.Held || err != nil {
+		t.Fatalf("another budget: %+v %v", res, err)
 	}
 	close(release)
 	if !<-first {

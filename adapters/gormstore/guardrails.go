@@ -370,9 +370,9 @@ func missing(want, found []string) []string {
 	return out
 }
 
-func (s *GuardrailStore) Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (bool, error) {
+func (s *GuardrailStore) Reserve(ctx context.Context, h guardrail.Hold, limit domain.Micros, now, expires time.Time) (ports.Reservation, error) {
 	window := h.Window.UTC().Format(dayLayout)
-	ok := false
+	var res ports.Reservation
 	err := transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
 		if _, err := tx.exec(ctx, `INSERT INTO guardrail_budgets (guardrail_id, window_start, spent_micros) VALUES (?, ?, 0)
 			ON CONFLICT (guardrail_id, window_start) DO NOTHING`, h.GuardrailID, window); err != nil {
@@ -391,16 +391,20 @@ func (s *GuardrailStore) Reserve(ctx context.Context, h guardrail.Hold, limit do
 			return fmt.Errorf("sum budget and holds: %w", err)
 		}
 		if !domain.Within(limit, domain.Micros(committed), h.Amount) {
+			res.Left = domain.Left(limit, domain.Micros(committed))
 			return nil
 		}
 		if _, err := tx.exec(ctx, "INSERT INTO guardrail_holds (id, guardrail_id, window_start, amount_micros, expires_at) VALUES (?, ?, ?, ?, ?)",
 			h.ID, h.GuardrailID, window, int64(h.Amount), expires.UTC()); err != nil {
 			return fmt.Errorf("insert hold: %w", err)
 		}
-		ok = true
+		res.Held = true
 		return nil
 	})
-	return ok, err
+	if err != nil {
+		return ports.Reservation{}, err
+	}
+	return res, nil
 }
 
 func (s *GuardrailStore) Settle(ctx context.Context, h guardrail.Hold, actual domain.Micros) error {

@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // lockBudget takes the lock that serialises reservations on one budget, whose row is table's where, until the
@@ -47,15 +48,18 @@ type hold struct {
 	now, expires  time.Time
 }
 
-// admit decides a batch in its order: a hold that fits, told what the holds admitted before it in the batch take,
-// is admitted. It returns the holds admitted.
-func admit(batch []*pending[hold], fits func(h hold, taken domain.Micros) bool) []hold {
+// admit decides a batch in its order against a budget of which committed is spent or held: a hold that fits
+// within its limit (limit says which), with what the holds admitted before it in the batch take, is admitted, and
+// one that does not is told what was left. It returns the holds admitted.
+func admit(batch []*pending[hold], limit func(h hold) domain.Micros, committed domain.Micros) []hold {
 	var taken domain.Micros
 	var out []hold
 	for _, p := range batch {
-		if fits(p.req, taken) {
-			p.ok, taken = true, taken+p.req.amount
+		if l := limit(p.req); domain.Within(l, committed, taken, p.req.amount) {
+			p.res.Held, taken = true, taken+p.req.amount
 			out = append(out, p.req)
+		} else {
+			p.res.Left = domain.Left(l, committed, taken)
 		}
 	}
 	return out
@@ -78,7 +82,7 @@ func settle(batch []*pending[hold], err error) {
 		return
 	}
 	for _, p := range batch {
-		p.ok, p.err = false, err
+		p.res, p.err = ports.Reservation{}, err
 	}
 }
 
@@ -115,7 +119,7 @@ func insertHolds(ctx context.Context, tx *txStatements, table, key string, holds
 // amount stay within limit; false when they would not. Reservations on one key (and period) arriving together
 // share a transaction (see batches).
 func (s *AccountStore) ReserveUsage(ctx context.Context, id, hash string, since time.Time, limit, amount domain.Micros,
-	now, expires time.Time) (bool, error) {
+	now, expires time.Time) (ports.Reservation, error) {
 	day := since.UTC().Format(dayLayout)
 	return s.reservations.do(ctx, hash+" "+day, hold{id: id, limit: limit, amount: amount, now: now, expires: expires},
 		func(ctx context.Context, batch []*pending[hold]) {
@@ -136,9 +140,7 @@ func (s *AccountStore) reserveUsage(ctx context.Context, hash, day string, batch
 			hash, day, hash, now).Scan(&committed); err != nil {
 			return fmt.Errorf("sum key usage and holds: %w", err)
 		}
-		holds := admit(batch, func(h hold, taken domain.Micros) bool {
-			return domain.Within(h.limit, domain.Micros(committed), taken, h.amount)
-		})
+		holds := admit(batch, func(h hold) domain.Micros { return h.limit }, domain.Micros(committed))
 		if len(holds) == 0 {
 			return nil
 		}
@@ -152,7 +154,7 @@ func (s *AccountStore) reserveUsage(ctx context.Context, hash, day string, batch
 // ReserveCredits holds amount against the organization's credits when what was used, the holds in flight and
 // amount stay within what was added; false when they would not. Reservations arriving together share a
 // transaction (see batches).
-func (s *CreditStore) ReserveCredits(ctx context.Context, id string, amount domain.Micros, now, expires time.Time) (bool, error) {
+func (s *CreditStore) ReserveCredits(ctx context.Context, id string, amount domain.Micros, now, expires time.Time) (ports.Reservation, error) {
 	return s.reservations.do(ctx, "", hold{id: id, amount: amount, now: now, expires: expires},
 		func(ctx context.Context, batch []*pending[hold]) { settle(batch, s.reserveCredits(ctx, batch)) })
 }
@@ -168,9 +170,7 @@ func (s *CreditStore) reserveCredits(ctx context.Context, batch []*pending[hold]
 			WHERE expires_at > ?) AS committed FROM credit_balance WHERE id = 1`, now).Scan(&total, &committed); err != nil {
 			return fmt.Errorf("select credits and holds: %w", err)
 		}
-		holds := admit(batch, func(h hold, taken domain.Micros) bool {
-			return domain.Within(domain.Micros(total), domain.Micros(committed), taken, h.amount)
-		})
+		holds := admit(batch, func(hold) domain.Micros { return domain.Micros(total) }, domain.Micros(committed))
 		if len(holds) == 0 {
 			return nil
 		}

@@ -165,8 +165,13 @@ func matchAny(patterns []string, s string) bool {
 	return false
 }
 
-// BudgetRefusal is the refusal for a call that would take the guardrail past its limit in this window.
-func (g Guardrail) BudgetRefusal(window time.Time) error {
-	return g.refusal(ErrBudget, fmt.Sprintf("the %s budget of $%s starting %s is spent", g.ResetInterval,
-		g.LimitUSD.Decimal(), window.Format("2006-01-02")))
+// BudgetRefusal is the refusal for a call whose worst case (estimate) would take the guardrail past its limit in
+// this window, where left was what the window had left: both in its message and metadata (domain.CannotHold).
+func (g Guardrail) BudgetRefusal(window time.Time, estimate, left domain.Micros) error {
+	budget := fmt.Sprintf("the budget of $%s", g.LimitUSD.Decimal())
+	if g.ResetInterval != domain.IntervalNone {
+		budget = fmt.Sprintf("the %s budget of $%s starting %s", g.ResetInterval, g.LimitUSD.Decimal(), window.Format("2006-01-02"))
+	}
+	base := domain.CannotHold(ErrBudget, budget, estimate, left)
+	return g.refusal(base, base.Msg)
 }

@@ -171,3 +171,53 @@ func TestChatStoredContentIsCut(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusalsForTheWorstCaseSaySo: a call refused because its worst case (the estimate reserved before it) does
+// not fit in what a budget has left says so, with the estimate and what is left, in its message and metadata — the
+// key's limit (402), the organization's credits (402), a guardrail's budget (403) — where it read "this key has
+// reached its spending limit" with $0.000052 spent of $1. The model's dearest endpoint prices "Hi there" with
+// max_tokens 200,000 at 3×12 + 9×200,000 micro-dollars: $1.800036.
+func TestRefusalsForTheWorstCaseSaySo(t *testing.T) {
+	t.Parallel()
+	_, g := newChat(t, "credits: {enabled: true}\n")
+	if err := g.App.Credits.AddCredits(t.Context(), 1_500_000); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := g.Key(t, map[string]any{"limit": 1})
+	if r := g.Do(t, "POST", "/chat/completions", key, hi(nil)); r.Status != 200 { // spends $0.000052 of the key's $1
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	harness.Eventually(t, 5*time.Second, func() bool {
+		return jsonString(g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["usage"]) == "0.000052"
+	})
+	check := func(r harness.Response, status int, reason, remaining string, says ...string) {
+		t.Helper()
+		e := harness.AssertError(t, r, status)
+		meta := e["metadata"].(map[string]any)
+		msg := e["message"].(string)
+		if meta["reason"] != reason || jsonString(meta["estimate_usd"]) != "1.800036" || jsonString(meta["remaining_usd"]) != remaining ||
+			!strings.Contains(msg, "may cost up to $1.800036") || !strings.Contains(msg, "$"+remaining+" is left") {
+			t.Fatalf("%s: %s", reason, r.Body)
+		}
+		for _, s := range says {
+			if !strings.Contains(msg, s) {
+				t.Fatalf("%s: %q does not say %q", reason, msg, s)
+			}
+		}
+	}
+	big := hi(map[string]any{"max_tokens": 200_000})
+	check(g.Do(t, "POST", "/chat/completions", key, big), 402, "key_limit_reached", "0.999948", "this key's limit of $1 cannot hold this call")
+
+	free, freeHash := g.Key(t, nil)
+	check(g.Do(t, "POST", "/chat/completions", free, big), 402, "insufficient_credits", "1.499948", "the organization's credits cannot hold this call", "switchboard credits add")
+
+	r := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"budget","limit_usd":1.5,"reset_interval":"daily"}`)
+	gr := r.JSON(t)["data"].(map[string]any)["id"].(string)
+	if r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", g.Admin, map[string]any{"key_hashes": []string{freeHash}}); r.Status != 200 {
+		t.Fatalf("assign: %d %s", r.Status, r.Body)
+	}
+	if err := g.App.Credits.AddCredits(t.Context(), 10_000_000); err != nil {
+		t.Fatal(err)
+	}
+	check(g.Do(t, "POST", "/chat/completions", free, big), 403, "guardrail_budget_exceeded", "1.5", "the daily budget of $1.5 starting", "cannot hold this call")
+}

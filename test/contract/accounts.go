@@ -115,10 +115,12 @@ func AccountStore(t *testing.T, newStore func(t *testing.T) Accounts) {
 	if _, ok := usage["h2"]; ok {
 		t.Fatal("a key without spend has usage")
 	}
-	// A reservation past the key's limit is refused however large it is: no sum wraps around.
+	// A reservation past the key's limit is refused however large it is (no sum wraps around), and says what was
+	// left of the limit.
 	for _, amount := range []domain.Micros{1_000_000 - 2, math.MaxInt64, math.MaxInt64 - 2} {
-		if ok, err := s.ReserveUsage(ctx, fmt.Sprintf("huge-%d", amount), "h1", t0, 1_000_000, amount, t0, t0.Add(time.Minute)); err != nil || ok {
-			t.Fatalf("ReserveUsage(%d) against a limit of 1,000,000 with 3 used = %v, %v; want false", amount, ok, err)
+		if res, err := s.ReserveUsage(ctx, fmt.Sprintf("huge-%d", amount), "h1", t0, 1_000_000, amount, t0, t0.Add(time.Minute)); err != nil ||
+			res != (ports.Reservation{Left: 1_000_000 - 3}) {
+			t.Fatalf("ReserveUsage(%d) against a limit of 1,000,000 with 3 used = %+v, %v; want refused with 999,997 left", amount, res, err)
 		}
 	}
 

@@ -27,8 +27,8 @@ func CreditStore(t *testing.T, newStore func(t *testing.T) ports.CreditStore) {
 	}
 	balance(0, 0)
 	now := time.Date(2026, 3, 18, 15, 4, 5, 0, time.UTC)
-	if ok, err := s.ReserveCredits(ctx, "call-0", 1, now, now.Add(time.Minute)); err != nil || ok {
-		t.Fatalf("reserved against no credits: %v %v", ok, err)
+	if res, err := s.ReserveCredits(ctx, "call-0", 1, now, now.Add(time.Minute)); err != nil || res != (ports.Reservation{}) {
+		t.Fatalf("reserved against no credits: %+v %v", res, err)
 	}
 	if err := s.AddCredits(ctx, 5_000); err != nil {
 		t.Fatal(err)
@@ -46,11 +46,11 @@ func CreditStore(t *testing.T, newStore func(t *testing.T) ports.CreditStore) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ok, err := s.ReserveCredits(ctx, fmt.Sprintf("call-%d", i+1), 1_000, now, now.Add(time.Minute))
+			res, err := s.ReserveCredits(ctx, fmt.Sprintf("call-%d", i+1), 1_000, now, now.Add(time.Minute))
 			if err != nil {
 				t.Error(err)
 			}
-			if ok {
+			if res.Held {
 				mu.Lock()
 				admitted++
 				mu.Unlock()
@@ -61,13 +61,14 @@ func CreditStore(t *testing.T, newStore func(t *testing.T) ports.CreditStore) {
 	if admitted != 5 {
 		t.Fatalf("%d reservations of 1,000 admitted against 5,250, want 5", admitted)
 	}
-	// An amount past what is left is refused however large it is: no sum wraps around.
-	for _, amount := range []domain.Micros{math.MaxInt64, math.MaxInt64 - 5_000} {
-		if ok, err := s.ReserveCredits(ctx, fmt.Sprintf("huge-%d", amount), amount, now, now.Add(time.Minute)); err != nil || ok {
-			t.Fatalf("ReserveCredits(%d) with 5,000 of 5,250 held = %v, %v; want false", amount, ok, err)
+	// An amount past what is left is refused however large it is (no sum wraps around), and told what is left.
+	for _, amount := range []domain.Micros{1_000, math.MaxInt64, math.MaxInt64 - 5_000} {
+		if res, err := s.ReserveCredits(ctx, fmt.Sprintf("huge-%d", amount), amount, now, now.Add(time.Minute)); err != nil ||
+			res != (ports.Reservation{Left: 250}) {
+			t.Fatalf("ReserveCredits(%d) with 5,000 of 5,250 held = %+v, %v; want refused with 250 left", amount, res, err)
 		}
 	}
-	if ok, _ := s.ReserveCredits(ctx, "later", 1_000, now.Add(time.Hour), now.Add(2*time.Hour)); !ok {
+	if res, _ := s.ReserveCredits(ctx, "later", 1_000, now.Add(time.Hour), now.Add(2*time.Hour)); !res.Held {
 		t.Fatal("expired holds still count")
 	}
 	balance(5_250, 0)

@@ -155,12 +155,14 @@ func GuardrailStore(t *testing.T, newStore func(t *testing.T) Guardrails) {
 	}
 	reserve := func(h guardrail.Hold, now time.Time, want bool) {
 		t.Helper()
-		if ok, err := s.Budgets.Reserve(ctx, h, limit, now, now.Add(time.Minute)); err != nil || ok != want {
-			t.Fatalf("Reserve(%s, %v) = %v, %v; want %v", h.ID, h.Amount, ok, err, want)
+		if res, err := s.Budgets.Reserve(ctx, h, limit, now, now.Add(time.Minute)); err != nil || res.Held != want {
+			t.Fatalf("Reserve(%s, %v) = %+v, %v; want held %v", h.ID, h.Amount, res, err, want)
 		}
 	}
 	reserve(hold("h1", 600), t0, true)
-	reserve(hold("h2", 500), t0, false)             // 600 held + 500 > 1000
+	if res, _ := s.Budgets.Reserve(ctx, hold("h2", 500), limit, t0, t0.Add(time.Minute)); res != (ports.Reservation{Left: limit - 600}) {
+		t.Fatalf("Reserve(h2, 500) with 600 of %v held = %+v; want refused with what is left", limit, res) // 600 held + 500 > 1000
+	}
 	reserve(hold("huge", math.MaxInt64), t0, false) // no sum wraps around
 	reserve(hold("huge-2", math.MaxInt64-500), t0, false)
 	reserve(hold("h3", 400), t0, true) // exactly the limit
@@ -190,11 +192,11 @@ func GuardrailStore(t *testing.T, newStore func(t *testing.T) Guardrails) {
 		go func() {
 			defer wg.Done()
 			h := guardrail.Hold{ID: "race-" + string(rune('a'+i)), GuardrailID: other.ID, Window: window, Amount: 100}
-			ok, err := s.Budgets.Reserve(ctx, h, limit, t0, t0.Add(time.Minute))
+			res, err := s.Budgets.Reserve(ctx, h, limit, t0, t0.Add(time.Minute))
 			if err != nil {
 				t.Error(err)
 			}
-			if ok {
+			if res.Held {
 				mu.Lock()
 				won++
 				mu.Unlock()

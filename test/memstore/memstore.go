@@ -54,17 +54,17 @@ func (c *Credits) AddCredits(_ context.Context, amount domain.Micros) error {
 	return nil
 }
 
-func (c *Credits) ReserveCredits(_ context.Context, id string, amount domain.Micros, now, expires time.Time) (bool, error) {
+func (c *Credits) ReserveCredits(_ context.Context, id string, amount domain.Micros, now, expires time.Time) (ports.Reservation, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !domain.Within(c.total, c.used, held(c.holds, "", now), amount) {
-		return false, nil
+		return ports.Reservation{Left: domain.Left(c.total, c.used, held(c.holds, "", now))}, nil
 	}
 	if c.holds == nil {
 		c.holds = map[string]hold{}
 	}
 	c.holds[id] = hold{amount: amount, expires: expires}
-	return true, nil
+	return ports.Reservation{Held: true}, nil
 }
 
 // Usage is the keys' spend by UTC day, and their holds.
@@ -75,7 +75,7 @@ type Usage struct {
 }
 
 func (u *Usage) ReserveUsage(_ context.Context, id, hash string, since time.Time, limit, amount domain.Micros,
-	now, expires time.Time) (bool, error) {
+	now, expires time.Time) (ports.Reservation, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	var spent domain.Micros
@@ -85,13 +85,13 @@ func (u *Usage) ReserveUsage(_ context.Context, id, hash string, since time.Time
 		}
 	}
 	if !domain.Within(limit, spent, held(u.holds, hash, now), amount) {
-		return false, nil
+		return ports.Reservation{Left: domain.Left(limit, spent, held(u.holds, hash, now))}, nil
 	}
 	if u.holds == nil {
 		u.holds = map[string]hold{}
 	}
 	u.holds[id] = hold{key: hash, amount: amount, expires: expires}
-	return true, nil
+	return ports.Reservation{Held: true}, nil
 }
 
 var _ ports.UsageStore = (*Usage)(nil)
