@@ -387,6 +387,34 @@ func TestDoWithoutATimeout(t *testing.T) {
 	})
 }
 
+// TestIdleTimeoutShorterThanTheFirstBytes: once bytes came, the idle timeout bounds the wait for the next, even when
+// it is shorter than the timeout for the first: a stream that stalled after its first token waited for the
+// first-byte timeout (an hour here) before it was timed out.
+func TestIdleTimeoutShorterThanTheFirstBytes(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		answer := make(chan struct{})
+		close(answer)
+		client := &http.Client{Transport: slowTransport{answer: answer}}
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, "http://upstream/", nil)
+		resp, err := Do(req.Context(), client, req, Config{Timeout: time.Hour, IdleTimeout: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var p [8]byte
+		if n, err := resp.Body.Read(p[:]); string(p[:n]) != "hello" || err != nil {
+			t.Fatalf("first read %q, %v", p[:n], err)
+		}
+		start := time.Now()
+		_, err = resp.Body.Read(p[:])
+		var ue *ports.UpstreamError
+		if !errors.As(err, &ue) || ue.Kind != domain.KindTimeout || time.Since(start) != time.Minute {
+			t.Fatalf("idle read ended after %v with %v, want a timeout after the idle minute", time.Since(start), err)
+		}
+	})
+}
+
 // TestDoTransportFailures: a call that gets no answer (nothing listens, the upstream closes the connection, its
 // head is malformed) is the provider's failure, retryable, with its cause kept for the record, not the caller's
 // going away.

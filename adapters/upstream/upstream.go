@@ -143,13 +143,13 @@ func withoutCredentials(raw string) string {
 // must be the caller's, so that a caller who goes away cancels the upstream call at once: the request is sent
 // with a context of the call's own under it, in place of its own (a request made by Endpoint.Post has none).
 func Do(ctx context.Context, client *http.Client, req *http.Request, cfg Config) (*http.Response, error) {
-	w := &watchdog{idle: cfg.IdleTimeout, unarmed: cfg.Timeout <= 0}
+	w := &watchdog{idle: cfg.IdleTimeout}
 	w.ctx, w.cancel = context.WithCancelCause(ctx)
 	if w.idle <= 0 {
 		w.idle = DefaultIdleTimeout
 	}
 	first := cfg.Timeout
-	if w.unarmed {
+	if first <= 0 {
 		first = math.MaxInt64 // armed by the first read that brings bytes
 	}
 	w.timer = time.AfterFunc(first, w.check)
@@ -179,13 +179,15 @@ type watchdog struct {
 	timer    *time.Timer
 	idle     time.Duration
 	lastRead atomic.Int64 // unix nanoseconds of the last read that brought bytes; 0 before the first
-	unarmed  bool         // no timeout on the first byte: its read arms the timer for the idle window
 	closed   sync.Once
 }
 
 func (w *watchdog) Read(p []byte) (int, error) {
 	n, err := w.body.Read(p)
-	if n > 0 && w.lastRead.Swap(time.Now().UnixNano()) == 0 && w.unarmed {
+	if n > 0 && w.lastRead.Swap(time.Now().UnixNano()) == 0 {
+		// The first bytes: from here the idle timeout bounds the call. The timer still ran for the first-byte
+		// timeout, and an idle timeout shorter than it was first checked only when it fired: a stream that stalled
+		// after its first token with timeout 5s and idle_timeout 1s ended after 5 s.
 		w.timer.Reset(w.idle)
 	}
 	if err != nil && err != io.EOF {
