@@ -3,7 +3,6 @@ package app_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -147,8 +146,8 @@ func TestStreamFlushes(t *testing.T) {
 				price := domain.Micros(1)
 				p := newPipeline(t, false, catalog.Model{ID: "acme/chat", Modality: catalog.Chat, Endpoints: []catalog.Endpoint{{
 					Provider: "a", UpstreamModel: "m", Pricing: catalog.Pricing{PerMillionPromptTokens: &price, PerMillionCompletionTokens: &price}}}})
-				body := chat.Body{"model": json.RawMessage(`"acme/chat"`), "stream": json.RawMessage(`true`),
-					"messages": json.RawMessage(`[{"role":"user","content":"hi"}]`)}
+				body := requestBody{chat.Request{Model: "acme/chat", Stream: true,
+					Messages: []chat.Message{{Role: "user", Content: []chat.Part{{Type: "text", Text: "hi"}}, Text: true}}}}
 				_, err = app.NewChat(p.inference, ports.Providers{"a": chatWire{w}}, nil, p.env, 10<<20).Complete(context.Background(), caller, body,
 					generation.Caller{RequestID: "req"}, chatWire{w})
 			} else {
@@ -168,3 +167,14 @@ func TestStreamFlushes(t *testing.T) {
 		})
 	}
 }
+
+// requestBody is a chat body as a wire format decodes one, naming no preset: the request it holds.
+type requestBody struct{ req chat.Request }
+
+func (requestBody) Preset() (*chat.PresetRef, error) { return nil, nil }
+
+func (requestBody) UnderPreset(map[string]any, chat.PresetRef, int64) (int64, error) {
+	return 0, errors.New("the body names no preset")
+}
+
+func (b requestBody) Request() (chat.Request, error) { return b.req, b.req.Validate() }

@@ -1,13 +1,11 @@
 package httpapi
 
 import (
-	"io"
-	"slices"
 	"sync"
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 )
 
 // bindSpeech is bindJSON for a speech request, which every speech call decodes: the body is read whole, and a
@@ -37,24 +35,6 @@ func bindSpeech(c *gin.Context, dst *speechReq) error {
 const maxPooledBody = 64 << 10
 
 var bodyPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// readBody appends the whole of r to buf. A read error (the body limit, a caller gone) comes back as it is. A full
-// buffer is doubled: append grows a large one by a quarter, so that reading a 10 MiB body allocated some 50 MB.
-func readBody(r io.Reader, buf []byte) ([]byte, error) {
-	for {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, max(cap(buf), 512))
-		}
-		n, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-}
 
 // parseSpeech decodes body into r when body is a JSON object whose string fields are strings or null, whose
 // speed is a number or null, whose voice is a name and whose provider is null; other keys may hold any JSON value

@@ -3,16 +3,15 @@ package openai_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
-	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/fakes"
@@ -148,8 +147,12 @@ func chatCall(tb testing.TB, c *openai.Client, req ports.ChatRequest) {
 func chatClient(tb testing.TB) (*openai.Client, ports.ChatRequest) {
 	c := openai.New(upstream.Config{BaseURL: cannedUpstream(tb, chatAnswer()), APIKey: "sk-test", Timeout: fakes.Patient,
 		IdleTimeout: fakes.Patient}, upstream.NewHTTPClient())
-	r, err := chat.Parse(chat.Body{"model": json.RawMessage(`"gateway-model"`),
-		"messages": json.RawMessage(`[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}]`)})
+	body, err := chatcompletions.Decode([]byte(`{"model":"gateway-model",` +
+		`"messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Say hello."}]}`))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	r, err := body.Request()
 	if err != nil {
 		tb.Fatal(err)
 	}

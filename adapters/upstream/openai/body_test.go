@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -18,7 +19,7 @@ func referenceBody(req ports.ChatRequest) ([]byte, error) {
 		body[k] = v
 	}
 	for k, v := range req.Request.Extra {
-		body[k] = v
+		body[k] = json.RawMessage(v)
 	}
 	if req.Request.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens") {
 		delete(body, "max_tokens")
@@ -45,7 +46,7 @@ func referenceBody(req ports.ChatRequest) ([]byte, error) {
 					}
 					parts[j] = map[string]any{"type": "image_url", "image_url": img}
 				default:
-					parts[j] = p.Raw
+					parts[j] = json.RawMessage(p.Raw)
 				}
 			}
 			w["content"] = parts
@@ -115,13 +116,13 @@ func TestChatBody(t *testing.T) {
 }
 
 // parsed is the call to the upstream "up" of a chat request's body and the provider's options.
-func parsed(t *testing.T, raw string, opts map[string]any) ports.ChatRequest {
+func parsed(t testing.TB, raw string, opts map[string]any) ports.ChatRequest {
 	t.Helper()
-	var body chat.Body
-	if err := json.Unmarshal([]byte(raw), &body); err != nil {
+	body, err := chatcompletions.Decode([]byte(raw))
+	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := chat.Parse(body)
+	r, err := body.Request()
 	if err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
@@ -142,7 +143,7 @@ func decodeAny(t *testing.T, b []byte) any {
 // TestChatBodyGatewayFieldsWin holds the fields the gateway writes against a caller's option that names them in
 // another case (or by Unicode's folding): an upstream that decodes with encoding/json (Ollama) matches keys so and
 // takes the last, so the gateway's model, messages, stream and default limit must come last. (Such a field of the
-// request itself is refused by chat.Parse.)
+// request itself is refused by its wire format, chatcompletions.)
 func TestChatBodyGatewayFieldsWin(t *testing.T) {
 	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 	for _, opts := range []map[string]any{
@@ -179,7 +180,7 @@ func TestChatBodyGatewayFieldsWin(t *testing.T) {
 // names only, and reserves the call's budget for what they say (or for the default); an upstream that decodes as
 // encoding/json does reads such a field as the limit, the default's max_completion_tokens or the caller's
 // max_tokens notwithstanding, and one that compares each letter's upper case (.NET's) or reads a key up to a NUL
-// (C's) reads the others so. (Such a field of the request itself is refused by chat.Parse.)
+// (C's) reads the others so. (Such a field of the request itself is refused by its wire format, chatcompletions.)
 func TestChatBodyLimitSpellings(t *testing.T) {
 	const msgs = `"model":"m","messages":[{"role":"user","content":"hi"}]`
 	million := json.Number("1000000")

@@ -8,11 +8,12 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound"
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/generation"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -47,14 +48,14 @@ var eventStream = []string{"text/event-stream"}
 // The caller's fields come first (each as it came, in the order of their names), then the options the caller's
 // do not name, then the gateway's own: an upstream that decodes as encoding/json does (Ollama) matches a key
 // without regard to case and takes the last, so an option's "Model" or "ſtream" does not replace them (a field of
-// the request itself that names one the gateway reads in another case is refused by chat.Parse).
+// the request itself that names one the gateway reads in another case is refused by its wire format).
 func chatBody(req ports.ChatRequest) ([]byte, error) {
 	r := req.Request
 	// defaulted: neither the request nor its options set a limit; the default goes as max_completion_tokens,
 	// and what the two fields held (a null, an option that is no positive number) does not.
 	defaulted := r.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens")
 	// sent reports a field the gateway writes, or leaves out: none of the caller's nor of the options. An option's
-	// limit or n spelled otherwise (MAX_TOKENS, max_tokenſ, N, n followed by a NUL: chat.NamesField) is left out:
+	// limit or n spelled otherwise (MAX_TOKENS, max_tokenſ, N, n followed by a NUL: inbound.NamesField) is left out:
 	// the gateway reads them by their names only, and an upstream that decodes as encoding/json does would read it
 	// as a limit, or a number of choices, that the call's budget was not reserved for.
 	sent := func(k string) bool {
@@ -64,7 +65,7 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 		case "max_tokens", "max_completion_tokens":
 			return defaulted
 		}
-		return k != "n" && chat.NamesField(k, "n") || chat.NamesField(k, "max_tokens") || chat.NamesField(k, "max_completion_tokens")
+		return k != "n" && inbound.NamesField(k, "n") || inbound.NamesField(k, "max_tokens") || inbound.NamesField(k, "max_completion_tokens")
 	}
 	b := append(make([]byte, 0, 512), '{')
 	for _, k := range sortedKeys(r.Extra) {

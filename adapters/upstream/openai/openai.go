@@ -8,8 +8,8 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 

@@ -1,9 +1,9 @@
-// Package jsonenc is the codebase's one hand-written JSON reader and writer, pure (the standard library only), so
-// that the domain and the adapters share it. It appends JSON by hand where a reflective encoder costs too much: a
-// chat answer's events, one a token, and the bodies of chat and speech calls to their upstreams; and reads it by
-// hand (Scanner) where a reflective decoder does: the events of an upstream's stream, the chat and speech
-// requests' bodies, and a chat request's messages. Each decoder written on Scanner is held to encoding/json by a
-// differential fuzz test (jsonenctest).
+// Package jsonenc is the adapters' one hand-written JSON reader and writer. It appends JSON by hand where a
+// reflective encoder costs too much: a chat answer's events, one a token (AppendString), and the bodies of chat and
+// speech calls to OpenAI-compatible upstreams; and reads it by hand (Scanner) where a reflective decoder does: the
+// events of an upstream's stream, one a token, and speech requests' bodies. Each decoder written on Scanner is held
+// to encoding/json by a differential fuzz test (jsonenctest). Scanner also counts a request body's lists before
+// encoding/json decodes it (inbound.Limits), reading it without allocating.
 package jsonenc
 
 import (

@@ -163,23 +163,6 @@ func (s *Scanner) Array(elem func(i int) error) error {
 	return err
 }
 
-// Count returns the number of items of the array the scanner is at, without moving it (0 at another value, and
-// the items up to the first that is not JSON in a malformed array): the room for a list, made once before its
-// items are read into it, where growing it by doubling as they came cost twice the list and more.
-func (s *Scanner) Count() int {
-	at := *s
-	n := 0
-	_ = s.Array(func(i int) error {
-		err := s.skip()
-		if err == nil {
-			n = i + 1
-		}
-		return err
-	})
-	*s = at
-	return n
-}
-
 // elements reads an array's elements, Array past its opening bracket.
 func (s *Scanner) elements(elem func(i int) error) error {
 	for i := 0; ; i++ {
