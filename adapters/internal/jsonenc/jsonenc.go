@@ -1,17 +1,12 @@
 // Package jsonenc is the adapters' one hand-written JSON reader and writer. It appends JSON by hand where a
-// reflective encoder costs too much: a chat answer's events, one a token (AppendString), and the bodies of chat and
-// speech calls to OpenAI-compatible upstreams; and reads it by hand (Scanner) where a reflective decoder does: the
-// events of an upstream's stream, one a token, and speech requests' bodies. Each decoder written on Scanner is held
+// reflective encoder costs too much: a chat answer's events, one a token (AppendString); and reads it by hand
+// (Scanner) where a reflective decoder does: the events of an upstream's stream, one a token, and speech requests'
+// bodies. Each decoder written on Scanner is held
 // to encoding/json by a differential fuzz test (jsonenctest). Scanner also counts a request body's lists before
 // encoding/json decodes it (inbound.Limits), reading it without allocating.
 package jsonenc
 
-import (
-	"errors"
-	"math"
-	"strconv"
-	"unicode/utf8"
-)
+import "unicode/utf8"
 
 // AppendString appends s as a JSON string, escaped as encoding/json escapes it: quotes, backslashes and
 // control characters, <, > and & (as \u003c...), U+2028 and U+2029; invalid UTF-8 becomes U+FFFD.
@@ -61,22 +56,4 @@ func AppendString(b []byte, s string) []byte {
 		start = i
 	}
 	return append(append(b, s[start:]...), '"')
-}
-
-// AppendFloat appends f as encoding/json writes a float64: the shortest decimal that reads back as f, with an
-// exponent only for the very small and the very large.
-func AppendFloat(b []byte, f float64) ([]byte, error) {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, errors.New("json: unsupported value: " + strconv.FormatFloat(f, 'g', -1, 64))
-	}
-	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
-		b = strconv.AppendFloat(b, f, 'e', -1, 64)
-		// e-09 as e-9, as encoding/json writes it
-		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
-			b[n-2] = b[n-1]
-			b = b[:n-1]
-		}
-		return b, nil
-	}
-	return strconv.AppendFloat(b, f, 'f', -1, 64), nil
 }

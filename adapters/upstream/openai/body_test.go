@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
@@ -227,5 +228,27 @@ func TestChatBodyLimitSpellings(t *testing.T) {
 			t.Errorf("%s: an upstream decoding with encoding/json reads max_tokens %d, max_completion_tokens %d, n %d; "+
 				"want %d, %d, %d", got, up.MaxTokens, up.MaxCompletionTokens, up.N, tc.maxTokens, tc.completion, tc.n)
 		}
+	}
+}
+
+// BenchmarkChatBody times a request's body for an OpenAI-compatible upstream, on the way to the first token: a
+// typical call, and one with a prompt of 64 KiB.
+func BenchmarkChatBody(b *testing.B) {
+	for _, bc := range []struct{ name, body string }{
+		{"typical", `{"model":"openai/gpt-4o-mini","stream":true,"temperature":0.7,"max_tokens":256,"messages":[` +
+			`{"role":"system","content":"You are a helpful assistant. Answer briefly."},` +
+			`{"role":"user","content":"What is the capital of France, and what is it known for?"}]}`},
+		{"prompt64k", `{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"system","content":"You are a helpful assistant."},` +
+			`{"role":"user","content":"` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 64<<10/45) + `"}]}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := parsed(b, bc.body, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := chatBody(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
