@@ -1,7 +1,6 @@
 // Package jsonenc is the adapters' one hand-written JSON reader and writer. It appends JSON by hand where a
 // reflective encoder costs too much: a chat answer's events, one a token (AppendString); and reads it by hand
-// (Scanner) where a reflective decoder does: the events of an upstream's stream, one a token, and speech requests'
-// bodies. Each decoder written on Scanner is held
+// (Scanner) where a reflective decoder does: the events of an upstream's stream, one a token. Each decoder written on Scanner is held
 // to encoding/json by a differential fuzz test (jsonenctest). Scanner also counts a request body's lists before
 // encoding/json decodes it (inbound.Limits), reading it without allocating.
 package jsonenc

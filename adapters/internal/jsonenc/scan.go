@@ -11,8 +11,8 @@ import (
 )
 
 // Scanner reads JSON from b at i, without allocating but for the strings it returns, as encoding/json decodes it
-// into a struct (see Object, Str, Text, Int, Float): a decoder of a few fields of a stream's events, one a token, written by
-// hand on it reads them in one pass where a reflective decoder copied and allocated every event.
+// into a struct (see Object, Str, Text, Int): a decoder of a few fields of a stream's events, one a token, written
+// by hand on it reads them in one pass where a reflective decoder copied and allocated every event.
 type Scanner struct {
 	b []byte
 	i int
@@ -326,24 +326,6 @@ func (s *Scanner) Int(dst *int64) error {
 		return ErrType
 	}
 	*dst = n
-	return nil
-}
-
-// Float reads a number into dst, leaving it for null; one past float64's range is the wrong type, as
-// encoding/json has it.
-func (s *Scanner) Float(dst *float64) error {
-	if s.Null() {
-		return nil
-	}
-	v, err := s.Value()
-	if err != nil {
-		return err
-	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
-		return ErrType
-	}
-	*dst = f
 	return nil
 }
 
