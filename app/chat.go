@@ -194,9 +194,11 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 // firstChunk reads the stream up to its first chunk that is not empty (chat.Chunk.Empty: a token, a tool call or a
 // finish reason): the upstream's usage alone is no answer, and a stream that ends after it has sent none, to fail
 // over from rather than deliver and bill as an empty answer. A usage read on the way goes with that chunk when it
-// brings none of its own.
+// brings none of its own, and the native events read on the way go before its own, so that a caller of the
+// upstream's format gets every event (the message's start, its first block's) once an endpoint has answered.
 func firstChunk(stream ports.ChatStream) (chat.Chunk, error) {
 	var usage *chat.Usage
+	var native domain.Opaque
 	for {
 		c, err := stream.Next()
 		switch {
@@ -206,10 +208,15 @@ func firstChunk(stream ports.ChatStream) (chat.Chunk, error) {
 			if c.Usage == nil {
 				c.Usage = usage
 			}
+			if native != nil {
+				c.Native = append(native, c.Native...)
+			}
 			return c, nil
-		case c.Usage != nil:
+		}
+		if c.Usage != nil {
 			usage = c.Usage
 		}
+		native = append(native, c.Native...)
 	}
 }
 
@@ -227,8 +234,8 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	var err error
 	for chunk, begun := s.first, false; ; {
 		res.Add(chunk)
-		if s.req.Stream && !chunk.Empty() {
-			if s.sink.Chunk(chunk) != nil || !begun && s.sink.Flush() != nil {
+		if !chunk.Empty() || chunk.Native != nil {
+			if s.sink.Chunk(chunk) != nil || s.req.Stream && !begun && s.sink.Flush() != nil {
 				err = errCallerGone
 				break
 			}

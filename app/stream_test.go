@@ -83,7 +83,14 @@ func (w chatWire) Chat(context.Context, ports.ChatRequest) (ports.ChatReply, err
 }
 
 func (w chatWire) Start(ports.ChatHead)     {}
-func (w chatWire) Chunk(c chat.Chunk) error { w.held = append(w.held, c.Content); return nil }
+func (w chatWire) Chunk(c chat.Chunk) error {
+	if c.Native != nil {
+		w.held = append(w.held, "("+string(c.Native)+")"+c.Content)
+	} else {
+		w.held = append(w.held, c.Content)
+	}
+	return nil
+}
 func (w chatWire) Fail(error)               { w.held = append(w.held, "error"); _ = w.Flush() }
 
 func (w chatWire) Finish(*chat.Result, domain.Micros) error {
@@ -101,6 +108,9 @@ func (l lines) Next() (chat.Chunk, error) {
 	}
 	if line = strings.TrimSpace(line); line == "DONE" {
 		return chat.Chunk{}, io.EOF
+	}
+	if native, ok := strings.CutPrefix(line, "~"); ok { // an event of the caller's format carrying no token
+		return chat.Chunk{Native: domain.Opaque(native)}, nil
 	}
 	return chat.Chunk{Content: line}, nil
 }
@@ -132,6 +142,9 @@ func TestStreamFlushes(t *testing.T) {
 		{name: "chat: the first token goes at once even when more came with it", chat: true,
 			pieces: []string{"a\nb\n", "c\nDONE\n"},
 			want:   []string{"read a b", "send a", "send b", "read c DONE", "send c|[DONE]", "close"}},
+		{name: "chat: native events before the first token go with it, and those after it on their own", chat: true,
+			pieces: []string{"~start\n", "a\n", "~stop\n", "DONE\n"},
+			want:   []string{"read ~start", "read a", "send (start)a", "read ~stop", "send (stop)", "read DONE", "send [DONE]", "close"}},
 		{name: "speech: a caller gone stops the reading", pieces: []string{"ab", "cd", "ef"}, failAt: 2,
 			want: []string{"read ab", "send ab", "read cd", "send cd: the caller is gone", "close"}},
 		{name: "chat: a caller gone stops the reading", chat: true, pieces: []string{"a\n", "b\nc\n", "d\n", "DONE\n"}, failAt: 2,

@@ -55,8 +55,10 @@ type ChatHead struct {
 type ChatSink interface {
 	// Start is called once, before anything is sent.
 	Start(h ChatHead)
-	// Chunk hands one piece of a streamed answer on, to be sent at the next Flush (a sink for an answer that is
-	// not streamed keeps nothing: Finish gets the whole). An error means the caller is gone.
+	// Chunk hands on each piece of the answer that carries anything (chat.Chunk.Empty, or native events): for a
+	// stream, to be sent at the next Flush; for an answer that is not streamed, to keep what Finish needs beyond
+	// the gathered result (a sink of the upstream's own format may rebuild the answer from its native events), or
+	// nothing. An error means the caller is gone.
 	Chunk(c chat.Chunk) error
 	Flusher
 	// Finish ends a whole answer and sends it: the usage (and cost) chunk and [DONE] for a stream, the

@@ -144,6 +144,9 @@ func (s *chatSink) chunk(choices []choiceOut) chunkOut {
 }
 
 func (s *chatSink) Chunk(c chat.Chunk) error {
+	if !s.head.Stream || c.Empty() {
+		return nil // an answer not streamed goes whole at Finish; another format's events are not this one's
+	}
 	// One event a token, like the upstream's, appended by hand: the shape is fixed, and a reflective encoder
 	// (goccy/go-json before) allocated the delta, the choice and the encoded bytes for every token.
 	s.buf = append(appendChoice(s.eventPrefix(), c), "]}\n\n"...)

@@ -1,6 +1,10 @@
 package chat
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/domain"
+)
 
 // Usage is what an answer used, as its upstream counts it.
 type Usage struct {
@@ -18,9 +22,15 @@ type Chunk struct {
 	FinishReason, NativeFinishReason string
 	// Usage comes once, usually with or after the last chunk.
 	Usage *Usage
+	// Native is the piece as its upstream sent it (whole server-sent events), set only by an upstream that speaks
+	// the request's Format: a sink of that format sends these bytes as they came, and its other fields are what
+	// the gateway reads of them (for the record and the bill). A chunk may carry Native and nothing else (an event
+	// that opens or closes a block, a keep-alive): it is Empty, yet sent on.
+	Native domain.Opaque
 }
 
-// Empty reports a chunk that carries nothing for the caller.
+// Empty reports a chunk that carries nothing of the answer: no token, tool call or finish reason (its native
+// events, if any, still go to a sink of their format).
 func (c Chunk) Empty() bool {
 	return c.Content == "" && c.Reasoning == "" && len(c.ToolCalls) == 0 && c.FinishReason == ""
 }

@@ -13,11 +13,27 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 )
 
+// Format is a wire format a conversation comes in and an upstream may speak: what a request's Extra and an
+// answer's native events are written in.
+type Format string
+
+const (
+	// ChatCompletions is OpenAI's chat completions (POST /chat/completions), which OpenAI-compatible upstreams speak.
+	ChatCompletions Format = "chat_completions"
+	// Messages is Anthropic's Messages API (POST /messages).
+	Messages Format = "messages"
+	// Responses is OpenAI's Responses API (POST /responses).
+	Responses Format = "responses"
+)
+
 // Request is a chat completion request. The fields the gateway reads or translates for upstreams of another wire
 // format are plain values; the caller's others are in Extra, passed unchanged to an upstream of the caller's own
 // format.
 type Request struct {
-	Model string
+	// Format is the wire format the caller wrote the request in: the format of Extra, and of the answer the caller
+	// reads.
+	Format Format
+	Model  string
 	// Models is the request's models list, as it came: Validate takes its first as Model when the request names
 	// none, and the rest as Fallbacks.
 	Models []string
@@ -45,9 +61,9 @@ type Request struct {
 	Options map[string]any
 	// Route is the rest of provider: the routing preferences.
 	Route Route
-	// Extra are the caller's fields sent on as they came to an upstream of the caller's own format, keyed by their
-	// names in it: every one but the gateway's own and those it rewrites. Upstreams of another format get the
-	// fields above, translated.
+	// Extra are the caller's fields sent on as they came to an upstream of the caller's own format (Format), keyed
+	// by their names in it: every one but the gateway's own and those it rewrites. Upstreams of another format get
+	// the fields above, translated.
 	Extra map[string]domain.Opaque
 	// Prepended is how many messages the gateway laid before the caller's (a preset's system prompt): Messages[i]
 	// is the caller's messages[i-Prepended], as an error names it (MessageField).

@@ -15,7 +15,7 @@ import (
 // decode reads the fields into a request, each field decoded by encoding/json into the type it holds (a field of
 // another type is a 400 naming it), and holds the request to the domain's rules.
 func decode(f inbound.Fields) (chat.Request, error) {
-	var r chat.Request
+	r := chat.Request{Format: chat.ChatCompletions}
 	var err error
 	if r.Extra, err = extra(f); err != nil {
 		return r, err

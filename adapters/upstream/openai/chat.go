@@ -63,7 +63,7 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 	}
 	extra := make(map[string]json.RawMessage, len(r.Extra))
 	for k, v := range r.Extra {
-		if !sent(k) {
+		if r.Format == chat.ChatCompletions && !sent(k) { // another format's fields are not this upstream's
 			extra[k] = json.RawMessage(v)
 		}
 	}
