@@ -61,11 +61,12 @@ bench-e2e:
 # written under the package's testdata/fuzz, where the normal run replays it from then on.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries adapters/httpapi:FuzzSpeechBody \
-	adapters/httpapi:FuzzReadChatBody domain/jsonenc:FuzzAppendString \
+	adapters/inbound/chatcompletions:FuzzDecode adapters/internal/jsonenc:FuzzAppendString \
 	adapters/spool:FuzzSegment adapters/upstream:FuzzScrub \
 	adapters/upstream/anthropic:FuzzDecodeEvent adapters/upstream/gemini:FuzzDecodeResponse \
 	adapters/upstream/openai:FuzzDecodeEvent adapters/upstream/openai:FuzzDecoderHead domain:FuzzMicrosMulDiv \
-	domain/chat:FuzzMessages domain/chat:FuzzUnmarshal domain/chat:FuzzStreamOptions domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary
+	adapters/inbound/chatcompletions:FuzzMessages adapters/inbound/chatcompletions:FuzzStreamOptions \
+	domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

@@ -66,19 +66,19 @@ func NewChat(inference *Inference, providers ports.Providers, presets *Presets, 
 // chatHold is how long a call's budget reservation may stay unsettled.
 const chatHold = 30 * time.Minute
 
-func (s *Chat) Complete(ctx context.Context, by account.Principal, body chat.Body, caller generation.Caller, sink ports.ChatSink) (string, error) {
-	body, ref, err := chat.Preset(body)
+func (s *Chat) Complete(ctx context.Context, by account.Principal, body ports.ChatBody, caller generation.Caller, sink ports.ChatSink) (string, error) {
+	ref, err := body.Preset()
 	if err != nil {
 		return "", err
 	}
 	var presetID *string
 	var system chat.SystemPrompt
 	if ref != nil {
-		if body, presetID, system, err = s.applyPreset(ctx, by, body, *ref); err != nil {
+		if presetID, system, err = s.applyPreset(ctx, by, body, *ref); err != nil {
 			return "", err
 		}
 	}
-	req, err := chat.Parse(body)
+	req, err := body.Request()
 	if err != nil {
 		return "", err
 	}
@@ -123,29 +123,39 @@ func fallsBack(ctx context.Context, err error) bool {
 	return false
 }
 
-// applyPreset lays the request over the preset's version it names, and returns that version's system prompt,
-// laid once the request is parsed (chat.Request.WithSystem).
-func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body chat.Body, ref chat.PresetRef) (chat.Body, *string, chat.SystemPrompt, error) {
+// applyPreset lays the body over the preset's version it names, and returns that version's system prompt, laid
+// once the request is decoded (chat.Request.WithSystem).
+func (s *Chat) applyPreset(ctx context.Context, by account.Principal, body ports.ChatBody, ref chat.PresetRef) (*string, chat.SystemPrompt, error) {
 	scope := ports.PresetScope{By: by, Slug: ref.Slug}
 	p, v, err := s.presets.Get(ctx, scope)
 	if errors.Is(err, preset.ErrNotFound) {
-		return nil, nil, chat.SystemPrompt{}, domain.E(domain.KindNotFound, "preset_not_found", ref.Field+": no preset "+ref.Slug).With("field", ref.Field)
+		return nil, chat.SystemPrompt{}, domain.E(domain.KindNotFound, "preset_not_found", ref.Field+": no preset "+ref.Slug).With("field", ref.Field)
 	}
 	if err != nil {
-		return nil, nil, chat.SystemPrompt{}, err
+		return nil, chat.SystemPrompt{}, err
 	}
 	if ref.Version != 0 {
 		got, err := s.presets.version(ctx, p.ID, ref.Version)
 		if errors.Is(err, preset.ErrVersionNotFound) {
-			return nil, nil, chat.SystemPrompt{}, preset.ErrVersionNotFound.WithMsg(ref.Field+": preset "+ref.Slug+" has no such version").With("field", ref.Field)
+			return nil, chat.SystemPrompt{}, preset.ErrVersionNotFound.WithMsg(ref.Field+": preset "+ref.Slug+" has no such version").With("field", ref.Field)
 		}
 		if err != nil {
-			return nil, nil, chat.SystemPrompt{}, err
+			return nil, chat.SystemPrompt{}, err
 		}
 		v = &got
 	}
-	body, system, err := body.UnderPreset(p, v, ref, s.maxBody)
-	return body, &p.ID, system, err
+	if err := ref.Usable(p, v); err != nil {
+		return nil, chat.SystemPrompt{}, err
+	}
+	size, err := body.UnderPreset(v.Config, ref, s.maxBody)
+	if err != nil {
+		return nil, chat.SystemPrompt{}, err
+	}
+	system := chat.SystemPrompt{Preset: ref, Size: size, MaxBytes: s.maxBody}
+	if v.SystemPrompt != nil {
+		system.Text = *v.SystemPrompt
+	}
+	return &p.ID, system, nil
 }
 
 // chatCall is one chat completion in the pipeline.
@@ -261,9 +271,11 @@ func (s *chatCall) late() bool {
 // firstChunk reads the stream up to its first chunk that is not empty (chat.Chunk.Empty: a token, a tool call or a
 // finish reason): the upstream's usage alone is no answer, and a stream that ends after it has sent none, to fail
 // over from rather than deliver and bill as an empty answer. A usage read on the way goes with that chunk when it
-// brings none of its own.
+// brings none of its own, and the native events read on the way go before its own, so that a caller of the
+// upstream's format gets every event (the message's start, its first block's) once an endpoint has answered.
 func firstChunk(stream ports.ChatStream) (chat.Chunk, error) {
 	var usage *chat.Usage
+	var native domain.Opaque
 	for {
 		c, err := stream.Next()
 		switch {
@@ -273,10 +285,15 @@ func firstChunk(stream ports.ChatStream) (chat.Chunk, error) {
 			if c.Usage == nil {
 				c.Usage = usage
 			}
+			if native != nil {
+				c.Native = append(native, c.Native...)
+			}
 			return c, nil
-		case c.Usage != nil:
+		}
+		if c.Usage != nil {
 			usage = c.Usage
 		}
+		native = append(native, c.Native...)
 	}
 }
 
@@ -306,8 +323,8 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 			err = s.chat.limits.tooLarge()
 			break
 		}
-		if s.req.Stream && !chunk.Empty() {
-			if s.sink.Chunk(chunk) != nil || !begun && s.sink.Flush() != nil {
+		if !chunk.Empty() || chunk.Native != nil {
+			if s.sink.Chunk(chunk) != nil || s.req.Stream && !begun && s.sink.Flush() != nil {
 				err = errCallerGone
 				break
 			}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
-	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -86,16 +85,18 @@ func (p *Presets) version(ctx context.Context, presetID string, n int) (preset.V
 	return p.store.Version(ctx, presetID, n)
 }
 
-func (p *Presets) CreateVersion(ctx context.Context, s ports.PresetScope, src preset.Source, body map[string]any) (preset.Preset, preset.Version, error) {
+// CreateVersion keeps the body's configuration, refused when no call could use it (a check of the body's wire
+// format, when it has one) rather than at every call made with it.
+func (p *Presets) CreateVersion(ctx context.Context, s ports.PresetScope, body ports.PresetBody) (preset.Preset, preset.Version, error) {
 	if err := slugOf(s); err != nil {
 		return preset.Preset{}, preset.Version{}, err
 	}
-	config, system, err := preset.ConfigFrom(src, body)
+	config, system, err := preset.ConfigFrom(body.Source, body.Fields)
 	if err != nil {
 		return preset.Preset{}, preset.Version{}, err
 	}
-	if src == preset.ChatCompletions {
-		if err := chat.CheckConfig(config); err != nil {
+	if body.Check != nil {
+		if err := body.Check(config); err != nil {
 			return preset.Preset{}, preset.Version{}, err
 		}
 	}

@@ -3,7 +3,6 @@ package app_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"slices"
@@ -83,9 +82,16 @@ func (w chatWire) Chat(context.Context, ports.ChatRequest) (ports.ChatReply, err
 	return ports.ChatReply{Body: w.wire, Decode: func(r io.Reader) ports.ChatStream { return lines{bufio.NewReader(r)} }}, nil
 }
 
-func (w chatWire) Start(ports.ChatHead)     {}
-func (w chatWire) Chunk(c chat.Chunk) error { w.held = append(w.held, c.Content); return nil }
-func (w chatWire) Fail(error)               { w.held = append(w.held, "error"); _ = w.Flush() }
+func (w chatWire) Start(ports.ChatHead) {}
+func (w chatWire) Chunk(c chat.Chunk) error {
+	if c.Native != nil {
+		w.held = append(w.held, "("+string(c.Native)+")"+c.Content)
+	} else {
+		w.held = append(w.held, c.Content)
+	}
+	return nil
+}
+func (w chatWire) Fail(error) { w.held = append(w.held, "error"); _ = w.Flush() }
 
 func (w chatWire) Finish(*chat.Result, domain.Micros) error {
 	w.held = append(w.held, "[DONE]")
@@ -102,6 +108,9 @@ func (l lines) Next() (chat.Chunk, error) {
 	}
 	if line = strings.TrimSpace(line); line == "DONE" {
 		return chat.Chunk{}, io.EOF
+	}
+	if native, ok := strings.CutPrefix(line, "~"); ok { // an event of the caller's format carrying no token
+		return chat.Chunk{Native: domain.Opaque(native)}, nil
 	}
 	return chat.Chunk{Content: line}, nil
 }
@@ -133,6 +142,9 @@ func TestStreamFlushes(t *testing.T) {
 		{name: "chat: the first token goes at once even when more came with it", chat: true,
 			pieces: []string{"a\nb\n", "c\nDONE\n"},
 			want:   []string{"read a b", "send a", "send b", "read c DONE", "send c|[DONE]", "close"}},
+		{name: "chat: native events before the first token go with it, and those after it on their own", chat: true,
+			pieces: []string{"~start\n", "a\n", "~stop\n", "DONE\n"},
+			want:   []string{"read ~start", "read a", "send (start)a", "read ~stop", "send (stop)", "read DONE", "send [DONE]", "close"}},
 		{name: "speech: a caller gone stops the reading", pieces: []string{"ab", "cd", "ef"}, failAt: 2,
 			want: []string{"read ab", "send ab", "read cd", "send cd: the caller is gone", "close"}},
 		{name: "chat: a caller gone stops the reading", chat: true, pieces: []string{"a\n", "b\nc\n", "d\n", "DONE\n"}, failAt: 2,
@@ -147,8 +159,8 @@ func TestStreamFlushes(t *testing.T) {
 				price := domain.Micros(1)
 				p := newPipeline(t, false, catalog.Model{ID: "acme/chat", Modality: catalog.Chat, Endpoints: []catalog.Endpoint{{
 					Provider: "a", UpstreamModel: "m", Pricing: catalog.Pricing{PerMillionPromptTokens: &price, PerMillionCompletionTokens: &price}}}})
-				body := chat.Body{"model": json.RawMessage(`"acme/chat"`), "stream": json.RawMessage(`true`),
-					"messages": json.RawMessage(`[{"role":"user","content":"hi"}]`)}
+				body := requestBody{chat.Request{Model: "acme/chat", Stream: true,
+					Messages: []chat.Message{{Role: "user", Content: []chat.Part{{Type: "text", Text: "hi"}}, Text: true}}}}
 				_, err = p.chat(ports.Providers{"a": chatWire{w}}).Complete(context.Background(), caller, body,
 					generation.Caller{RequestID: "req"}, chatWire{w})
 			} else {
@@ -168,3 +180,14 @@ func TestStreamFlushes(t *testing.T) {
 		})
 	}
 }
+
+// requestBody is a chat body as a wire format decodes one, naming no preset: the request it holds.
+type requestBody struct{ req chat.Request }
+
+func (requestBody) Preset() (*chat.PresetRef, error) { return nil, nil }
+
+func (requestBody) UnderPreset(map[string]any, chat.PresetRef, int64) (int64, error) {
+	return 0, errors.New("the body names no preset")
+}
+
+func (b requestBody) Request() (chat.Request, error) { return b.req, b.req.Validate() }

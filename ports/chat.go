@@ -55,8 +55,10 @@ type ChatHead struct {
 type ChatSink interface {
 	// Start is called once, before anything is sent.
 	Start(h ChatHead)
-	// Chunk hands one piece of a streamed answer on, to be sent at the next Flush (a sink for an answer that is
-	// not streamed keeps nothing: Finish gets the whole). An error means the caller is gone.
+	// Chunk hands on each piece of the answer that carries anything (chat.Chunk.Empty, or native events): for a
+	// stream, to be sent at the next Flush; for an answer that is not streamed, to keep what Finish needs beyond
+	// the gathered result (a sink of the upstream's own format may rebuild the answer from its native events), or
+	// nothing. An error means the caller is gone.
 	Chunk(c chat.Chunk) error
 	Flusher
 	// Finish ends a whole answer and sends it: the usage (and cost) chunk and [DONE] for a stream, the
@@ -66,8 +68,24 @@ type ChatSink interface {
 	Fail(err error)
 }
 
+// ChatBody is a chat request's body as its wire format reads it (an inbound adapter's): the use case asks it, in
+// this order, for the preset it names, to lay itself over that preset, and for the request it holds.
+type ChatBody interface {
+	// Preset is the preset the body names, nil when none; the reference leaves the body (a model "m@preset/x" is
+	// then m).
+	Preset() (*chat.PresetRef, error)
+	// UnderPreset lays the body over a preset version's configuration: each field the body sets wins, the others
+	// come from the configuration. The body so made is held to the bounds the caller's own is (its fields, and
+	// maxBytes of them): past one, a 400 naming ref.Field (chat.PresetRef.Within). It returns the bytes of the
+	// fields, with which a system prompt laid later counts (chat.SystemPrompt).
+	UnderPreset(config map[string]any, ref chat.PresetRef, maxBytes int64) (int64, error)
+	// Request decodes the body into a request held to the domain's rules (chat.Request.Validate); every error
+	// names its field.
+	Request() (chat.Request, error)
+}
+
 // ChatService is the chat completions use case. It sends the answer into sink and returns the generation id,
 // also when it fails (a failed call has a record too, unless it failed validation).
 type ChatService interface {
-	Complete(ctx context.Context, by account.Principal, body chat.Body, caller generation.Caller, sink ChatSink) (string, error)
+	Complete(ctx context.Context, by account.Principal, body ChatBody, caller generation.Caller, sink ChatSink) (string, error)
 }

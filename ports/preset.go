@@ -38,6 +38,15 @@ type PresetVersionChange struct {
 	DesignatedVersion *int
 }
 
+// PresetBody is an inference request body a preset version is saved from, as its wire format decoded it.
+type PresetBody struct {
+	Source preset.Source
+	Fields map[string]any
+	// Check refuses a configuration kept from the body (preset.ConfigFrom) that no call of the source could use,
+	// naming its field, as the wire format reads a request's fields; nil checks none.
+	Check func(config map[string]any) error
+}
+
 // PresetService is the preset use case.
 type PresetService interface {
 	Get(ctx context.Context, s PresetScope) (preset.Preset, *preset.Version, error)
@@ -45,6 +54,6 @@ type PresetService interface {
 	Versions(ctx context.Context, s PresetScope, p Page) ([]preset.Version, int, error)
 	Version(ctx context.Context, s PresetScope, number int) (preset.Version, error)
 	// CreateVersion creates the preset when the slug is new, else adds a version; the new version is designated.
-	CreateVersion(ctx context.Context, s PresetScope, src preset.Source, body map[string]any) (preset.Preset, preset.Version, error)
+	CreateVersion(ctx context.Context, s PresetScope, body PresetBody) (preset.Preset, preset.Version, error)
 	Update(ctx context.Context, s PresetScope, c PresetVersionChange) (preset.Preset, *preset.Version, error)
 }

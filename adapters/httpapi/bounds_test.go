@@ -8,7 +8,7 @@ import (
 	"github.com/switchboard-ai/switchboard/domain"
 )
 
-// TestBodyBounds: a body that bindJSON decodes whole is held to domain.CheckBounds before it is decoded, each list and
+// TestBodyBounds: a body that bindJSON decodes whole is held to inbound.CheckFree before it is decoded, each list and
 // object at the bound passing and one past it refused naming the field (a key given twice counted twice), and the
 // whole body past domain.MaxValues refused, in every request type that decodes its body whole.
 func TestBodyBounds(t *testing.T) {

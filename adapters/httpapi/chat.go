@@ -3,17 +3,16 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -26,10 +25,6 @@ func (h *ChatHandler) create(c *gin.Context) {
 	body, err := readChatBody(c.Request.Body, c.Request.ContentLength)
 	if err != nil {
 		writeError(c, err)
-		return
-	}
-	if body == nil {
-		writeError(c, errNoBody)
 		return
 	}
 	sink := &chatSink{flushWriter: newFlushWriter(c)}
@@ -45,86 +40,21 @@ func (h *ChatHandler) create(c *gin.Context) {
 	}
 }
 
-// readChatBody reads a chat request's body into its members, each as it came. The body of a call is on the path
-// to its first token, and its prompt may be long: encoding/json's decoder went over it twice, at a fraction of the
-// speed of jsonenc.Scanner's one pass (a body of 64 KiB of prompt took milliseconds). The members alias the body's
-// bytes. What the scanner does not take — not an object, not JSON, data after it, a key that is not UTF-8 (which
-// encoding/json would mend), a failed read — goes through decodeJSON, for the error the caller got before, once
-// the members are known to be at most chat.MaxFields.
+// readChatBody reads a chat request's body whole, and decodes it as chat completions (chatcompletions.Decode).
 // length is the body's Content-Length (-1 when unknown): the body is read into one buffer of its size, where
 // io.ReadAll grew one from 512 bytes, but for one past preallocated, which is read into as it comes, so that a
-// Content-Length the body does not live up to holds no more memory than its bytes.
-func readChatBody(r io.Reader, length int64) (chat.Body, error) {
+// Content-Length the body does not live up to holds no more memory than its bytes. A read that fails is the
+// caller's error: a body past the server's bound is a 413.
+func readChatBody(r io.Reader, length int64) (*chatcompletions.Body, error) {
 	raw, err := readBody(r, make([]byte, 0, min(max(length, 0), preallocated)+1)) // +1: room for the read of its end
-	if err == nil {
-		body, serr := splitObject(raw)
-		switch {
-		case serr == nil:
-			return body, nil
-		case errors.Is(serr, errTooManyFields):
-			return nil, domain.Invalid("body", fmt.Sprintf("must have at most %d fields", chat.MaxFields)).
-				With("max_fields", chat.MaxFields)
-		}
+	if err != nil {
+		return nil, jsonError(err, raw, nil)
 	}
-	var body chat.Body
-	return body, decodeJSON(raw, err, &body)
+	return chatcompletions.Decode(raw)
 }
-
-// splitObject reads raw, a JSON object, into its members as encoding/json decodes one into a chat.Body (a key
-// given twice: the last). It stops at the member past chat.MaxFields (errTooManyFields); a key that is not UTF-8
-// is read over, to count the members after it, and then the object is not taken (errKeyNotUTF8).
-func splitObject(raw []byte) (chat.Body, error) {
-	s := jsonenc.NewScanner(raw)
-	body := chat.Body{}
-	var notUTF8 error
-	n := 0
-	err := s.Object(func(key []byte) error {
-		if n++; n > chat.MaxFields {
-			return errTooManyFields
-		}
-		v, err := s.Value()
-		if !utf8.Valid(key) { // escapes are undone into UTF-8: only a raw key may not be
-			notUTF8 = errKeyNotUTF8
-			return err
-		}
-		name, ok := chatFields[string(key)]
-		if !ok {
-			name = string(key)
-		}
-		body[name] = v[:len(v):len(v)] // an append to one reallocates rather than write over the next
-		return err
-	})
-	switch {
-	case err != nil:
-		return nil, err
-	case !s.End():
-		return nil, jsonenc.ErrSyntax
-	}
-	return body, notUTF8
-}
-
-// chatFields are the names of the fields of OpenAI's chat completions request and the gateway's own, each its
-// own string: a body's keys are these, not a string made for each key of each call.
-var chatFields = func() map[string]string {
-	m := map[string]string{}
-	for _, k := range []string{"model", "models", "messages", "stream", "stream_options", "max_tokens",
-		"max_completion_tokens", "temperature", "top_p", "stop", "seed", "n", "tools", "tool_choice", "parallel_tool_calls",
-		"response_format", "user", "session_id", "provider", "preset", "route", "transforms", "usage", "plugins", "trace",
-		"frequency_penalty", "presence_penalty", "logit_bias", "logprobs", "top_logprobs", "reasoning", "reasoning_effort",
-		"metadata", "store", "modalities", "prediction", "service_tier", "verbosity", "top_k", "min_p", "top_a",
-		"repetition_penalty"} {
-		m[k] = k
-	}
-	return m
-}()
 
 // preallocated bounds the buffer a chat body's Content-Length sizes before its bytes come.
 const preallocated = 64 << 10
-
-var (
-	errKeyNotUTF8    = errors.New("a key that is not UTF-8")
-	errTooManyFields = errors.New("too many fields")
-)
 
 // chatSink writes a chat answer in OpenAI's shape: a stream of chat.completion.chunk server-sent events ending
 // in data: [DONE], or one chat.completion object.
@@ -214,6 +144,9 @@ func (s *chatSink) chunk(choices []choiceOut) chunkOut {
 }
 
 func (s *chatSink) Chunk(c chat.Chunk) error {
+	if !s.head.Stream || c.Empty() {
+		return nil // an answer not streamed goes whole at Finish; another format's events are not this one's
+	}
 	// One event a token, like the upstream's, appended by hand: the shape is fixed, and a reflective encoder
 	// (goccy/go-json before) allocated the delta, the choice and the encoded bytes for every token.
 	s.buf = append(appendChoice(s.eventPrefix(), c), "]}\n\n"...)

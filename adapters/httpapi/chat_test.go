@@ -4,18 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -124,76 +121,62 @@ func TestStreamEventHeads(t *testing.T) {
 	}
 }
 
-// chatBodySeeds are chat bodies as callers send them, and the edges of encoding/json's decoding of an object into
-// a chat.Body: keys twice, escaped and not UTF-8, white space, nesting, what is not an object or not JSON.
-var chatBodySeeds = []string{
-	`{"model":"bench/chat","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`,
-	`{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a\n\u00e9"},{"type":"image_url","image_url":{"url":"https://x/y.png"}}]}],"provider":{"options":{"openai":{"seed":1e3}}}}`,
-	` { "model" : "m" , "model" : "n" } `, `{}`, `{"a":null,"b":[],"c":{},"d":-0.5e-3,"e":false}`, `{"\u006dodel":"m","mo\"del":1}`,
-	"{\"k\xff\":1}", `{"\ud800":1}`, "{\"\\ud83d\\ude00\":1}", `{"Model":"m","model":"n"}`, `null`, `[]`, `"x"`, ``, ` `,
-	`{"a":1} {}`, `{"a":1}x`, `{"a":1`, `{"a":01}`, `{"a":"\x"}`, "{\"a\":\"\x01\"}", `{"a":[1,}`, `{"a" 1}`, `{,}`,
-	`{"a":` + strings.Repeat("[", 9999) + strings.Repeat("]", 9999) + `}`, `{"a":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`,
-	`{"a":` + strings.Repeat(`{"b":`, 9999) + `1` + strings.Repeat("}", 9999) + `}`, `{"a":` + strings.Repeat(`{"b":`, 9999) + `{}` + strings.Repeat("}", 9999) + `}`,
-	`{` + strings.Repeat(`"a":1,`, 999) + `"a":1}`, `{` + strings.Repeat(`"a":1,`, 1000) + `"a":1}`, `{` + strings.Repeat(`"a":1,`, 1000) + `"a":}`,
-	"{\"\xff\":1," + strings.Repeat(`"a":1,`, 1000) + `"a":1}`, "{\"\xff\":1," + strings.Repeat(`"a":1,`, 998) + `"a":1}`,
-}
-
+// TestReadChatBody: a chat body is read whole and decoded as chat completions; a read that fails is the caller's
+// error as before (a body past the limit is a 413), and a body that is no JSON object a 400 that says where.
 func TestReadChatBody(t *testing.T) {
 	t.Parallel()
-	for _, s := range chatBodySeeds {
-		checkChatBody(t, []byte(s))
+	const ordinary = `{"model":"bench/chat","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`
+	body, err := readChatBody(strings.NewReader(ordinary), int64(len(ordinary)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	// An ordinary body takes the scanner's path, not decodeJSON's.
-	if _, err := splitObject([]byte(chatBodySeeds[0])); err != nil {
-		t.Error("benche2e's chat body went through decodeJSON")
+	if r, err := body.Request(); err != nil || r.Model != "bench/chat" || !r.Stream || !r.IncludeUsage || len(r.Messages) != 1 {
+		t.Fatalf("%+v, %v", r, err)
 	}
-	// A read that fails is the caller's error as before: a body past the limit is a 413.
-	_, err := readChatBody(http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(chatBodySeeds[0])), 10), -1)
+	_, err = readChatBody(http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(ordinary)), 10), -1)
 	var de *domain.Error
 	if !errors.As(err, &de) || de.Kind != domain.KindTooLarge {
 		t.Errorf("a body past the limit: %v", err)
 	}
-}
-
-// FuzzReadChatBody holds readChatBody to decodeJSON, which decoded every chat body before: the same members, or
-// the same error, but for a body past chat.MaxFields members, refused at the one past.
-func FuzzReadChatBody(f *testing.F) {
-	for _, s := range chatBodySeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(checkChatBody)
-}
-
-func checkChatBody(t *testing.T, data []byte) {
-	t.Helper()
-	got, err := readChatBody(bytes.NewReader(data), int64(len(data)))
-	var want chat.Body
-	werr := decodeJSON(data, nil, &want)
-	s, n := jsonenc.NewScanner(data), 0
-	_ = s.Object(func([]byte) error {
-		if n++; n > chat.MaxFields {
-			return errTooManyFields
+	for body, want := range map[string]string{
+		``:         "request body: must be a JSON object",
+		`null`:     "request body: must be a JSON object",
+		`[]`:       "request body: must be a JSON object",
+		`{"a":1`:   "malformed JSON: unexpected end of the body",
+		`{"a" 1}`:  "malformed JSON at byte 6: unexpected '1'",
+		`{"a":1}x`: "malformed JSON at byte 8: unexpected 'x'",
+	} {
+		_, err := readChatBody(strings.NewReader(body), int64(len(body)))
+		if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Msg != want {
+			t.Errorf("%q: %v, want a 400: %s", body, err, want)
 		}
-		return s.Skip()
+	}
+}
+
+// BenchmarkChunkEvent times one token's event to the caller, appended by hand (a head once a stream, then the
+// choice) and as encoding/json encodes the same chunkOut: what keeps the events written by hand, one a token.
+func BenchmarkChunkEvent(b *testing.B) {
+	c := chat.Chunk{Content: " world"}
+	head := ports.ChatHead{GenerationID: "gen-1795455938-afdefd769e434e8c", Model: "openai/gpt-4o-mini", Provider: "OpenAI",
+		Created: 1795455938, Stream: true}
+	b.Run("appended", func(b *testing.B) {
+		s := &chatSink{head: head}
+		b.ReportAllocs()
+		for b.Loop() {
+			s.buf = append(appendChoice(s.eventPrefix(), c), "]}\n\n"...)
+		}
 	})
-	if n > chat.MaxFields {
-		want, werr = nil, domain.Invalid("body", "must have at most 1000 fields")
-	}
-	if fmt.Sprint(err) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
-		t.Fatalf("%q:\n got %v, %v\nwant %v, %v", data, got, err, want, werr)
-	}
-}
-
-// TestReadChatBodyAllocations guards what reading a plain chat body costs, on every call's way to its first
-// token: the body in one buffer of its Content-Length, and the map of its members, whose keys are the fields'
-// own strings (8 allocations when io.ReadAll grew the buffer and each key was a string of its own: 4).
-func TestReadChatBodyAllocations(t *testing.T) {
-	b := []byte(`{"model":"m","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Hi there"}]}`)
-	if n := testing.AllocsPerRun(100, func() {
-		if _, err := readChatBody(bytes.NewReader(b), int64(len(b))); err != nil {
-			t.Fatal(err)
+	b.Run("encoding/json", func(b *testing.B) {
+		s := &chatSink{head: head}
+		b.ReportAllocs()
+		for b.Loop() {
+			content := c.Content
+			out := s.chunk([]choiceOut{{Delta: &messageOut{Role: "assistant", Content: &content}}})
+			raw, err := json.Marshal(out)
+			if err != nil {
+				b.Fatal(err)
+			}
+			s.buf = append(append(append(s.buf[:0], "data: "...), raw...), "\n\n"...)
 		}
-	}); n > 4 {
-		t.Fatalf("%v allocations, want at most 4", n)
-	}
+	})
 }

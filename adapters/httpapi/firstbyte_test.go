@@ -42,7 +42,7 @@ type stubChat struct{}
 
 var stubUsage = chat.Usage{PromptTokens: 12, CompletionTokens: 1}
 
-func (stubChat) Complete(_ context.Context, _ account.Principal, _ chat.Body, _ generation.Caller, sink ports.ChatSink) (string, error) {
+func (stubChat) Complete(_ context.Context, _ account.Principal, _ ports.ChatBody, _ generation.Caller, sink ports.ChatSink) (string, error) {
 	const id = "gen-1700000000-AbCdEfGhIjKlMnOpQrSt"
 	sink.Start(ports.ChatHead{GenerationID: id, Model: "openai/gpt-4o-mini", Provider: "OpenAI", Created: 1_700_000_000,
 		Stream: true, IncludeUsage: true})
@@ -166,14 +166,15 @@ func BenchmarkFirstByte(b *testing.B) {
 // TestFirstByteAllocations guards what the HTTP layer allocates for a call, server side (see firstByteRig): for
 // a streamed chat call 70 when each middleware made its own context value and slices for its headers, the server
 // copied the request for its context and a stream armed a timer of its own; 60 on net/http's server, whose
-// reading of the request's head, its contexts and its background read take about 35 of them. Under the race
-// detector the bound is raceSlack higher.
+// reading of the request's head, its contexts and its background read take about 35 of them; 80 since the body
+// is decoded by encoding/json into its fields (20, where a scanner written by hand split it in 1), and speech's
+// 72 (15 more than its scanner). Under the race detector the bound is raceSlack higher.
 func TestFirstByteAllocations(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		req  []byte
 		max  float64
-	}{{"chat", chatRequest, 60}, {"speech", speechRequest, 56}} {
+	}{{"chat", chatRequest, 80}, {"speech", speechRequest, 72}} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newFirstByteRig(t)
 			r.call(t, tc.req)

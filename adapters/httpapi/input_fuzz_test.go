@@ -13,7 +13,6 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-ai/switchboard/domain"
-	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/domain/speech"
@@ -101,10 +100,9 @@ func FuzzBodies(f *testing.F) {
 		} else if r := v.request(); r.Validate() != nil {
 			refusal(t, "video request", r.Validate())
 		}
-		var b chat.Body
-		if err := bindJSON(requestContext("", body), &b); err != nil {
+		if b, err := readChatBody(bytes.NewReader(body), int64(len(body))); err != nil {
 			refusal(t, "chat", err)
-		} else if _, err := chat.Parse(b); err != nil {
+		} else if _, err := b.Request(); err != nil {
 			refusal(t, "chat request", err)
 		}
 	})

@@ -8,19 +8,21 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
 var (
 	errTooLarge = domain.E(domain.KindTooLarge, "body_too_large", "request body is larger than the server accepts")
-	errNoBody   = domain.E(domain.KindInvalid, "invalid_json", "request body: must be a JSON object")
+	errNoBody   = inbound.ErrNoBody
 )
 
 // bindJSON decodes the body into dst with messages that name the problem: the byte offset of a syntax error,
@@ -30,11 +32,11 @@ func bindJSON(c *gin.Context, dst any) error {
 	return decodeBounded(body, err, dst)
 }
 
-// decodeBounded is decodeJSON of a body held to domain.CheckBounds first: every body but a chat request's, which
-// bounds each of its lists (chat.Max*), is decoded whole.
+// decodeBounded is decodeJSON of a body counted first (inbound.CheckFree: domain.MaxListEntries and
+// domain.MaxValues): every body but a chat request's, whose wire format bounds each of its lists, is decoded whole.
 func decodeBounded(body []byte, readErr error, dst any) error {
 	if readErr == nil {
-		if err := domain.CheckBounds("", body); err != nil {
+		if err := inbound.CheckFree("", body); err != nil {
 			return err
 		}
 	}
@@ -44,7 +46,11 @@ func decodeBounded(body []byte, readErr error, dst any) error {
 // decodeJSON is bindJSON's decoding, of body as it was read: readErr is the error that ended the read (nil at
 // the end of the body), which the decoder meets where the body stops, as it would reading the body itself.
 func decodeJSON(body []byte, readErr error, dst any) error {
-	dec := json.NewDecoder(io.MultiReader(bytes.NewReader(body), failedRead{readErr}))
+	var r io.Reader = bytes.NewReader(body)
+	if readErr != nil {
+		r = io.MultiReader(r, failedRead{readErr})
+	}
+	dec := json.NewDecoder(r)
 	dec.UseNumber() // free-form values keep their numbers exactly
 	err := dec.Decode(dst)
 	if err == nil {
@@ -56,56 +62,50 @@ func decodeJSON(body []byte, readErr error, dst any) error {
 	return jsonError(err, body, dst)
 }
 
-// failedRead ends what was read of a body with the error that ended the read (none: the end).
-type failedRead struct{ err error }
-
-func (f failedRead) Read([]byte) (int, error) {
-	if f.err == nil {
-		return 0, io.EOF
+// readBody appends the whole of r to buf. A read error (the body limit, a caller gone) comes back as it is. A full
+// buffer is doubled: append grows a large one by a quarter, so that reading a 10 MiB body allocated some 50 MB.
+func readBody(r io.Reader, buf []byte) ([]byte, error) {
+	for {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, max(cap(buf), 512))
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
 	}
-	return 0, f.err
 }
 
-// jsonError turns an error of decoding body into dst into the caller's 400 (413 for a body too large), in the
-// gateway's own words: encoding/json's text names the gateway's Go types and its parser's states, which mean
-// nothing to a caller. The cause is kept for the log.
+// failedRead ends what was read of a body with the error that ended the read.
+type failedRead struct{ err error }
+
+func (f failedRead) Read([]byte) (int, error) { return 0, f.err }
+
+// jsonError turns an error of reading body or decoding it into dst into the caller's 400 (413 for a body too
+// large), in the gateway's own words: encoding/json's text names the gateway's Go types and its parser's states,
+// which mean nothing to a caller (inbound.Malformed). The cause is kept for the log.
 func jsonError(err error, body []byte, dst any) error {
 	var (
-		maxErr    *http.MaxBytesError
-		syntaxErr *json.SyntaxError
-		typeErr   *json.UnmarshalTypeError
+		maxErr  *http.MaxBytesError
+		typeErr *json.UnmarshalTypeError
 	)
-	switch {
-	case errors.As(err, &maxErr):
+	if errors.As(err, &maxErr) {
 		return errTooLarge.WithMsg(fmt.Sprintf("request body is larger than %d bytes", maxErr.Limit)).Wrap(err)
-	case errors.Is(err, io.EOF):
-		return errNoBody
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return domain.E(domain.KindInvalid, "invalid_json", "malformed JSON: unexpected end of the body").Wrap(err)
-	case errors.As(err, &syntaxErr):
-		return domain.E(domain.KindInvalid, "invalid_json",
-			fmt.Sprintf("malformed JSON at byte %d: %s", syntaxErr.Offset, unexpected(body, syntaxErr.Offset))).Wrap(err)
-	case errors.As(err, &typeErr):
-		if typeErr.Field == "" {
-			return errNoBody.Wrap(err)
-		}
+	}
+	if m := inbound.Malformed(err, body); m != nil {
+		return m
+	}
+	if errors.As(err, &typeErr) {
 		if m, ok := findMismatch(body, reflect.TypeOf(dst), typeErr.Field); ok {
 			return domain.Invalid(m.path, "must be "+m.want+", not "+m.got).Wrap(err)
 		}
 		return domain.Invalid(typeErr.Field, "must be "+jsonTypeName(typeErr.Type)+", not "+valueName(typeErr.Value)).Wrap(err)
 	}
 	return domain.E(domain.KindInvalid, "invalid_json", "malformed JSON").Wrap(err)
-}
-
-// unexpected names the byte a syntax error at offset (bytes read, the bad one included) stopped at.
-func unexpected(body []byte, offset int64) string {
-	if offset < 1 || offset > int64(len(body)) {
-		return "unexpected end of the body"
-	}
-	if b := body[offset-1]; b > ' ' && b < 0x7f {
-		return fmt.Sprintf("unexpected '%c'", b)
-	}
-	return fmt.Sprintf("unexpected byte 0x%02x", body[offset-1])
 }
 
 // valueKind is encoding/json's name of the type of the JSON value b (UnmarshalTypeError.Value), by its first

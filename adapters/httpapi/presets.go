@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -119,7 +120,8 @@ func (h *PresetsHandler) createFrom(src preset.Source) gin.HandlerFunc {
 			writeError(c, errNoBody)
 			return
 		}
-		p, v, err := h.presets.CreateVersion(c.Request.Context(), scope(c), src, body)
+		p, v, err := h.presets.CreateVersion(c.Request.Context(), scope(c), ports.PresetBody{Source: src, Fields: body,
+			Check: configChecks[src]})
 		if err != nil {
 			writeError(c, err)
 			return
@@ -127,6 +129,10 @@ func (h *PresetsHandler) createFrom(src preset.Source) gin.HandlerFunc {
 		data(c, http.StatusOK, toPresetWithVersion(p, &v))
 	}
 }
+
+// configChecks check the configuration of a preset saved from a body of each wire format, as a call would read its
+// fields.
+var configChecks = map[preset.Source]func(map[string]any) error{preset.ChatCompletions: chatcompletions.CheckConfig}
 
 // updatePresetReq is UpdatePreset: null clears the description and is a 400 on the fields that cannot be cleared.
 type updatePresetReq struct {

@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"encoding/json"
 	"strconv"
 	"strings"
 
@@ -54,8 +53,8 @@ func checkValue(field string, v any) error {
 	switch v := v.(type) {
 	case string:
 		return domain.CheckText(field, v)
-	case json.Number:
-		return domain.CheckNumber(field, string(v))
+	case domain.Number:
+		return domain.CheckNumber(field, v.String())
 	case map[string]any:
 		for k, item := range v {
 			if err := domain.CheckText(field, k); err != nil {

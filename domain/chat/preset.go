@@ -1,9 +1,8 @@
 package chat
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,40 +21,31 @@ type PresetRef struct {
 // presetPrefix marks a preset in a model id: "@preset/<slug>" alone, or "<model>@preset/<slug>".
 const presetPrefix = "@preset/"
 
-// Preset finds the preset a request names, if any, and returns the body without the reference: "model":
-// "@preset/<slug>" (the model comes from the preset), "model": "<model>@preset/<slug>" (the request's model
-// wins), or "preset": "<slug>". A slug may end in "@<n>" to name version n instead of the designated one.
-func Preset(b Body) (Body, *PresetRef, error) {
-	var model, named string
-	if err := field(b, "model", &model); err != nil {
-		return b, nil, err
-	}
-	if err := field(b, "preset", &named); err != nil {
-		return b, nil, err
-	}
+// PresetOf finds the preset a request names, if any, from its model and preset fields ("" when absent), and
+// returns the model without the reference: "model": "@preset/<slug>" (the model comes from the preset, "" here),
+// "model": "<model>@preset/<slug>" (the request's model wins), or "preset": "<slug>" (or "@preset/<slug>"). A
+// slug may end in "@<n>" to name version n instead of the designated one; model and preset may both name one,
+// the same.
+func PresetOf(model, named string) (string, *PresetRef, error) {
 	var ref *PresetRef
 	if i := strings.Index(model, presetPrefix); i >= 0 {
 		r, err := parseRef("model", model[i+len(presetPrefix):])
 		if err != nil {
-			return b, nil, err
+			return model, nil, err
 		}
-		ref = &r
-		b = b.with("model", model[:i])
+		ref, model = &r, model[:i]
 	}
 	if named != "" {
 		r, err := parseRef("preset", strings.TrimPrefix(named, presetPrefix))
 		if err != nil {
-			return b, nil, err
+			return model, nil, err
 		}
 		if ref != nil && (ref.Slug != r.Slug || ref.Version != r.Version) {
-			return b, nil, domain.Invalid("preset", "names another preset than the model does")
+			return model, nil, domain.Invalid("preset", "names another preset than the model does")
 		}
 		ref = &r
 	}
-	if ref != nil {
-		b = b.with("preset", "")
-	}
-	return b, ref, nil
+	return model, ref, nil
 }
 
 func parseRef(field, s string) (PresetRef, error) {
@@ -74,33 +64,6 @@ func parseRef(field, s string) (PresetRef, error) {
 	return r, nil
 }
 
-// with returns a copy of b with key set to the string value, or removed when value is empty.
-func (b Body) with(key, value string) Body {
-	out := make(Body, len(b)+1)
-	for k, v := range b {
-		out[k] = v
-	}
-	if value == "" {
-		delete(out, key)
-	} else {
-		out[key], _ = marshal(value)
-	}
-	return out
-}
-
-// marshal is json.Marshal without its escaping of <, > and & (\u003c, six bytes for one): a value the gateway lays
-// into a body is sent on as these bytes, the same value to a JSON reader, and the body is held to a bound on its
-// bytes, which should count what is sent rather than six times a preset's stored size.
-func marshal(v any) (json.RawMessage, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
-}
-
 // Refusals of a preset the request may not use.
 var (
 	ErrPresetDisabled = domain.E(domain.KindForbidden, "preset_disabled", "the preset is disabled")
@@ -108,72 +71,26 @@ var (
 	ErrNoVersion      = domain.E(domain.KindInvalid, "preset_has_no_version", "the preset has no designated version")
 )
 
-// UnderPreset lays the request over a preset version's configuration: each field the request sets wins, the
-// others come from the preset. model and models are one setting, the models a call may use in order: when the
-// request names any, the preset's are left out. A preset that is not active is refused. The version's system
-// prompt is returned to be laid once the request is parsed (Request.WithSystem), which alone knows whether it
-// will be.
-//
-// The body so made is held to the bounds the caller's own is held to, as the preset's configuration, saved from
-// a body of its own, could make it about twice as large: at most MaxFields fields, and at most maxBytes (the
-// server's bound on a body) of fields' names and values (Body.size), the system prompt's counted with them when
-// it is laid. Past them it is a 400 naming the field that named the preset (PresetRef.within).
-func (b Body) UnderPreset(p preset.Preset, v *preset.Version, ref PresetRef, maxBytes int64) (Body, SystemPrompt, error) {
+// Usable refuses a preset a request may not be made from: one that is not active, or has no designated version
+// (v, the version the request names or the designated one, nil), naming the field that named it.
+func (ref PresetRef) Usable(p preset.Preset, v *preset.Version) error {
 	switch {
 	case p.Status == preset.Disabled:
-		return b, SystemPrompt{}, ErrPresetDisabled.WithMsg(fmt.Sprintf("%s: preset %q is disabled", ref.Field, p.Slug)).With("field", ref.Field)
+		return ErrPresetDisabled.WithMsg(fmt.Sprintf("%s: preset %q is disabled", ref.Field, p.Slug)).With("field", ref.Field)
 	case p.Status == preset.Archived:
-		return b, SystemPrompt{}, ErrPresetArchived.WithMsg(fmt.Sprintf("%s: preset %q is archived", ref.Field, p.Slug)).With("field", ref.Field)
+		return ErrPresetArchived.WithMsg(fmt.Sprintf("%s: preset %q is archived", ref.Field, p.Slug)).With("field", ref.Field)
 	case v == nil:
-		return b, SystemPrompt{}, ErrNoVersion.WithMsg(fmt.Sprintf("%s: preset %q has no designated version", ref.Field, p.Slug)).With("field", ref.Field)
+		return ErrNoVersion.WithMsg(fmt.Sprintf("%s: preset %q has no designated version", ref.Field, p.Slug)).With("field", ref.Field)
 	}
-	out := make(Body, len(b)+len(v.Config)+1)
-	ownModels := !isNull(b["model"]) || !isNull(b["models"])
-	for k, val := range v.Config {
-		if ownModels && (k == "model" || k == "models") {
-			continue
-		}
-		raw, err := marshal(val)
-		if err != nil {
-			return b, SystemPrompt{}, fmt.Errorf("preset %s version %d: %w", p.Slug, v.Number, err)
-		}
-		out[k] = raw
-	}
-	for k, val := range b {
-		if !isNull(val) {
-			out[k] = val
-		}
-	}
-	if err := ref.within("fields", int64(len(out)), MaxFields); err != nil {
-		return b, SystemPrompt{}, err
-	}
-	size := out.size()
-	if err := ref.within("bytes", size, maxBytes); err != nil {
-		return b, SystemPrompt{}, err
-	}
-	system := SystemPrompt{Preset: ref, Size: size, MaxBytes: maxBytes}
-	if v.SystemPrompt != nil {
-		system.Text = *v.SystemPrompt
-	}
-	return out, system, nil
+	return nil
 }
 
-// SystemPrompt is a preset's system prompt as UnderPreset leaves it, to be laid once the request is parsed
-// (Request.WithSystem), with what holding the request so made to the bounds then takes.
-type SystemPrompt struct {
-	Text string
-	// Preset is the preset it comes from, which the errors name as UnderPreset's do.
-	Preset PresetRef
-	// Size is the bytes of the fields' names and values of the body laid over the preset, and MaxBytes their
-	// bound: the prompt, when laid, counts with them.
-	Size, MaxBytes int64
-}
-
-// within is nil when n, a count of unit (fields, messages, bytes) of a request laid over the preset, is at most
+// Within is nil when n, a count of unit (fields, messages, bytes) of a request laid over the preset, is at most
 // bound, the caller's own request's, and past it the 400 that every such bound gives: it names the field that
 // named the preset, says that the preset and the request together go past, and gives the bound in metadata as
-// max_<unit>.
-func (ref PresetRef) within(unit string, n, bound int64) error {
+// max_<unit>. A request laid over a preset is held to the bounds the caller's own is held to, as the preset's
+// configuration, saved from a body of its own, could make it about twice as large.
+func (ref PresetRef) Within(unit string, n, bound int64) error {
 	if n <= bound {
 		return nil
 	}
@@ -181,28 +98,34 @@ func (ref PresetRef) within(unit string, n, bound int64) error {
 		unit)).With("max_"+unit, bound)
 }
 
-// size is the bytes of b's fields' names and values: what a body holding them is at least, so that a caller's own
-// body within a bound on its bytes is within it by this count too.
-func (b Body) size() int64 {
-	var n int64
-	for k, v := range b {
-		n += int64(len(k) + len(v))
-	}
-	return n
+// SystemPrompt is a preset's system prompt, to be laid once the request is decoded (Request.WithSystem), with what
+// holding the request so made to the bounds then takes.
+type SystemPrompt struct {
+	Text string
+	// Preset is the preset it comes from, which the errors name.
+	Preset PresetRef
+	// Size is the bytes of the fields' names and values of the body laid over the preset, and MaxBytes their
+	// bound: the prompt, when laid, counts with them.
+	Size, MaxBytes int64
 }
 
-// CheckConfig refuses a chat preset's configuration that no call could use (max_tokens "x", a models list of
-// four), naming the field, when it is saved rather than at every call made with it: the configuration is
-// parsed as a request's fields would be, beside a stand-in message and, when it names none, a stand-in model.
-func CheckConfig(config map[string]any) error {
-	b := Body{"model": json.RawMessage(`"m"`), "messages": json.RawMessage(`[{"role":"user","content":"m"}]`)}
-	for k, v := range config {
-		raw, err := marshal(v)
-		if err != nil {
-			return domain.Invalid(k, "must be JSON")
-		}
-		b[k] = raw
+// WithSystem lays a preset's system prompt before the messages, unless it is empty or the request has a system
+// (or developer) message of its own. It is laid after the request is decoded and validated, so that its errors
+// hold the caller's messages as they came, each named at its index in the body the caller sent. When it is laid,
+// and only then, the request is held with it to MaxMessages messages and to the bound on a body's bytes: past
+// one, it is the 400 that Within gives, naming the field that named the preset.
+func (r Request) WithSystem(s SystemPrompt) (Request, error) {
+	if s.Text == "" || slices.ContainsFunc(r.Messages, func(m Message) bool { return m.Role == "system" || m.Role == "developer" }) {
+		return r, nil
 	}
-	_, err := Parse(b)
-	return err
+	if err := s.Preset.Within("messages", int64(len(r.Messages))+1, MaxMessages); err != nil {
+		return r, err
+	}
+	if err := s.Preset.Within("bytes", s.Size+int64(len(s.Text)), s.MaxBytes); err != nil {
+		return r, err
+	}
+	system := Message{Role: "system", Content: []Part{{Type: "text", Text: s.Text}}, Text: true}
+	r.Messages = append([]Message{system}, r.Messages...)
+	r.Prepended++
+	return r, nil
 }

@@ -21,30 +21,24 @@ type Route struct {
 // MaxRouteProviders bounds each list of providers.
 const MaxRouteProviders = 256
 
-// parseRoute reads the routing preferences of the provider object; other preferences of the reference (sort,
-// max_price, data_collection...) are accepted and not applied.
-func parseRoute(b Body) (Route, error) {
-	var w struct {
-		Order, Only, Ignore []string
-		AllowFallbacks      *bool `json:"allow_fallbacks"`
-	}
-	if err := field(b, "provider", &w); err != nil {
-		return Route{}, domain.Invalid("provider", "must be an object: order, only and ignore lists of provider slugs, allow_fallbacks a boolean")
-	}
+// check holds the routing preferences to their rules: each list of providers at most MaxRouteProviders, of
+// slugs a database can store. Other preferences of the reference (sort, max_price, data_collection...) are
+// accepted and not applied.
+func (r Route) check() error {
 	for _, l := range [...]struct {
 		name string
 		list []string
-	}{{"order", w.Order}, {"only", w.Only}, {"ignore", w.Ignore}} {
+	}{{"order", r.Order}, {"only", r.Only}, {"ignore", r.Ignore}} {
 		if len(l.list) > MaxRouteProviders {
-			return Route{}, domain.Invalid("provider."+l.name, fmt.Sprintf("must list at most %d providers", MaxRouteProviders))
+			return domain.Invalid("provider."+l.name, fmt.Sprintf("must list at most %d providers", MaxRouteProviders))
 		}
 		for i, p := range l.list {
 			if err := domain.CheckText(fmt.Sprintf("provider.%s[%d]", l.name, i), p); err != nil {
-				return Route{}, err
+				return err
 			}
 		}
 	}
-	return Route{Order: w.Order, Only: w.Only, Ignore: w.Ignore, AllowFallbacks: w.AllowFallbacks}, nil
+	return nil
 }
 
 // Apply narrows and orders a model's endpoints: only, then ignore, then the ordered providers first (in their

@@ -1,7 +1,6 @@
 package preset_test
 
 import (
-	"encoding/json"
 	"errors"
 	"reflect"
 	"testing"
@@ -11,42 +10,38 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/preset"
 )
 
-func body(t *testing.T, s string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
+// m is an object as an adapter decodes one.
+type m = map[string]any
 
 func TestConfigFrom(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name   string
 		src    preset.Source
-		body   string
-		config string
+		body   m
+		config m
 		system any // string or nil
 		field  string
 	}{
 		{"chat keeps config, drops request-only", preset.ChatCompletions,
-			`{"model":"m","temperature":1,"stream":false,"messages":[{"role":"user","content":"x"}],"tools":[],"user":"u"}`,
-			`{"model":"m","temperature":1,"tools":[]}`, nil, ""},
+			m{"model": "m", "temperature": 1.0, "stream": false, "messages": []any{m{"role": "user", "content": "x"}}, "tools": []any{}, "user": "u"},
+			m{"model": "m", "temperature": 1.0, "tools": []any{}}, nil, ""},
 		{"chat system message", preset.ChatCompletions,
-			`{"messages":[{"role":"user","content":"x"},{"role":"system","content":[{"type":"text","text":"S"}]}]}`, `{}`, "S", ""},
-		{"chat developer message", preset.ChatCompletions, `{"messages":[{"role":"developer","content":"D"}]}`, `{}`, "D", ""},
-		{"messages system string", preset.Messages, `{"model":"m","system":"S","max_tokens":5,"messages":null}`, `{"model":"m","max_tokens":5}`, "S", ""},
-		{"responses instructions", preset.Responses, `{"instructions":"I","input":"x","store":false,"service_tier":"auto"}`, `{"service_tier":"auto"}`, "I", ""},
-		{"temperature bounds", preset.ChatCompletions, `{"temperature":0}`, `{"temperature":0}`, nil, ""},
-		{"temperature too high", preset.ChatCompletions, `{"temperature":2.01}`, "", nil, "temperature"},
-		{"temperature negative", preset.ChatCompletions, `{"temperature":-0.1}`, "", nil, "temperature"},
-		{"model not a string", preset.Responses, `{"model":["a"]}`, "", nil, "model"},
-		{"bad system parts", preset.Messages, `{"system":[{"type":"image"}]}`, "", nil, "system"},
+			m{"messages": []any{m{"role": "user", "content": "x"}, m{"role": "system", "content": []any{m{"type": "text", "text": "S"}}}}}, m{}, "S", ""},
+		{"chat developer message", preset.ChatCompletions, m{"messages": []any{m{"role": "developer", "content": "D"}}}, m{}, "D", ""},
+		{"messages system string", preset.Messages, m{"model": "m", "system": "S", "max_tokens": 5.0, "messages": nil},
+			m{"model": "m", "max_tokens": 5.0}, "S", ""},
+		{"responses instructions", preset.Responses, m{"instructions": "I", "input": "x", "store": false, "service_tier": "auto"},
+			m{"service_tier": "auto"}, "I", ""},
+		{"temperature bounds", preset.ChatCompletions, m{"temperature": 0.0}, m{"temperature": 0.0}, nil, ""},
+		{"temperature too high", preset.ChatCompletions, m{"temperature": 2.01}, nil, nil, "temperature"},
+		{"temperature negative", preset.ChatCompletions, m{"temperature": -0.1}, nil, nil, "temperature"},
+		{"model not a string", preset.Responses, m{"model": []any{"a"}}, nil, nil, "model"},
+		{"bad system parts", preset.Messages, m{"system": []any{m{"type": "image"}}}, nil, nil, "system"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			config, system, err := preset.ConfigFrom(tt.src, body(t, tt.body))
+			config, system, err := preset.ConfigFrom(tt.src, tt.body)
 			if tt.field != "" {
 				var de *domain.Error
 				if !errors.As(err, &de) || de.Meta["field"] != tt.field {
@@ -57,8 +52,8 @@ func TestConfigFrom(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !reflect.DeepEqual(config, body(t, tt.config)) {
-				t.Fatalf("config = %v, want %s", config, tt.config)
+			if !reflect.DeepEqual(config, tt.config) {
+				t.Fatalf("config = %v, want %v", config, tt.config)
 			}
 			if (system == nil) != (tt.system == nil) || system != nil && *system != tt.system {
 				t.Fatalf("system = %v, want %v", system, tt.system)

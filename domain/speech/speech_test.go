@@ -1,8 +1,8 @@
 package speech_test
 
 import (
-	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,7 +76,7 @@ func TestEstimateHonoursTheSlowestSpeed(t *testing.T) {
 	}{
 		{"default", nil, nil, 10},
 		{"request speed", &two, nil, 5},
-		{"options speed", nil, map[string]any{"speed": json.Number("0.25")}, 40},
+		{"options speed", nil, map[string]any{"speed": number("0.25")}, 40},
 		{"options slower than request", &two, map[string]any{"speed": 0.5}, 20},
 		{"request slower than options", &half, map[string]any{"speed": 2.0}, 20},
 		{"nested voice settings", nil, map[string]any{"voice_settings": map[string]any{"speed": 0.7}}, 10 / 0.7},
@@ -91,3 +91,10 @@ func TestEstimateHonoursTheSlowestSpeed(t *testing.T) {
 		})
 	}
 }
+
+// number is a free-form number as an adapter keeps one (domain.Number): as written.
+type number string
+
+func (n number) String() string { return string(n) }
+
+func (n number) Float64() (float64, error) { return strconv.ParseFloat(string(n), 64) }

@@ -2,7 +2,11 @@
 package archtest
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -12,11 +16,17 @@ const module = "github.com/switchboard-ai/switchboard"
 type pkg struct {
 	path          string
 	imports, deps []string
+	// tests are what the package's tests import, in the package and beside it.
+	tests []string
+	dir   string
+	files []string
 }
 
 func listPackages(t *testing.T) []pkg {
 	t.Helper()
-	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}|{{join .Imports ","}}|{{join .Deps ","}}`, "./...")
+	cmd := exec.Command("go", "list", "-f",
+		`{{.ImportPath}}|{{join .Imports ","}}|{{join .Deps ","}}|{{join .TestImports ","}},{{join .XTestImports ","}}|{{.Dir}}|{{join .GoFiles ","}},{{join .TestGoFiles ","}},{{join .XTestGoFiles ","}}`,
+		"./...")
 	cmd.Dir = "../.."
 	out, err := cmd.Output()
 	if err != nil {
@@ -25,16 +35,20 @@ func listPackages(t *testing.T) []pkg {
 	var pkgs []pkg
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		parts := strings.Split(line, "|")
-		pkgs = append(pkgs, pkg{path: parts[0], imports: split(parts[1]), deps: split(parts[2])})
+		pkgs = append(pkgs, pkg{path: parts[0], imports: split(parts[1]), deps: split(parts[2]), tests: split(parts[3]),
+			dir: parts[4], files: split(parts[5])})
 	}
 	return pkgs
 }
 
 func split(s string) []string {
-	if s == "" {
-		return nil
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p != "" {
+			out = append(out, p)
+		}
 	}
-	return strings.Split(s, ",")
+	return out
 }
 
 func isStd(p string) bool { return !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") }
@@ -44,8 +58,15 @@ func TestDependencyRule(t *testing.T) {
 		name  string
 		scope func(string) bool
 		deps  bool // check transitive deps rather than direct imports
+		tests bool // check the tests' imports too
 		bad   func(string) bool
 	}{
+		{
+			name:  "domain reads and writes no JSON: wire formats are the adapters'",
+			scope: func(p string) bool { return within(p, "domain") },
+			tests: true,
+			bad:   isJSON,
+		},
 		{
 			name:  "domain imports no infrastructure (transitively)",
 			scope: func(p string) bool { return within(p, "domain") },
@@ -92,6 +113,9 @@ func TestDependencyRule(t *testing.T) {
 				if r.deps {
 					list = p.deps
 				}
+				if r.tests {
+					list = append(slices.Clone(list), p.tests...)
+				}
 				for _, d := range list {
 					if r.bad(d) {
 						t.Errorf("%s imports %s", p.path, d)
@@ -102,6 +126,51 @@ func TestDependencyRule(t *testing.T) {
 				t.Fatal("the rule matched no package: the layout changed under it")
 			}
 		})
+	}
+}
+
+// isJSON reports a package that reads or writes JSON: the standard library's (encoding/json, its v2 and jsontext),
+// or any other whose path names JSON (goccy/go-json, json-iterator, go-json-experiment, gjson...) or is one of the
+// codecs that do not (bytedance/sonic, ugorji/go/codec).
+func isJSON(p string) bool {
+	return strings.Contains(strings.ToLower(p), "json") || strings.Contains(p, "bytedance/sonic") || strings.Contains(p, "ugorji/go")
+}
+
+// TestIsJSON holds the rule's test of a package to the JSON packages there are, and to the domain's own.
+func TestIsJSON(t *testing.T) {
+	for p, want := range map[string]bool{"encoding/json": true, "encoding/json/v2": true, "encoding/json/jsontext": true,
+		"github.com/goccy/go-json": true, "github.com/json-iterator/go": true, "github.com/bytedance/sonic": true,
+		"github.com/go-json-experiment/json": true, "github.com/tidwall/gjson": true, "github.com/ugorji/go/codec": true,
+		module + "/adapters/internal/jsonenc": true, "encoding/xml": false, "strconv": false, "unicode/utf8": false,
+		module + "/domain/chat": false} {
+		if isJSON(p) != want {
+			t.Errorf("isJSON(%s) = %v, want %v", p, !want, want)
+		}
+	}
+}
+
+// TestDomainCodesNoJSON: no type of the domain encodes or decodes itself as JSON, which needs no JSON package to
+// import (a MarshalJSON method returns bytes): a wire format is an adapter's.
+func TestDomainCodesNoJSON(t *testing.T) {
+	methods := regexp.MustCompile(`(?m)^func \([^)]*\) (Marshal|Unmarshal|Append)JSON\(`)
+	checked := 0
+	for _, p := range listPackages(t) {
+		if !within(p.path, "domain") {
+			continue
+		}
+		for _, f := range p.files {
+			src, err := os.ReadFile(filepath.Join(p.dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			if m := methods.Find(src); m != nil {
+				t.Errorf("%s/%s: %s", p.path, f, m)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no domain file was read: the layout changed under the rule")
 	}
 }
 

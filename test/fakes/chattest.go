@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -28,23 +30,25 @@ type ChatContract struct {
 	Failures []Failure
 }
 
-// ChatRequest is a request for the upstream model with the given body fields, parsed as the gateway parses it.
+// ChatRequest is a request for the upstream model with the given body fields, decoded as the gateway decodes a
+// chat completions body.
 func ChatRequest(t *testing.T, model string, body map[string]any) ports.ChatRequest {
 	t.Helper()
-	b := chat.Body{}
-	for k, v := range body {
-		raw, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b[k] = raw
+	if _, ok := body["model"]; !ok {
+		body = maps.Clone(body)
+		body["model"] = "gateway-model"
 	}
-	if _, ok := b["model"]; !ok {
-		b["model"] = json.RawMessage(`"gateway-model"`)
-	}
-	req, err := chat.Parse(b)
+	raw, err := json.Marshal(body)
 	if err != nil {
-		t.Fatalf("parse: %v", err)
+		t.Fatal(err)
+	}
+	b, err := chatcompletions.Decode(raw)
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	req, err := b.Request()
+	if err != nil {
+		t.Fatalf("decode: %v", err)
 	}
 	return ports.ChatRequest{UpstreamModel: model, Request: req}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -78,7 +79,7 @@ func Body(req ports.ChatRequest) map[string]any {
 	if len(r.Tools) > 0 {
 		tools := make([]any, len(r.Tools))
 		for i, t := range r.Tools {
-			schema := t.Parameters
+			schema := json.RawMessage(t.Parameters)
 			if schema == nil {
 				schema = json.RawMessage(`{"type":"object","properties":{}}`)
 			}
@@ -99,7 +100,7 @@ func Body(req ports.ChatRequest) map[string]any {
 }
 
 // toolChoice translates OpenAI's tool_choice: auto, none, required (Anthropic's any), or a named function.
-func toolChoice(raw json.RawMessage) (choice map[string]any, none bool) {
+func toolChoice(raw domain.Opaque) (choice map[string]any, none bool) {
 	if raw == nil {
 		return nil, false
 	}
@@ -185,7 +186,7 @@ func parts(content []chat.Part) []any {
 		case "image_url":
 			out = append(out, map[string]any{"type": "image", "source": imageSource(p.ImageURL)})
 		default:
-			out = append(out, p.Raw)
+			out = append(out, json.RawMessage(p.Raw))
 		}
 	}
 	return out

@@ -70,6 +70,7 @@ func TestBody(t *testing.T) {
 				map[string]any{"type": "text", "text": "What is this?"},
 				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw0KGgo="}},
 				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/cat.jpg", "detail": "high"}},
+				map[string]any{"type": "document", "source": map[string]any{"type": "text", "data": "<a&b>"}},
 				map[string]any{"type": "text", "text": ""}}},
 			map[string]any{"role": "assistant", "content": "", "tool_calls": []any{
 				map[string]any{"id": "toolu_1", "type": "function", "function": map[string]any{"name": "look", "arguments": `{"at":"it"}`}},
@@ -87,7 +88,8 @@ func TestBody(t *testing.T) {
 	want := `{"max_tokens":4096,"messages":[` +
 		`{"role":"user","content":[{"text":"What is this?","type":"text"},` +
 		`{"source":{"data":"iVBORw0KGgo=","media_type":"image/png","type":"base64"},"type":"image"},` +
-		`{"source":{"type":"url","url":"https://example.com/cat.jpg"},"type":"image"}]},` +
+		`{"source":{"type":"url","url":"https://example.com/cat.jpg"},"type":"image"},` +
+		`{"source":{"data":"\u003ca\u0026b\u003e","type":"text"},"type":"document"}]},` + // a block of a kind not read: as it came
 		`{"role":"assistant","content":[{"id":"toolu_1","input":{"at":"it"},"name":"look","type":"tool_use"},` +
 		`{"id":"toolu_2","input":{},"name":"zoom","type":"tool_use"}]},` +
 		`{"role":"user","content":[{"content":"a cat","tool_use_id":"toolu_1","type":"tool_result"},` +

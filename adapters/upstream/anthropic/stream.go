@@ -4,9 +4,9 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 )
 
 // event is what the gateway reads of one event of the Messages API's stream: message_start, content_block_start /

@@ -13,9 +13,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -111,7 +112,7 @@ func ChatBody(req ports.ChatRequest) (map[string]any, error) {
 				d["description"] = t.Description
 			}
 			if t.Parameters != nil {
-				d["parametersJsonSchema"] = t.Parameters
+				d["parametersJsonSchema"] = json.RawMessage(t.Parameters)
 			}
 			decls[i] = d
 		}
@@ -131,7 +132,7 @@ func untranslatable(field, needs string) error {
 
 // functionMode translates OpenAI's tool_choice: auto, none, required (Gemini's ANY), or a named function (ANY
 // limited to it).
-func functionMode(raw json.RawMessage) map[string]any {
+func functionMode(raw domain.Opaque) map[string]any {
 	if raw == nil {
 		return nil
 	}
@@ -224,7 +225,7 @@ func chatParts(in []chat.Part) []any {
 		case "image_url":
 			out = append(out, imagePart(p.ImageURL))
 		default:
-			out = append(out, p.Raw)
+			out = append(out, json.RawMessage(p.Raw))
 		}
 	}
 	return out

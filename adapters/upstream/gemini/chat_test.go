@@ -60,7 +60,8 @@ func TestChatBody(t *testing.T) {
 			map[string]any{"role": "user", "content": []any{
 				map[string]any{"type": "text", "text": "What is this?"},
 				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw0KGgo="}},
-				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/cat.png?x=1"}}}},
+				map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/cat.png?x=1"}},
+				map[string]any{"type": "input_audio", "input_audio": map[string]any{"data": "QQ==", "format": "wav"}}}},
 			map[string]any{"role": "assistant", "content": nil, "tool_calls": []any{
 				map[string]any{"id": "call_0", "type": "function", "function": map[string]any{"name": "look", "arguments": `{"at":"it"}`}}}},
 			map[string]any{"role": "tool", "tool_call_id": "call_0", "content": "a cat"},
@@ -80,7 +81,8 @@ func TestChatBody(t *testing.T) {
 	got, _ := json.Marshal(body)
 	want := `{"contents":[` +
 		`{"role":"user","parts":[{"text":"What is this?"},{"inlineData":{"data":"iVBORw0KGgo=","mimeType":"image/png"}},` +
-		`{"fileData":{"fileUri":"https://example.com/cat.png?x=1","mimeType":"image/png"}}]},` +
+		`{"fileData":{"fileUri":"https://example.com/cat.png?x=1","mimeType":"image/png"}},` +
+		`{"input_audio":{"data":"QQ==","format":"wav"},"type":"input_audio"}]},` + // a part of a kind not read: as it came
 		`{"role":"model","parts":[{"functionCall":{"args":{"at":"it"},"name":"look"}}]},` +
 		`{"role":"user","parts":[{"functionResponse":{"name":"look","response":{"content":"a cat"}}},{"text":"Thanks"}]}],` +
 		`"generationConfig":{"maxOutputTokens":50,"responseJsonSchema":{"type":"object"},"responseMimeType":"application/json",` +

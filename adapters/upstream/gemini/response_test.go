@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc/jsonenctest"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
 	"github.com/switchboard-ai/switchboard/test/fakes"
 )
 

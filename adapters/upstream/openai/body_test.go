@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -18,7 +20,7 @@ func referenceBody(req ports.ChatRequest) ([]byte, error) {
 		body[k] = v
 	}
 	for k, v := range req.Request.Extra {
-		body[k] = v
+		body[k] = json.RawMessage(v)
 	}
 	if req.Request.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens") {
 		delete(body, "max_tokens")
@@ -45,7 +47,7 @@ func referenceBody(req ports.ChatRequest) ([]byte, error) {
 					}
 					parts[j] = map[string]any{"type": "image_url", "image_url": img}
 				default:
-					parts[j] = p.Raw
+					parts[j] = json.RawMessage(p.Raw)
 				}
 			}
 			w["content"] = parts
@@ -115,13 +117,13 @@ func TestChatBody(t *testing.T) {
 }
 
 // parsed is the call to the upstream "up" of a chat request's body and the provider's options.
-func parsed(t *testing.T, raw string, opts map[string]any) ports.ChatRequest {
+func parsed(t testing.TB, raw string, opts map[string]any) ports.ChatRequest {
 	t.Helper()
-	var body chat.Body
-	if err := json.Unmarshal([]byte(raw), &body); err != nil {
+	body, err := chatcompletions.Decode([]byte(raw))
+	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := chat.Parse(body)
+	r, err := body.Request()
 	if err != nil {
 		t.Fatalf("%s: %v", raw, err)
 	}
@@ -142,7 +144,7 @@ func decodeAny(t *testing.T, b []byte) any {
 // TestChatBodyGatewayFieldsWin holds the fields the gateway writes against a caller's option that names them in
 // another case (or by Unicode's folding): an upstream that decodes with encoding/json (Ollama) matches keys so and
 // takes the last, so the gateway's model, messages, stream and default limit must come last. (Such a field of the
-// request itself is refused by chat.Parse.)
+// request itself is refused by its wire format, chatcompletions.)
 func TestChatBodyGatewayFieldsWin(t *testing.T) {
 	const body = `{"model":"m","messages":[{"role":"user","content":"hi"}]}`
 	for _, opts := range []map[string]any{
@@ -179,7 +181,7 @@ func TestChatBodyGatewayFieldsWin(t *testing.T) {
 // names only, and reserves the call's budget for what they say (or for the default); an upstream that decodes as
 // encoding/json does reads such a field as the limit, the default's max_completion_tokens or the caller's
 // max_tokens notwithstanding, and one that compares each letter's upper case (.NET's) or reads a key up to a NUL
-// (C's) reads the others so. (Such a field of the request itself is refused by chat.Parse.)
+// (C's) reads the others so. (Such a field of the request itself is refused by its wire format, chatcompletions.)
 func TestChatBodyLimitSpellings(t *testing.T) {
 	const msgs = `"model":"m","messages":[{"role":"user","content":"hi"}]`
 	million := json.Number("1000000")
@@ -226,5 +228,27 @@ func TestChatBodyLimitSpellings(t *testing.T) {
 			t.Errorf("%s: an upstream decoding with encoding/json reads max_tokens %d, max_completion_tokens %d, n %d; "+
 				"want %d, %d, %d", got, up.MaxTokens, up.MaxCompletionTokens, up.N, tc.maxTokens, tc.completion, tc.n)
 		}
+	}
+}
+
+// BenchmarkChatBody times a request's body for an OpenAI-compatible upstream, on the way to the first token: a
+// typical call, and one with a prompt of 64 KiB.
+func BenchmarkChatBody(b *testing.B) {
+	for _, bc := range []struct{ name, body string }{
+		{"typical", `{"model":"openai/gpt-4o-mini","stream":true,"temperature":0.7,"max_tokens":256,"messages":[` +
+			`{"role":"system","content":"You are a helpful assistant. Answer briefly."},` +
+			`{"role":"user","content":"What is the capital of France, and what is it known for?"}]}`},
+		{"prompt64k", `{"model":"openai/gpt-4o-mini","stream":true,"messages":[{"role":"system","content":"You are a helpful assistant."},` +
+			`{"role":"user","content":"` + strings.Repeat("The quick brown fox jumps over the lazy dog. ", 64<<10/45) + `"}]}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := parsed(b, bc.body, nil)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := chatBody(req); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -2,17 +2,15 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"io"
-	"maps"
 	"net/http"
-	"slices"
-	"strconv"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/generation"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -42,21 +40,17 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 // eventStream is the Accept header's value: one slice for every request, which no one writes to.
 var eventStream = []string{"text/event-stream"}
 
-// chatBody is the request's body, appended by hand: the call's upstream request, and so its first token, waits
-// for it, and encoding/json went through a map of the fields and the messages as maps and structs by reflection.
-// The caller's fields come first (each as it came, in the order of their names), then the options the caller's
-// do not name, then the gateway's own: an upstream that decodes as encoding/json does (Ollama) matches a key
-// without regard to case and takes the last, so an option's "Model" or "ſtream" does not replace them (a field of
-// the request itself that names one the gateway reads in another case is refused by chat.Parse).
+// chatBody is the request's body: the caller's fields the gateway does not rewrite first (each as it came, in the
+// order of their names), then the options the caller's do not name, then the gateway's own, last (object).
 func chatBody(req ports.ChatRequest) ([]byte, error) {
 	r := req.Request
 	// defaulted: neither the request nor its options set a limit; the default goes as max_completion_tokens,
 	// and what the two fields held (a null, an option that is no positive number) does not.
 	defaulted := r.MaxTokens == nil && !chat.OptionCapped(req.Options, "max_tokens", "max_completion_tokens")
 	// sent reports a field the gateway writes, or leaves out: none of the caller's nor of the options. An option's
-	// limit or n spelled otherwise (MAX_TOKENS, max_tokenſ, N, n followed by a NUL: chat.NamesField) is left out:
-	// the gateway reads them by their names only, and an upstream that decodes as encoding/json does would read it
-	// as a limit, or a number of choices, that the call's budget was not reserved for.
+	// limit or n spelled otherwise (MAX_TOKENS, max_tokenſ, N, n followed by a NUL: inbound.NamesField) is left
+	// out: the gateway reads them by their names only, and an upstream that decodes as encoding/json does would read
+	// it as a limit, or a number of choices, that the call's budget was not reserved for.
 	sent := func(k string) bool {
 		switch k {
 		case "model", "messages", "stream", "stream_options":
@@ -64,98 +58,119 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 		case "max_tokens", "max_completion_tokens":
 			return defaulted
 		}
-		return k != "n" && chat.NamesField(k, "n") || chat.NamesField(k, "max_tokens") || chat.NamesField(k, "max_completion_tokens")
+		return k != "n" && inbound.NamesField(k, "n") || inbound.NamesField(k, "max_tokens") ||
+			inbound.NamesField(k, "max_completion_tokens")
 	}
-	b := append(make([]byte, 0, 512), '{')
-	for _, k := range sortedKeys(r.Extra) {
-		if !sent(k) {
-			b = append(append(append(jsonenc.AppendString(b, k), ':'), r.Extra[k]...), ',')
+	extra := make(map[string]json.RawMessage, len(r.Extra))
+	for k, v := range r.Extra {
+		if r.Format == chat.ChatCompletions && !sent(k) { // another format's fields are not this upstream's
+			extra[k] = json.RawMessage(v)
 		}
 	}
-	b, err := appendOptions(b, req.Options, func(k string) bool {
+	own := chatFields{Stream: true, StreamOptions: streamOptions{IncludeUsage: true}, Model: req.UpstreamModel,
+		Messages: messagesOut(r.Messages)}
+	if defaulted {
+		own.MaxCompletionTokens = chat.DefaultMaxTokens
+	}
+	o := newObject(512 + promptBytes(r.Messages))
+	o.add(extra)
+	o.add(options(req.Options, func(k string) bool {
 		_, ok := r.Extra[k]
 		return ok || sent(k)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if defaulted {
-		b = append(strconv.AppendInt(append(b, `"max_completion_tokens":`...), chat.DefaultMaxTokens, 10), ',')
-	}
-	b = append(b, `"stream":true,"stream_options":{"include_usage":true},"model":`...)
-	b = jsonenc.AppendString(b, req.UpstreamModel)
-	b = appendMessages(append(b, `,"messages":`...), r.Messages)
-	return append(b, '}'), nil
+	}))
+	o.add(own)
+	return o.bytes()
 }
 
-// sortedKeys are m's keys in order (none allocated for an empty m, as most calls have no passthrough).
-func sortedKeys[V any](m map[string]V) []string {
-	if len(m) == 0 {
-		return nil
-	}
-	return slices.Sorted(maps.Keys(m))
+// chatFields are the fields the gateway writes itself, last: a completion limit when the call sets none (the one
+// its budget was reserved for), always a stream with its usage, the upstream's model and the messages.
+type chatFields struct {
+	MaxCompletionTokens int64         `json:"max_completion_tokens,omitempty"`
+	Stream              bool          `json:"stream"`
+	StreamOptions       streamOptions `json:"stream_options"`
+	Model               string        `json:"model"`
+	Messages            []messageOut  `json:"messages"`
 }
 
-// appendMessages appends messages in OpenAI's shape: a string content stays a string, parts stay parts (those
-// the gateway does not read as they came).
-func appendMessages(b []byte, msgs []chat.Message) []byte {
-	b = append(b, '[')
-	for i, m := range msgs {
-		if i > 0 {
-			b = append(b, ',')
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// promptBytes is about what the messages' text takes in a body: the room made for it at once.
+func promptBytes(msgs []chat.Message) int {
+	n := 0
+	for _, m := range msgs {
+		for _, p := range m.Content {
+			n += len(p.Text) + len(p.ImageURL) + len(p.Raw)
 		}
-		b = append(jsonenc.AppendString(append(b, `{"role":`...), m.Role), `,"content":`...)
+	}
+	return n
+}
+
+// messageOut is a message in OpenAI's shape: a string content stays a string, parts stay parts (those the gateway
+// does not read as they came), null stays null.
+type messageOut struct {
+	Role       string        `json:"role"`
+	Content    any           `json:"content"`
+	Name       string        `json:"name,omitempty"`
+	ToolCalls  []toolCallOut `json:"tool_calls,omitempty"`
+	ToolCallID string        `json:"tool_call_id,omitempty"`
+}
+
+type toolCallOut struct {
+	ID       string      `json:"id"`
+	Type     string      `json:"type"`
+	Function functionOut `json:"function"`
+}
+
+type functionOut struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+type textPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+type imagePart struct {
+	Type     string   `json:"type"`
+	ImageURL imageURL `json:"image_url"`
+}
+
+type imageURL struct {
+	URL    string `json:"url"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func messagesOut(msgs []chat.Message) []messageOut {
+	out := make([]messageOut, len(msgs))
+	for i, m := range msgs {
+		o := messageOut{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID}
 		switch {
 		case m.Null:
-			b = append(b, "null"...)
 		case m.Text:
-			b = jsonenc.AppendString(b, m.Joined())
+			o.Content = m.Joined()
 		default:
-			b = appendParts(b, m.Content)
-		}
-		if m.Name != "" {
-			b = jsonenc.AppendString(append(b, `,"name":`...), m.Name)
-		}
-		if len(m.ToolCalls) > 0 {
-			b = append(b, `,"tool_calls":[`...)
-			for j, tc := range m.ToolCalls {
-				if j > 0 {
-					b = append(b, ',')
+			parts := make([]any, len(m.Content))
+			for j, p := range m.Content {
+				switch p.Type {
+				case "text":
+					parts[j] = textPart{Type: "text", Text: p.Text}
+				case "image_url":
+					parts[j] = imagePart{Type: "image_url", ImageURL: imageURL{URL: p.ImageURL, Detail: p.Detail}}
+				default:
+					parts[j] = json.RawMessage(p.Raw)
 				}
-				b = jsonenc.AppendString(append(b, `{"id":`...), tc.ID)
-				b = jsonenc.AppendString(append(b, `,"type":"function","function":{"name":`...), tc.Name)
-				b = append(jsonenc.AppendString(append(b, `,"arguments":`...), tc.Arguments), "}}"...)
 			}
-			b = append(b, ']')
+			o.Content = parts
 		}
-		if m.ToolCallID != "" {
-			b = jsonenc.AppendString(append(b, `,"tool_call_id":`...), m.ToolCallID)
+		for _, tc := range m.ToolCalls {
+			o.ToolCalls = append(o.ToolCalls, toolCallOut{ID: tc.ID, Type: "function", Function: functionOut{Name: tc.Name, Arguments: tc.Arguments}})
 		}
-		b = append(b, '}')
+		out[i] = o
 	}
-	return append(b, ']')
-}
-
-func appendParts(b []byte, parts []chat.Part) []byte {
-	b = append(b, '[')
-	for i, p := range parts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		switch p.Type {
-		case "text":
-			b = append(jsonenc.AppendString(append(b, `{"type":"text","text":`...), p.Text), '}')
-		case "image_url":
-			b = jsonenc.AppendString(append(b, `{"type":"image_url","image_url":{"url":`...), p.ImageURL)
-			if p.Detail != "" {
-				b = jsonenc.AppendString(append(b, `,"detail":`...), p.Detail)
-			}
-			b = append(b, "}}"...)
-		default:
-			b = append(b, p.Raw...)
-		}
-	}
-	return append(b, ']')
+	return out
 }
 
 // ChatStream reads OpenAI's stream of chat.completion.chunk events, up to data: [DONE]. OpenAI-compatible

@@ -3,8 +3,8 @@ package openai
 import (
 	"bytes"
 
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 )
 
 // event is what the gateway reads of one chat.completion.chunk event: the first choice's delta and finish reason,
@@ -177,7 +177,24 @@ func toolCall(s *jsonenc.Scanner, tc *chat.ToolCallDelta) error {
 		case jsonenc.Is(key, "id"):
 			return s.Str(&tc.ID)
 		case jsonenc.Is(key, "function"):
-			return chat.ReadFunction(s, &tc.Name, &tc.Arguments)
+			return readFunction(s, &tc.Name, &tc.Arguments)
+		}
+		return s.Skip()
+	})
+}
+
+// readFunction reads a tool call's function, {name, arguments}, into name and arguments: null, for it or a member,
+// leaves them as they were, as encoding/json does.
+func readFunction(s *jsonenc.Scanner, name, arguments *string) error {
+	if s.Null() {
+		return nil
+	}
+	return s.Object(func(key []byte) error {
+		switch {
+		case jsonenc.Is(key, "name"):
+			return s.Str(name)
+		case jsonenc.Is(key, "arguments"):
+			return s.Str(arguments)
 		}
 		return s.Skip()
 	})

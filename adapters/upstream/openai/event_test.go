@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc/jsonenctest"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc/jsonenctest"
 )
 
 // chunk is one event of OpenAI's stream as encoding/json reads it: what decoder must agree with.
@@ -167,4 +167,29 @@ func checkAfter(t *testing.T, prev, data []byte) {
 	got, err := d.decode(data)
 	want, werr := reference(data)
 	jsonenctest.Same(t, fmt.Sprintf("%q after %q", data, prev), got, err, want, werr)
+}
+
+// BenchmarkDecodeEvent times one event of a token, as OpenAI streams it, read by decoder and by encoding/json into
+// chunk: what keeps the decoder written by hand, on the way of every token of every answer.
+func BenchmarkDecodeEvent(b *testing.B) {
+	data := []byte(`{"id":"chatcmpl-B9MHDbslfkBeAs8l4bebGdFOJ6PeG","object":"chat.completion.chunk","created":1741570283,` +
+		`"model":"gpt-4o-2024-08-06","service_tier":"default","system_fingerprint":"fp_4691090a87",` +
+		`"choices":[{"index":0,"delta":{"content":" world"},"logprobs":null,"finish_reason":null}]}`)
+	b.Run("decoder", func(b *testing.B) {
+		var d decoder
+		b.ReportAllocs()
+		for b.Loop() {
+			if ev, err := d.decode(data); err != nil || ev.Content != " world" {
+				b.Fatal(ev, err)
+			}
+		}
+	})
+	b.Run("encoding/json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if ev, err := reference(data); err != nil || ev.Content != " world" {
+				b.Fatal(ev, err)
+			}
+		}
+	})
 }

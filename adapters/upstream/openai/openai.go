@@ -9,7 +9,6 @@ import (
 	"net/http"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -49,23 +48,6 @@ func failure(resp *http.Response) error {
 		return upstream.Quota(err)
 	}
 	return err
-}
-
-// appendOptions appends the passthrough options, in the order of their names, that the call's own fields do not
-// name (sent says which they name), each as "key":value followed by a comma: the call's own fields come after them.
-// Most calls have none.
-func appendOptions(b []byte, options map[string]any, sent func(key string) bool) ([]byte, error) {
-	for _, k := range sortedKeys(options) {
-		if sent(k) {
-			continue
-		}
-		v, err := json.Marshal(options[k])
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(append(jsonenc.AppendString(b, k), ':'), v...), ',')
-	}
-	return b, nil
 }
 
 func (c *Client) do(ctx context.Context, req *http.Request) (*http.Response, error) {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
-	"github.com/switchboard-ai/switchboard/domain/jsonenc"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -27,31 +26,29 @@ func (c *Client) Synthesize(ctx context.Context, r ports.SynthesisRequest) (port
 	return ports.Audio{Body: resp.Body, UpstreamID: resp.Header.Get("X-Request-Id"), Status: resp.StatusCode}, nil
 }
 
-// speechBody is the request's body, appended by hand (encoding/json went through a map of the fields, by
-// reflection, with its keys sorted): the options the call's own fields do not name, then those fields, last, so
+// speechBody is the request's body: the options the call's own fields do not name, then those fields, last, so
 // that an upstream that matches keys without regard to case and takes the last (encoding/json's way) reads the
-// gateway's. Speed is sent when the call sets it; otherwise an option may.
+// gateway's (object). Speed is sent when the call sets it; otherwise an option may.
 func speechBody(r ports.SynthesisRequest) ([]byte, error) {
-	b := append(make([]byte, 0, 160+len(r.Input)+len(r.UpstreamModel)+len(r.Voice)), '{')
-	b, err := appendOptions(b, r.Options, func(k string) bool {
+	o := newObject(160 + len(r.Input) + len(r.UpstreamModel) + len(r.Voice))
+	o.add(options(r.Options, func(k string) bool {
 		switch k {
 		case "model", "input", "voice", "response_format", "stream_format":
 			return true
 		}
 		return k == "speed" && r.Speed != nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	b = jsonenc.AppendString(append(b, `"model":`...), r.UpstreamModel)
-	b = jsonenc.AppendString(append(b, `,"input":`...), r.Input)
-	b = jsonenc.AppendString(append(b, `,"voice":`...), r.Voice)
-	b = jsonenc.AppendString(append(b, `,"response_format":`...), string(r.Format))
-	b = append(b, `,"stream_format":"audio"`...)
-	if r.Speed != nil {
-		if b, err = jsonenc.AppendFloat(append(b, `,"speed":`...), *r.Speed); err != nil {
-			return nil, err
-		}
-	}
-	return append(b, '}'), nil
+	}))
+	o.add(speechFields{Model: r.UpstreamModel, Input: r.Input, Voice: r.Voice, ResponseFormat: string(r.Format),
+		StreamFormat: "audio", Speed: r.Speed})
+	return o.bytes()
+}
+
+// speechFields are the fields of a speech call the gateway writes itself, last.
+type speechFields struct {
+	Model          string   `json:"model"`
+	Input          string   `json:"input"`
+	Voice          string   `json:"voice"`
+	ResponseFormat string   `json:"response_format"`
+	StreamFormat   string   `json:"stream_format"`
+	Speed          *float64 `json:"speed,omitempty"`
 }

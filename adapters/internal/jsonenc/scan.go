@@ -11,8 +11,8 @@ import (
 )
 
 // Scanner reads JSON from b at i, without allocating but for the strings it returns, as encoding/json decodes it
-// into a struct (see Object, Str, Text, Int, Float): a decoder of a few fields of a stream's events, one a token, written by
-// hand on it reads them in one pass where a reflective decoder copied and allocated every event.
+// into a struct (see Object, Str, Text, Int): a decoder of a few fields of a stream's events, one a token, written
+// by hand on it reads them in one pass where a reflective decoder copied and allocated every event.
 type Scanner struct {
 	b []byte
 	i int
@@ -161,23 +161,6 @@ func (s *Scanner) Array(elem func(i int) error) error {
 	}
 	s.depth--
 	return err
-}
-
-// Count returns the number of items of the array the scanner is at, without moving it (0 at another value, and
-// the items up to the first that is not JSON in a malformed array): the room for a list, made once before its
-// items are read into it, where growing it by doubling as they came cost twice the list and more.
-func (s *Scanner) Count() int {
-	at := *s
-	n := 0
-	_ = s.Array(func(i int) error {
-		err := s.skip()
-		if err == nil {
-			n = i + 1
-		}
-		return err
-	})
-	*s = at
-	return n
 }
 
 // elements reads an array's elements, Array past its opening bracket.
@@ -343,24 +326,6 @@ func (s *Scanner) Int(dst *int64) error {
 		return ErrType
 	}
 	*dst = n
-	return nil
-}
-
-// Float reads a number into dst, leaving it for null; one past float64's range is the wrong type, as
-// encoding/json has it.
-func (s *Scanner) Float(dst *float64) error {
-	if s.Null() {
-		return nil
-	}
-	v, err := s.Value()
-	if err != nil {
-		return err
-	}
-	f, err := strconv.ParseFloat(string(v), 64)
-	if err != nil {
-		return ErrType
-	}
-	*dst = f
 	return nil
 }
 

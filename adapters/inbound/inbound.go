@@ -1,0 +1,228 @@
+// Package inbound is what the wire formats of inference requests share (chat completions in chatcompletions;
+// Anthropic's Messages and OpenAI's Responses next), each of which decodes a body into the domain's provider-neutral
+// request: the body's members as encoding/json decodes them (Fields), its lists and objects counted on its bytes
+// before they are decoded (Limits), a preset's configuration laid under them (Fields.Under), and the rule on a
+// field named in another case (Fields.FirstSpelled).
+package inbound
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+)
+
+// Fields are a body's members, each value's bytes as the caller sent them, as encoding/json decodes an object into
+// a map: a key exactly as sent (unescaped, invalid UTF-8 mended into U+FFFD), and of a key given twice, the last.
+type Fields map[string]json.RawMessage
+
+// ErrNoBody is the refusal of a body that is not a JSON object, or none.
+var ErrNoBody = domain.E(domain.KindInvalid, "invalid_json", "request body: must be a JSON object")
+
+// DecodeFields decodes body, one JSON object, into its fields. A body that is not one is a 400 that says where it
+// is not (Malformed).
+func DecodeFields(body []byte) (Fields, error) {
+	var f Fields
+	if err := json.Unmarshal(body, &f); err != nil {
+		return nil, Malformed(err, body)
+	}
+	if f == nil {
+		return nil, ErrNoBody
+	}
+	return f, nil
+}
+
+// Malformed turns encoding/json's error for body, which is no JSON or not of the type decoded, into the caller's
+// 400 in the gateway's own words (encoding/json's name the gateway's Go types and its parser's states), and nil
+// for any other error. The cause is kept for the log.
+func Malformed(err error, body []byte) error {
+	var (
+		syntaxErr *json.SyntaxError
+		typeErr   *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.Is(err, io.EOF) || len(bytes.TrimSpace(body)) == 0 && errors.As(err, &syntaxErr):
+		return ErrNoBody
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &syntaxErr) && syntaxErr.Error() == errEnd:
+		return domain.E(domain.KindInvalid, "invalid_json", "malformed JSON: unexpected end of the body").Wrap(err)
+	case errors.As(err, &syntaxErr):
+		return domain.E(domain.KindInvalid, "invalid_json",
+			fmt.Sprintf("malformed JSON at byte %d: %s", syntaxErr.Offset, unexpected(body, syntaxErr.Offset))).Wrap(err)
+	case errors.As(err, &typeErr) && typeErr.Field == "":
+		return ErrNoBody.Wrap(err)
+	}
+	return nil
+}
+
+// errEnd is json.Unmarshal's error for a value cut short, which it gives as a syntax error (a json.Decoder gives
+// io.ErrUnexpectedEOF).
+var errEnd = func() string {
+	var v any
+	return json.Unmarshal([]byte("{"), &v).Error()
+}()
+
+// unexpected names the byte a syntax error at offset (bytes read, the bad one included) stopped at.
+func unexpected(body []byte, offset int64) string {
+	if offset < 1 || offset > int64(len(body)) {
+		return "unexpected end of the body"
+	}
+	if b := body[offset-1]; b > ' ' && b < 0x7f {
+		return fmt.Sprintf("unexpected '%c'", b)
+	}
+	return fmt.Sprintf("unexpected byte 0x%02x", body[offset-1])
+}
+
+// Present returns the field's value when the body has it and it is not null: a null field is an absent one.
+func (f Fields) Present(name string) (json.RawMessage, bool) {
+	raw, ok := f[name]
+	return raw, ok && !IsNull(raw)
+}
+
+// IsNull reports a value that is null (or none).
+func IsNull(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// Set sets the field to the string value, or removes it when value is empty.
+func (f Fields) Set(name, value string) {
+	if value == "" {
+		delete(f, name)
+		return
+	}
+	f[name], _ = Marshal(value)
+}
+
+// Marshal is json.Marshal without its escaping of <, > and & (\u003c, six bytes for one): a value the gateway lays
+// into a body is sent on as these bytes, the same value to a JSON reader, and the body is held to a bound on its
+// bytes, which should count what is sent rather than six times a preset's stored size.
+func Marshal(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
+
+// Under lays the fields over a preset version's configuration: each field the body sets (not null) wins, the others
+// come from the configuration, but for those of the configuration that left says to leave out. The fields so made
+// are held to the bounds a caller's own body is held to, as the configuration, saved from a body of its own, could
+// make them about twice as many: at most maxFields fields, and at most maxBytes (the server's bound on a body) of
+// fields' names and values. Past one it is a 400 naming the field that named the preset (chat.PresetRef.Within).
+// It returns the bytes of the fields' names and values.
+func (f *Fields) Under(config map[string]any, left func(key string) bool, ref chat.PresetRef, maxFields int,
+	maxBytes int64) (int64, error) {
+	out := make(Fields, len(*f)+len(config))
+	for k, v := range config {
+		if left(k) {
+			continue
+		}
+		raw, err := Marshal(v)
+		if err != nil {
+			return 0, fmt.Errorf("preset %s: %s: %w", ref.Slug, k, err)
+		}
+		out[k] = raw
+	}
+	for k, v := range *f {
+		if !IsNull(v) {
+			out[k] = v
+		}
+	}
+	if err := ref.Within("fields", int64(len(out)), int64(maxFields)); err != nil {
+		return 0, err
+	}
+	size := out.Size()
+	if err := ref.Within("bytes", size, maxBytes); err != nil {
+		return 0, err
+	}
+	*f = out
+	return size, nil
+}
+
+// Size is the bytes of the fields' names and values: what a body holding them is at least, so that a caller's own
+// body within a bound on its bytes is within it by this count too.
+func (f Fields) Size() int64 {
+	var n int64
+	for k, v := range f {
+		n += int64(len(k) + len(v))
+	}
+	return n
+}
+
+// spelledAs returns the one of fields that key names otherwise (NamesField), and whether it names one: a field a
+// wire format's decoder reads by its name alone, which an upstream that decodes otherwise would take key for. The
+// fields are lower-case ASCII, so a key of lower-case ASCII without a NUL names one only by being it: the common key
+// is settled by one pass over its bytes, where NamesField with each field took a quarter of a typical body's
+// decoding.
+func spelledAs(key string, fields ...[]string) (string, bool) {
+	if plainKey(key) {
+		return "", false
+	}
+	for _, names := range fields {
+		for _, f := range names {
+			if key != f && NamesField(key, f) {
+				return f, true
+			}
+		}
+	}
+	return "", false
+}
+
+// spelled is the refusal of a key that names field otherwise, naming the key as sent.
+func spelled(key, field string) error {
+	return domain.Invalid(key, fmt.Sprintf("is %q spelled otherwise (in another case, or cut at a NUL), which an upstream may read "+
+		"as %q: send it as %q", field, field, field))
+}
+
+// FirstSpelled is the refusal of the first key, in byte order, that names one of fields otherwise, nil when none
+// does: of several, the same is named whatever order they came in.
+func (f Fields) FirstSpelled(fields ...[]string) error {
+	var smuggled, as string
+	for k := range f {
+		if name, ok := spelledAs(k, fields...); ok && (smuggled == "" || k < smuggled) {
+			smuggled, as = k, name
+		}
+	}
+	if smuggled == "" {
+		return nil
+	}
+	return spelled(smuggled, as)
+}
+
+// plainKey reports a key of ASCII without an upper-case letter or a NUL.
+func plainKey(key string) bool {
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c == 0 || c >= 0x80 || 'A' <= c && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// NamesField reports whether an upstream may read key as field, a name in lower-case ASCII: one that matches
+// names without regard to case, by Unicode's simple folding as encoding/json does (ſ is s, the Kelvin sign k) or
+// by each letter's upper or lower case as .NET's and Java's do (ı is I, İ is i), or one that reads a key as a C
+// string, up to its first NUL ("model\u0000x" is model).
+func NamesField(key, field string) bool {
+	key, _, _ = strings.Cut(key, "\x00")
+	i := 0
+	for _, r := range key {
+		if i == len(field) {
+			return false
+		}
+		f := rune(field[i])
+		if r != f && unicode.ToLower(r) != f && unicode.ToUpper(r) != unicode.ToUpper(f) {
+			return false
+		}
+		i++
+	}
+	return i == len(field)
+}
