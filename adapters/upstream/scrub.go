@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -201,6 +203,9 @@ func (s *chatScrubber) Next() (chat.Chunk, error) {
 			delete(s.tools, d.Index)
 		}
 	}
+	if len(c.Native) > 0 {
+		c.Native = s.replaceNative(c.Native)
+	}
 	if c.FinishReason != "" { // the answer ends: what was held cannot begin a credential any more
 		c.Content += s.content
 		c.Reasoning += s.reasoning
@@ -242,6 +247,19 @@ func (s *chatScrubber) replace(t string) string {
 		t = strings.ReplaceAll(t, secret, Redacted) // no copy when t holds none
 	}
 	return t
+}
+
+// replaceNative replaces every credential in an upstream's own events (chat.Chunk.Native, which a sink of the
+// upstream's format sends as they came), copying them only when they hold one. A credential cut across two events
+// is caught in the text the gateway reads of them (pass), not in their bytes: a sink that sends native events on
+// must hold them to that (see docs/hardening.md).
+func (s *chatScrubber) replaceNative(b domain.Opaque) domain.Opaque {
+	for _, secret := range s.secrets {
+		if bytes.Contains(b, []byte(secret)) {
+			b = bytes.ReplaceAll(b, []byte(secret), []byte(Redacted))
+		}
+	}
+	return b
 }
 
 // heldBack is the length of t's longest end that is a proper prefix of a credential.

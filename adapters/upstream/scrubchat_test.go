@@ -125,6 +125,13 @@ func TestScrubChatHoldsBackOnlyWhatMayBeginAKey(t *testing.T) {
 		t.Fatalf("%q in %d chunks, then %v", content, n, end)
 	}
 
+	// An upstream's own events, passed on as they came to a caller of its format, lose the key too.
+	s = upstream.ScrubChat(&chunks{c: []chat.Chunk{{Native: domain.Opaque(`data: {"text":"` + gatewayKey + `"}` + "\n\n")}}, end: io.EOF},
+		keyedRequest(t))
+	if c, err := s.Next(); err != nil || string(c.Native) != `data: {"text":"[REDACTED]"}`+"\n\n" {
+		t.Fatalf("native events %q, %v", c.Native, err)
+	}
+
 	plain := &chunks{end: io.EOF}
 	if got := upstream.ScrubChat(plain, &http.Request{Header: http.Header{"Accept": {"text/event-stream"}}}); got != plain {
 		t.Fatal("a request without credentials had its stream wrapped")
