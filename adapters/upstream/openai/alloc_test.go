@@ -96,9 +96,22 @@ func TestSpeechAllocations(t *testing.T) {
 		}
 	}
 	call() // dials
-	if n := testing.AllocsPerRun(200, call); n > maxSpeechAllocs {
+	if n := fewestAllocs(call); n > maxSpeechAllocs {
 		t.Fatalf("%v allocations per call, want at most %d", n, maxSpeechAllocs)
 	}
+}
+
+// fewestAllocs is the fewest allocations per call over three rounds of 200 calls. On a loaded machine a round can
+// count more than the calls' own: under a full make test, speech counted 76 where it counts 75 alone, its path
+// unchanged (most likely a connection net/http's transport had not yet put back in its pool, which its read loop
+// does on a goroutine of its own after the body's end, so that the next call dialed again). A call that allocates
+// more does so in every round.
+func fewestAllocs(call func()) float64 {
+	fewest := testing.AllocsPerRun(200, call)
+	for range 2 {
+		fewest = min(fewest, testing.AllocsPerRun(200, call))
+	}
+	return fewest
 }
 
 // chatAnswer is a streamed chat answer of one token as OpenAI's API sends it over HTTP/1.1 (its head's fields, in
@@ -174,7 +187,7 @@ func TestChatAllocations(t *testing.T) {
 	c, req := chatClient(t)
 	call := func() { chatCall(t, c, req) }
 	call() // dials
-	if n := testing.AllocsPerRun(200, call); n > maxChatAllocs {
+	if n := fewestAllocs(call); n > maxChatAllocs {
 		t.Fatalf("%v allocations per call, want at most %d", n, maxChatAllocs)
 	}
 }
