@@ -344,7 +344,7 @@ func (r *Recorder) book(ctx context.Context, recs []ports.SpoolRecord) bool {
 		batch, raw = append(batch, e), append(raw, rec.Payload)
 	}
 	pause := r.cfg.Backoff
-	for {
+	for afterStop := 0; ; {
 		err := r.keepApart(&undecodable)
 		if err == nil {
 			err = r.write(context.WithoutCancel(ctx), batch, raw)
@@ -352,9 +352,13 @@ func (r *Recorder) book(ctx context.Context, recs []ports.SpoolRecord) bool {
 		if err == nil {
 			break
 		}
-		if ctx.Err() != nil { // one more try after the stop, then the rest waits in the spool for the next start
-			r.log.Warn("generation entries left in the spool for the next start", "records", r.spool.Stats().Records, "err", err)
-			return false
+		if ctx.Err() != nil {
+			if !r.backAfterStop(ctx, afterStop) {
+				r.log.Warn("generation entries left in the spool for the next start", "records", r.spool.Stats().Records, "err", err)
+				return false
+			}
+			afterStop++
+			continue
 		}
 		r.mu.Lock()
 		first := !r.spooling
@@ -367,6 +371,24 @@ func (r *Recorder) book(ctx context.Context, recs []ports.SpoolRecord) bool {
 		r.pause(ctx, pause)
 		pause = min(pause*2, r.cfg.MaxBackoff)
 	}
+	return true
+}
+
+// stopTries is how many times a batch is written again after the stop while the database answers: one that has
+// just come back after an outage may fail the first writes on connections it dropped meanwhile (one each), and a
+// batch that gave up on the first left its entries in the spool for the next start, though the database was there.
+const stopTries = 5
+
+// backAfterStop says, after the stop, whether to write a batch that failed (tries times since the stop) again:
+// while tries are left and the database answers a ping (a database away makes the rest wait in the spool at once,
+// without holding up the shutdown), a backoff later.
+func (r *Recorder) backAfterStop(ctx context.Context, tries int) bool {
+	if tries >= stopTries || r.store.Ping(context.WithoutCancel(ctx)) != nil {
+		return false
+	}
+	t := time.NewTimer(r.cfg.Backoff)
+	defer t.Stop()
+	<-t.C
 	return true
 }
 

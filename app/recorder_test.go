@@ -37,12 +37,16 @@ type fakeStore struct {
 	gate     chan struct{}
 	refuse   string        // an id the database refuses while it is up
 	failOnce error         // when non-nil, the next insert's error (then cleared) while the database is up
+	failNext int           // how many of the next inserts fail as on a connection the database dropped, while it is up
 	refused  chan struct{} // when non-nil, told (without waiting) of each insert refused while down
 }
 
 func newFakeStore() *fakeStore { return &fakeStore{rows: map[string]generation.Entry{}} }
 
 var errDown = errors.New("connection refused")
+
+// errDropped is a write on a connection the database dropped, as the store classifies it: unavailable.
+var errDropped = domain.E(domain.KindUnavailable, "service_unavailable", "the connection was closed")
 
 func (f *fakeStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
 	if f.gate != nil {
@@ -62,6 +66,10 @@ func (f *fakeStore) InsertGenerations(ctx context.Context, batch []generation.En
 	if err := f.failOnce; err != nil {
 		f.failOnce = nil
 		return err
+	}
+	if f.failNext > 0 {
+		f.failNext--
+		return errDropped
 	}
 	for _, e := range batch {
 		if e.Record.ID == f.refuse {
@@ -178,6 +186,42 @@ func TestRecorderOutageLosesNothing(t *testing.T) {
 	r.Close()
 	if n, booked := store.count(); n != 120 || booked != 1200 {
 		t.Fatalf("after replay: %d records, %d booked", n, booked)
+	}
+}
+
+// TestRecorderStopWritesOnceTheDatabaseIsBack: a database that has just come back after an outage may fail the
+// first writes on connections it dropped meanwhile; a stop then still writes what waits, while the database answers
+// (a stop that gave up on the first failure left the entries in the spool, though the database was there, and the
+// outage test found them missing), and gives up at once while it does not.
+func TestRecorderStopWritesOnceTheDatabaseIsBack(t *testing.T) {
+	t.Parallel()
+	store := newFakeStore()
+	store.setDown(true)
+	store.refused = make(chan struct{})
+	sp := openSpool(t, t.TempDir(), 1<<30)
+	c := cfg()
+	c.Writers, c.MaxBackoff = 1, time.Hour // the writer's pause doubles from 1 ms: after 10 refusals, a second long
+	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, c))
+	recordN(r, "gen-", 20)
+	for range 10 {
+		<-store.refused
+	}
+	store.mu.Lock()
+	store.down, store.failNext, store.refused = false, 3, nil // back, with three dropped connections in its pool
+	store.mu.Unlock()
+	r.Close() // during the writer's pause: what waits is written after the stop
+	if n, booked := store.count(); n != 20 || booked != 200 || sp.Stats().Records != 0 {
+		t.Fatalf("after the stop: %d records written, %d booked, %d left in the spool; want all 20 written", n, booked, sp.Stats().Records)
+	}
+
+	down := newFakeStore()
+	down.setDown(true)
+	sp = openSpool(t, t.TempDir(), 1<<30)
+	r = run(app.NewRecorder(down, sp, quiet(), ports.NoMetrics{}, cfg()))
+	recordN(r, "gen-", 5)
+	r.Close()
+	if n, _ := down.count(); n != 0 || sp.Stats().Records != 5 {
+		t.Fatalf("a database away at the stop: %d written, %d left in the spool; want all 5 left for the next start", n, sp.Stats().Records)
 	}
 }
 
