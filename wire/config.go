@@ -78,8 +78,9 @@ type MetricsConfig struct {
 }
 
 type GenerationsConfig struct {
-	StoreContent  bool
-	RetentionDays int
+	StoreContent bool
+	// RetentionDays keeps records (0: forever); ContentRetentionDays their contents (0: as long as the records).
+	RetentionDays, ContentRetentionDays int
 	// SpoolDir is the write-ahead log of entries not yet in the database (adapters/spool), bounded by
 	// SpoolMaxBytes; SpoolFsync waits for the disk (group commit) before a call's answer ends.
 	SpoolDir      string
@@ -138,11 +139,12 @@ type fileConfig struct {
 		} `yaml:"endpoints"`
 	} `yaml:"models"`
 	Generations struct {
-		StoreContent  *bool  `yaml:"store_content"`
-		RetentionDays int    `yaml:"retention_days"`
-		SpoolDir      string `yaml:"spool_dir"`
-		SpoolMaxBytes int64  `yaml:"spool_max_bytes"`
-		SpoolFsync    bool   `yaml:"spool_fsync"`
+		StoreContent         *bool  `yaml:"store_content"`
+		RetentionDays        int    `yaml:"retention_days"`
+		ContentRetentionDays int    `yaml:"content_retention_days"`
+		SpoolDir             string `yaml:"spool_dir"`
+		SpoolMaxBytes        int64  `yaml:"spool_max_bytes"`
+		SpoolFsync           bool   `yaml:"spool_fsync"`
 	} `yaml:"generations"`
 	Limits struct {
 		RequestsPerMinute int `yaml:"requests_per_minute"`
@@ -627,6 +629,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	if f.Generations.RetentionDays < 0 {
 		return Config{}, loc.err("must not be negative", "generations", "retention_days")
 	}
+	if f.Generations.ContentRetentionDays < 0 {
+		return Config{}, loc.err("must not be negative", "generations", "content_retention_days")
+	}
+	if days := f.Generations.RetentionDays; days > 0 && f.Generations.ContentRetentionDays > days {
+		return Config{}, loc.err(fmt.Sprintf("must not exceed retention_days (%d): a content goes with its record", days),
+			"generations", "content_retention_days")
+	}
 	if f.Generations.SpoolDir == "" {
 		return Config{}, loc.err("is required", "generations", "spool_dir")
 	}
@@ -634,7 +643,8 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		return Config{}, loc.err("must be positive", "generations", "spool_max_bytes")
 	}
 	cfg.Generations = GenerationsConfig{StoreContent: f.Generations.StoreContent == nil || *f.Generations.StoreContent,
-		RetentionDays: f.Generations.RetentionDays, SpoolDir: f.Generations.SpoolDir,
+		RetentionDays: f.Generations.RetentionDays, ContentRetentionDays: f.Generations.ContentRetentionDays,
+		SpoolDir:      f.Generations.SpoolDir,
 		SpoolMaxBytes: f.Generations.SpoolMaxBytes, SpoolFsync: f.Generations.SpoolFsync}
 	if f.Limits.RequestsPerMinute < 0 {
 		return Config{}, loc.err("must not be negative", "limits", "requests_per_minute")

@@ -120,8 +120,9 @@ func defaultRateLimit(l LimitsConfig) httpapi.DefaultRateLimit {
 
 var generationSet = wire.NewSet(
 	gormstore.NewGenerationStore, wire.Bind(new(ports.GenerationStore), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.GenerationRetention), new(*gormstore.GenerationStore)),
 	newRecorder, recorderPort,
-	newRetention,
+	newRetention, app.NewDays,
 	app.NewGenerations, wire.Bind(new(ports.GenerationService), new(*app.Generations)),
 	httpapi.NewGenerationsHandler,
 )
@@ -150,9 +151,9 @@ func newRecorder(db *gorm.DB, store ports.GenerationStore, log *slog.Logger, met
 	}, nil
 }
 
-// newRetention purges old generations (none when retention_days is 0); the workers run it.
-func newRetention(store ports.GenerationStore, log *slog.Logger, cfg GenerationsConfig, env app.Env) *app.Retention {
-	return app.NewRetention(store, log, cfg.RetentionDays, env)
+// newRetention purges old generation contents and records (none when their retentions are 0); the workers run it.
+func newRetention(store ports.GenerationRetention, log *slog.Logger, cfg GenerationsConfig, env app.Env) *app.Retention {
+	return app.NewRetention(store, log, cfg.RetentionDays, cfg.ContentRetentionDays, env)
 }
 
 var presetSet = wire.NewSet(
@@ -250,12 +251,13 @@ var videoSet = wire.NewSet(
 // startWorkers is the one place the gateway's background work starts; its cleanup stops it, last started
 // first, before the modules the workers use are closed. Serve runs it after the HTTP server has stopped. The
 // recorder's writer starts first so that it stops last, writing what the others recorded.
-func startWorkers(rec *app.Recorder, changes changeListener, retention *app.Retention, videos *app.Videos, log *slog.Logger) (*app.Workers, func()) {
+func startWorkers(rec *app.Recorder, changes changeListener, days *app.Days, retention *app.Retention, videos *app.Videos,
+	log *slog.Logger) (*app.Workers, func()) {
 	ws := []app.Worker{rec.Worker()}
 	if changes.Run != nil {
 		ws = append(ws, app.Worker(changes))
 	}
-	ws = append(ws, retention.Worker(time.Hour), videos.Worker())
+	ws = append(ws, days.Worker(time.Hour), retention.Worker(time.Hour), videos.Worker())
 	w := app.StartWorkers(log, ws...)
 	return w, w.Stop
 }

@@ -125,8 +125,9 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		cleanup()
 		return nil, nil, err
 	}
+	days := app.NewDays(generationStore, log, env)
 	retention := newRetention(generationStore, log, generationsConfig, env)
-	workers, cleanup5 := startWorkers(recorder, wireChangeListener, retention, videos, log)
+	workers, cleanup5 := startWorkers(recorder, wireChangeListener, days, retention, videos, log)
 	gateway := &Gateway{
 		Server:   server,
 		Accounts: accounts,

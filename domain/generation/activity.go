@@ -88,10 +88,19 @@ func (r *Record) Activity() Activity {
 // Aggregate sums the activity of the entries' records, a row per key, in the keys' order (CompareActivityKeys):
 // writers that touch rows in that order cannot deadlock each other.
 func Aggregate(entries []Entry) []Activity {
-	sums := make(map[ActivityKey]Usage, len(entries))
+	rows := make([]Activity, len(entries))
 	for i := range entries {
-		a := entries[i].Record.Activity()
-		sums[a.ActivityKey] = sums[a.ActivityKey].Add(a.Usage)
+		rows[i] = entries[i].Record.Activity()
+	}
+	return Sum(rows, func(k ActivityKey) ActivityKey { return k })
+}
+
+// Sum adds up rows by the key by makes of each, in the keys' order.
+func Sum(rows []Activity, by func(ActivityKey) ActivityKey) []Activity {
+	sums := make(map[ActivityKey]Usage, len(rows))
+	for _, a := range rows {
+		k := by(a.ActivityKey)
+		sums[k] = sums[k].Add(a.Usage)
 	}
 	out := make([]Activity, 0, len(sums))
 	for k, u := range sums {
@@ -99,6 +108,12 @@ func Aggregate(entries []Entry) []Activity {
 	}
 	slices.SortFunc(out, func(a, b Activity) int { return CompareActivityKeys(a.ActivityKey, b.ActivityKey) })
 	return out
+}
+
+// WorkspaceKey is the key of the row that sums a workspace's keys: k without its key and member.
+func WorkspaceKey(k ActivityKey) ActivityKey {
+	k.KeyHash, k.UserID = "", ""
+	return k
 }
 
 // CompareActivityKeys orders keys by day, then workspace, key, member, model, provider and endpoint.

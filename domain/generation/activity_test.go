@@ -77,6 +77,15 @@ func TestAggregate(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Aggregate\n got %+v\nwant %+v", got, want)
 	}
+	// A workspace's rows sum its keys'.
+	ws := func(d time.Time, endpoint string) generation.ActivityKey { return key(d, "", "", endpoint) }
+	if sums, want := generation.Sum(got, generation.WorkspaceKey), []generation.Activity{
+		{ActivityKey: ws(day, ""), Usage: u(1, 7, 7)},
+		{ActivityKey: ws(day, "p/x"), Usage: u(2, 30, 20)},
+		{ActivityKey: ws(day.Add(24*time.Hour), "p/x"), Usage: u(1, 5, 0)},
+	}; !reflect.DeepEqual(sums, want) {
+		t.Fatalf("Sum by workspace\n got %+v\nwant %+v", sums, want)
+	}
 	if got := generation.Aggregate(nil); len(got) != 0 {
 		t.Fatalf("Aggregate of nothing: %+v", got)
 	}
