@@ -82,7 +82,7 @@ func (w chatWire) Chat(context.Context, ports.ChatRequest) (ports.ChatReply, err
 	return ports.ChatReply{Body: w.wire, Decode: func(r io.Reader) ports.ChatStream { return lines{bufio.NewReader(r)} }}, nil
 }
 
-func (w chatWire) Start(ports.ChatHead)     {}
+func (w chatWire) Start(ports.ChatHead) {}
 func (w chatWire) Chunk(c chat.Chunk) error {
 	if c.Native != nil {
 		w.held = append(w.held, "("+string(c.Native)+")"+c.Content)
@@ -91,7 +91,7 @@ func (w chatWire) Chunk(c chat.Chunk) error {
 	}
 	return nil
 }
-func (w chatWire) Fail(error)               { w.held = append(w.held, "error"); _ = w.Flush() }
+func (w chatWire) Fail(error) { w.held = append(w.held, "error"); _ = w.Flush() }
 
 func (w chatWire) Finish(*chat.Result, domain.Micros) error {
 	w.held = append(w.held, "[DONE]")
