@@ -52,11 +52,7 @@ func (c *Call) ID() string { return c.rec.ID }
 
 // attempt records one upstream call.
 func (c *Call) attempt(ep catalog.Endpoint, status int, took time.Duration, reason, raw, upstreamID string) {
-	id := ep.Provider
-	if ep.UpstreamModel != "" {
-		id += "/" + ep.UpstreamModel
-	}
-	c.rec.Attempts = append(c.rec.Attempts, generation.Attempt{ProviderName: ep.Provider, EndpointID: id,
+	c.rec.Attempts = append(c.rec.Attempts, generation.Attempt{ProviderName: ep.Provider, EndpointID: ep.Upstream().ID(),
 		UpstreamModel: ep.UpstreamModel, UpstreamID: upstreamID, Status: status, Latency: took, Error: reason, Raw: raw})
 }
 

@@ -146,8 +146,12 @@ type chatCall struct {
 
 func (s *chatCall) Spec() (Spec, error) {
 	r := s.req
-	return Spec{API: generation.Completions, Modality: catalog.Chat, Model: r.Model, Texts: r.Texts(), Options: r.Options,
-		SessionID: r.SessionID, User: r.User, Streamed: r.Stream, Hold: chatHold, PresetID: s.presetID, Route: r.Route.Apply}, nil
+	spec := Spec{API: generation.Completions, Modality: catalog.Chat, Model: r.Model, Texts: r.Texts(), Options: r.Options,
+		SessionID: r.SessionID, User: r.User, Streamed: r.Stream, Hold: chatHold, PresetID: s.presetID, Route: r.Route}
+	if r.Route.RequireParameters {
+		spec.Parameters = r.Parameters()
+	}
+	return spec, nil
 }
 
 // Input keeps the messages' text; tokens are counted by the upstream, at the end.
@@ -170,7 +174,7 @@ func (s *chatCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
 // Open asks one endpoint for the answer and waits for its first chunk with anything in it for the caller: a
 // failure before the first token may still fail over.
 func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
-	p, err := providerOf[ports.ChatProvider](s.providers, ep.Provider)
+	p, err := providerOf[ports.ChatProvider](s.providers, ep)
 	if err != nil {
 		return "", err
 	}

@@ -42,6 +42,7 @@ type Config struct {
 	Credits     CreditsConfig
 	Generations GenerationsConfig
 	Video       app.VideoConfig
+	Routing     app.HealthConfig
 	Redis       RedisConfig
 	Metrics     MetricsConfig
 	Tracing     TracingConfig
@@ -54,14 +55,21 @@ type LogConfig struct {
 	Format string
 }
 
-// ProviderConfig is one upstream account.
+// ProviderConfig is one configured provider: its upstream accounts (API keys, at least one for a remote kind), which
+// its calls share by weight.
 type ProviderConfig struct {
 	Slug        string
 	Kind        string
 	BaseURL     string
-	APIKey      string
+	Keys        []ProviderKey
 	Timeout     time.Duration
 	IdleTimeout time.Duration
+}
+
+// ProviderKey is one of a provider's accounts.
+type ProviderKey struct {
+	Key    string
+	Weight int
 }
 
 type LimitsConfig struct{ RequestsPerMinute int }
@@ -113,10 +121,16 @@ type fileConfig struct {
 		MaxOpenConns int    `yaml:"max_open_conns"`
 	} `yaml:"database"`
 	Providers []struct {
-		Slug        string        `yaml:"slug"`
-		Kind        string        `yaml:"kind"`
-		BaseURL     string        `yaml:"base_url"`
-		APIKey      string        `yaml:"api_key"`
+		Slug    string `yaml:"slug"`
+		Kind    string `yaml:"kind"`
+		BaseURL string `yaml:"base_url"`
+		APIKey  string `yaml:"api_key"`
+		// APIKeys are several accounts of one provider, instead of api_key: the calls to its endpoints share them
+		// by weight.
+		APIKeys []struct {
+			Key    string `yaml:"key"`
+			Weight *int   `yaml:"weight"`
+		} `yaml:"api_keys"`
 		Timeout     time.Duration `yaml:"timeout"`
 		IdleTimeout time.Duration `yaml:"idle_timeout"`
 	} `yaml:"providers"`
@@ -127,7 +141,13 @@ type fileConfig struct {
 		Endpoints []struct {
 			Provider      string `yaml:"provider"`
 			UpstreamModel string `yaml:"upstream_model"`
-			Pricing       struct {
+			// Rank orders the endpoints (by default, one after the endpoint before it); Weight shares the calls
+			// among the endpoints of one rank.
+			Rank   *int `yaml:"rank"`
+			Weight *int `yaml:"weight"`
+			// SupportedParameters are the request parameters the endpoint supports, for provider.require_parameters.
+			SupportedParameters *[]string `yaml:"supported_parameters"`
+			Pricing             struct {
 				PerMillionCharacters *price `yaml:"per_million_characters"`
 				PerSecond            *price `yaml:"per_second"`
 				PerSecondWithAudio   *price `yaml:"per_second_with_audio"`
@@ -157,6 +177,10 @@ type fileConfig struct {
 		WorkerInterval time.Duration `yaml:"worker_interval"`
 		JobTimeout     time.Duration `yaml:"job_timeout"`
 	} `yaml:"video"`
+	Routing struct {
+		BreakerFailures int           `yaml:"breaker_failures"`
+		BreakerCooldown time.Duration `yaml:"breaker_cooldown"`
+	} `yaml:"routing"`
 	Redis struct {
 		URL string `yaml:"url"`
 	} `yaml:"redis"`
@@ -222,6 +246,8 @@ func defaults() fileConfig {
 	f.Video.PollInterval = 5 * time.Second
 	f.Video.WorkerInterval = 2 * time.Second
 	f.Video.JobTimeout = app.DefaultJobTimeout
+	breaker := app.DefaultHealthConfig()
+	f.Routing.BreakerFailures, f.Routing.BreakerCooldown = breaker.Failures, breaker.Cooldown
 	f.Metrics.Enabled = true
 	return f
 }
@@ -534,6 +560,7 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	cfg.Database = gormstore.Config{URL: f.Database.URL, MaxOpenConns: f.Database.MaxOpenConns}
 
 	kinds := map[string]string{}
+	keys := map[string]int{} // how many accounts each provider has
 	for i, p := range f.Providers {
 		switch {
 		case !slugPattern.MatchString(p.Slug):
@@ -544,7 +571,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err(fmt.Sprintf("unknown kind %q; known: %s", p.Kind, knownKinds()), "providers", i, "kind")
 		case !providerKinds[p.Kind].local && !isHTTPURL(p.BaseURL):
 			return Config{}, loc.err("must be an http:// or https:// URL with a host (the provider's API root)", "providers", i, "base_url")
-		case !providerKinds[p.Kind].local && p.APIKey == "":
+		case providerKinds[p.Kind].local && len(p.APIKeys) > 0:
+			return Config{}, loc.err(fmt.Sprintf("kind %s runs on the gateway's host and takes no key", p.Kind), "providers", i, "api_keys")
+		case len(p.APIKeys) > app.MaxAccounts:
+			return Config{}, loc.err(fmt.Sprintf("must list at most %d keys", app.MaxAccounts), "providers", i, "api_keys")
+		case !providerKinds[p.Kind].local && p.APIKey != "" && len(p.APIKeys) > 0:
+			return Config{}, loc.err("set api_key or api_keys, not both", "providers", i, "api_keys")
+		case !providerKinds[p.Kind].local && p.APIKey == "" && len(p.APIKeys) == 0:
 			return Config{}, loc.err("is empty (after ${VAR} expansion): every call would be refused upstream; "+
 				"set it (any placeholder for a host that takes no key)", "providers", i, "api_key")
 		case p.Timeout < 0:
@@ -553,8 +586,22 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err("must not be negative", "providers", i, "idle_timeout")
 		}
 		kinds[p.Slug] = p.Kind
-		pc := ProviderConfig{Slug: p.Slug, Kind: p.Kind, BaseURL: strings.TrimSuffix(p.BaseURL, "/"), APIKey: p.APIKey,
+		pc := ProviderConfig{Slug: p.Slug, Kind: p.Kind, BaseURL: strings.TrimSuffix(p.BaseURL, "/"),
 			Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}
+		if len(p.APIKeys) == 0 {
+			pc.Keys = []ProviderKey{{Key: p.APIKey, Weight: 1}}
+		}
+		for j, k := range p.APIKeys {
+			switch {
+			case k.Key == "":
+				return Config{}, loc.err("is empty (after ${VAR} expansion): every call through it would be refused upstream",
+					"providers", i, "api_keys", j, "key")
+			case k.Weight != nil && *k.Weight < 1:
+				return Config{}, loc.err("must be at least 1", "providers", i, "api_keys", j, "weight")
+			}
+			pc.Keys = append(pc.Keys, ProviderKey{Key: k.Key, Weight: weightOf(k.Weight)})
+		}
+		keys[p.Slug] = len(pc.Keys)
 		if pc.Timeout == 0 {
 			pc.Timeout = 30 * time.Second
 		}
@@ -590,6 +637,7 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			}
 			model.Video = &caps
 		}
+		rank := 0
 		for j, e := range m.Endpoints {
 			kind, ok := kinds[e.Provider]
 			switch {
@@ -600,6 +648,21 @@ func (f fileConfig) build(loc locator) (Config, error) {
 					"models", i, "endpoints", j, "provider")
 			case e.UpstreamModel == "" && !providerKinds[kind].local:
 				return Config{}, loc.err("is required", "models", i, "endpoints", j, "upstream_model")
+			case mod == catalog.Video && keys[e.Provider] > 1:
+				// A job is polled and downloaded through the account that started it, which the job does not keep.
+				return Config{}, loc.err(fmt.Sprintf("provider %q has several api_keys: a video model's provider takes one", e.Provider),
+					"models", i, "endpoints", j, "provider")
+			case e.Rank != nil && *e.Rank < rank:
+				return Config{}, loc.err(fmt.Sprintf("must be at least %d: endpoints are listed in the order of their ranks", rank),
+					"models", i, "endpoints", j, "rank")
+			case e.Rank != nil && *e.Rank < 1:
+				return Config{}, loc.err("must be at least 1", "models", i, "endpoints", j, "rank")
+			case e.Weight != nil && *e.Weight < 1:
+				return Config{}, loc.err("must be at least 1", "models", i, "endpoints", j, "weight")
+			}
+			rank++ // one after the endpoint before it, unless it says
+			if e.Rank != nil {
+				rank = *e.Rank
 			}
 			pricing := catalog.Pricing{PerMillionChars: (*domain.Micros)(e.Pricing.PerMillionCharacters),
 				PerSecond:                  (*domain.Micros)(e.Pricing.PerSecond),
@@ -617,7 +680,8 @@ func (f fileConfig) build(loc locator) (Config, error) {
 				}
 				pricing.Resolutions = &rates
 			}
-			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel, Pricing: pricing})
+			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel, Pricing: pricing,
+				Rank: rank, Weight: weightOf(e.Weight), Parameters: e.SupportedParameters})
 		}
 		models = append(models, model)
 	}
@@ -650,6 +714,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		return Config{}, loc.err("must not be negative", "limits", "requests_per_minute")
 	}
 	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute}
+	if f.Routing.BreakerFailures < 1 {
+		return Config{}, loc.err("must be at least 1", "routing", "breaker_failures")
+	}
+	if f.Routing.BreakerCooldown <= 0 {
+		return Config{}, loc.err("must be positive", "routing", "breaker_cooldown")
+	}
+	cfg.Routing = app.HealthConfig{Failures: f.Routing.BreakerFailures, Cooldown: f.Routing.BreakerCooldown}
 	cfg.Credits = CreditsConfig{Enabled: f.Credits.Enabled}
 	if f.Video.PollInterval <= 0 {
 		return Config{}, loc.err("must be positive", "video", "poll_interval")
@@ -710,6 +781,14 @@ func (v videoCaps) caps(loc locator, path ...any) (catalog.VideoCaps, error) {
 	return catalog.VideoCaps{Durations: v.Durations, Resolutions: v.Resolutions, AspectRatios: v.AspectRatios, Sizes: v.Sizes,
 		FrameImages: v.FrameImages, GenerateAudio: v.GenerateAudio, Seed: v.Seed, DefaultDuration: d.Duration,
 		DefaultResolution: d.Resolution, DefaultAudio: d.GenerateAudio}, nil
+}
+
+// weightOf is a configured weight, 1 when unset.
+func weightOf(w *int) int {
+	if w == nil {
+		return 1
+	}
+	return *w
 }
 
 // checkAddr accepts what net.Listen("tcp", addr) would: host:port with a port number or service name.

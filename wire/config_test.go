@@ -101,7 +101,7 @@ models:
 		t.Fatal(err)
 	}
 	p := cfg.Providers[0]
-	if p.APIKey != "sk-secret" || p.Timeout != 7*time.Second || cfg.Server.Addr != ":7000" ||
+	if len(p.Keys) != 1 || p.Keys[0] != (sbwire.ProviderKey{Key: "sk-secret", Weight: 1}) || p.Timeout != 7*time.Second || cfg.Server.Addr != ":7000" ||
 		cfg.Database.URL != "postgres://x@y/z" || cfg.Log.Level.String() != "DEBUG" || cfg.Bootstrap != boot ||
 		cfg.Redis.URL != "redis://127.0.0.1:6379/2" {
 		t.Fatalf("environment not applied: %+v", cfg)

@@ -18,12 +18,13 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
 var configSet = wire.NewSet(
-	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Redis", "Metrics", "Tracing"),
+	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Routing", "Redis", "Metrics", "Tracing"),
 )
 
 // openDB connects and migrates: every command works on a current schema.
@@ -222,10 +223,15 @@ func newRateLimiter(ctx context.Context, cfg RedisConfig, env app.Env, log *slog
 	return redisrate.New(client, local, env.Now, log), func() { _ = client.Close() }, nil
 }
 
-// inferenceSet is the pipeline every inference call goes through.
+// inferenceSet is the pipeline every inference call goes through, with its router.
 var inferenceSet = wire.NewSet(
-	app.NewInference,
+	app.NewInference, newRouter, wire.Bind(new(ports.EndpointHealth), new(*app.Router)),
 )
+
+// newRouter routes to the catalog's endpoints through the providers' accounts, with the configured breaker.
+func newRouter(c *catalog.Catalog, providers []ProviderConfig, cfg app.HealthConfig, env app.Env) *app.Router {
+	return app.NewRouter(c, providerAccounts(providers), cfg, env)
+}
 
 var speechSet = wire.NewSet(
 	app.NewSpeech, wire.Bind(new(ports.SpeechService), new(*app.Speech)),
@@ -274,11 +280,13 @@ type metrics struct {
 	Endpoint httpapi.MetricsEndpoint
 }
 
-func newMetrics(cfg MetricsConfig) metrics {
+// newMetrics serves the metrics the gateway reports, and each endpoint's health read at each scrape.
+func newMetrics(cfg MetricsConfig, health ports.EndpointHealth) metrics {
 	if !cfg.Enabled {
 		return metrics{Port: ports.NoMetrics{}}
 	}
 	m := prom.New()
+	m.Endpoints(health)
 	return metrics{Port: m, Endpoint: httpapi.MetricsEndpoint{Handler: m.Handler(), Addr: cfg.Addr}}
 }
 

@@ -40,7 +40,11 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	generationStore := gormstore.NewGenerationStore(db)
 	metricsConfig := cfg.Metrics
-	wireMetrics := newMetrics(metricsConfig)
+	catalog := cfg.Catalog
+	v := cfg.Providers
+	healthConfig := cfg.Routing
+	router := newRouter(catalog, v, healthConfig, env)
+	wireMetrics := newMetrics(metricsConfig, router)
 	portsMetrics := wireMetrics.Port
 	generationsConfig := cfg.Generations
 	recorder, cleanup3, err := newRecorder(db, generationStore, log, portsMetrics, generationsConfig)
@@ -75,13 +79,11 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	guardrailStore := gormstore.NewGuardrailStore(db)
 	guardrails := app.NewGuardrails(guardrailStore, guardrailStore, guardrailStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	guardrailsHandler := httpapi.NewGuardrailsHandler(guardrails)
-	catalog := cfg.Catalog
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
 	billing := newBilling(accountStore, creditStore, guardrails, creditsConfig, env)
 	generationRecorder := recorderPort(recorder, tracing)
-	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env)
-	v := cfg.Providers
+	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env, router)
 	providers, err := newProviders(v, log, tracing)
 	if err != nil {
 		cleanup4()

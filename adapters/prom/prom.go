@@ -34,6 +34,7 @@ type Metrics struct {
 	holds         prometheus.Gauge
 	queues        *queues
 	spool         *spoolFill
+	endpoints     *endpointHealth
 
 	// The children of the vectors every call counts in, by their label values.
 	requestSeries  series[requestKey, requestChildren]
@@ -150,9 +151,10 @@ func New() *Metrics {
 			max: prometheus.NewDesc(namespace+"_spool_max_bytes",
 				"The spool's bound (generations.spool_max_bytes): new inference calls get 503 (spool_full) once switchboard_spool_bytes reaches it.",
 				nil, nil)},
+		endpoints: newEndpointHealth(),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.responseBytes, m.overhead, m.upstream, m.upstreamTime, m.failovers,
-		m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues, m.spool,
+		m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues, m.spool, m.endpoints,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
