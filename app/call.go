@@ -32,6 +32,8 @@ type Call struct {
 	endpoint *catalog.Endpoint
 	// ended is set once finish has taken the call: it is recorded, or being recorded.
 	ended bool
+	// metered says the call's usage is tokens, counted against its key's token limits.
+	metered bool
 }
 
 // newCall starts the record of a call: a new one, or one a modality takes up again to finish it.

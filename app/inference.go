@@ -29,11 +29,12 @@ type Inference struct {
 	metrics  ports.Metrics
 	env      Env
 	router   *Router
+	tokens   *TokenMeter
 }
 
 func NewInference(c *catalog.Catalog, billing *Billing, recorder ports.GenerationRecorder, metrics ports.Metrics, env Env,
-	router *Router) *Inference {
-	return &Inference{catalog: c, billing: billing, recorder: recorder, metrics: metrics, env: env, router: router}
+	router *Router, tokens *TokenMeter) *Inference {
+	return &Inference{catalog: c, billing: billing, recorder: recorder, metrics: metrics, env: env, router: router, tokens: tokens}
 }
 
 // Modality is one call of some modality as it plugs into the pipeline: the caller's request, and how to call a
@@ -120,6 +121,7 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	now := p.env.Now()
 	c := newCall(generation.NewID(now, p.env.NewID()), spec.API, by, caller.WithBody(spec.SessionID, spec.User), model.ID, now)
 	c.rec.Streamed, c.rec.PresetID = spec.Streamed, spec.PresetID
+	c.metered = spec.Modality.CountsTokens()
 	c.input, c.counts = m.Input(spec.Texts)
 	endpoints, err := p.router.Candidates(model.ID, plan)
 	if err != nil { // every endpoint skipped for its health: a failed call, with its record
@@ -287,6 +289,9 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 		p.router.delivered(*c.endpoint, c.rec.Counts.TokensCompletion, c.rec.GenerationTime-c.rec.Latency, broke)
 	}
 	p.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content, Holds: c.holds})
+	if c.metered {
+		p.tokens.spend(ctx, c.by, c.rec.Counts.TokensPrompt+c.rec.Counts.TokensCompletion)
+	}
 	if errors.Is(err, errCallerGone) {
 		return context.Canceled
 	}

@@ -97,6 +97,7 @@ type pipeline struct {
 	env       app.Env
 	clock     *time.Time
 	router    *app.Router
+	tokens    *app.LocalTokenLimiter
 }
 
 func newPipeline(t *testing.T, creditsOn bool, models ...catalog.Model) *pipeline {
@@ -118,7 +119,9 @@ func newRoutedPipeline(t *testing.T, creditsOn bool, accounts app.ProviderAccoun
 	p.env = app.Env{Now: func() time.Time { return *p.clock }, NewID: func() string { n++; return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }} // UUID-shaped
 	p.billing = app.NewBilling(p.usage, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env)
 	p.router = app.NewRouter(c, accounts, app.DefaultHealthConfig(), p.env)
-	p.inference = app.NewInference(c, p.billing, p.records, ports.NoMetrics{}, p.env, p.router)
+	p.tokens = app.NewLocalTokenLimiter(p.env)
+	p.inference = app.NewInference(c, p.billing, p.records, ports.NoMetrics{}, p.env, p.router,
+		app.NewTokenMeter(p.tokens, app.DefaultTokenLimits{}))
 	return p
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/domain/routing"
@@ -316,6 +317,44 @@ func TestFloorVariant(t *testing.T) {
 	}
 	if rec := p.records.only(t).Record; rec.ProviderName != "b" || rec.Model != "acme/voice" {
 		t.Fatalf("record %s %s", rec.Model, rec.ProviderName)
+	}
+}
+
+// TestLocalTokenLimiter: a key's calls are admitted while its windows have a token left; what each used counts
+// whole, past the limit too (a debt the window pays back in time), the headers' figures from the window with the
+// fewest left.
+func TestLocalTokenLimiter(t *testing.T) {
+	t.Parallel()
+	now := t0
+	l := app.NewLocalTokenLimiter(app.Env{Now: func() time.Time { return now }})
+	ctx := context.Background()
+	limits := account.TokenLimits{PerMinute: 60, PerDay: 1000}
+	if d := l.Admit(ctx, "k", limits); !d.Allowed || d.Window != "minute" || d.Limit != 60 || d.Remaining != 60 || !d.Reset.Equal(now) {
+		t.Fatalf("a fresh key: %+v", d)
+	}
+	l.Spend(ctx, "k", limits, 50)
+	if d := l.Admit(ctx, "k", limits); !d.Allowed || d.Remaining != 10 || !d.Reset.Equal(now.Add(50*time.Second)) {
+		t.Fatalf("after 50 tokens: %+v", d)
+	}
+	l.Spend(ctx, "k", limits, 30) // 20 past the minute's limit
+	d := l.Admit(ctx, "k", limits)
+	if d.Allowed || d.Window != "minute" || d.Remaining != 0 || d.RetryAfter != 21*time.Second {
+		t.Fatalf("20 tokens past the limit: %+v", d)
+	}
+	now = now.Add(21 * time.Second)
+	if d := l.Admit(ctx, "k", limits); !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("once it paid the debt back: %+v", d)
+	}
+	if d := l.Admit(ctx, "other", limits); !d.Allowed || d.Remaining != 60 {
+		t.Fatalf("another key: %+v", d)
+	}
+	day := account.TokenLimits{PerMinute: 1000, PerDay: 100}
+	l.Spend(ctx, "d", day, 95)
+	if d := l.Admit(ctx, "d", day); !d.Allowed || d.Window != "day" || d.Remaining != 5 {
+		t.Fatalf("the day's window has the fewest left: %+v", d)
+	}
+	if d := l.Admit(ctx, "k", account.TokenLimits{}); !d.Allowed || d.Limit != 0 {
+		t.Fatalf("no limit: %+v", d)
 	}
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/video"
 )
@@ -72,7 +73,11 @@ type ProviderKey struct {
 	Weight int
 }
 
-type LimitsConfig struct{ RequestsPerMinute int }
+// LimitsConfig are the default limits of keys without their own: requests a minute, and tokens a minute and a day.
+type LimitsConfig struct {
+	RequestsPerMinute int
+	Tokens            app.DefaultTokenLimits
+}
 
 type CreditsConfig struct{ Enabled bool }
 
@@ -167,7 +172,9 @@ type fileConfig struct {
 		SpoolFsync           bool   `yaml:"spool_fsync"`
 	} `yaml:"generations"`
 	Limits struct {
-		RequestsPerMinute int `yaml:"requests_per_minute"`
+		RequestsPerMinute int   `yaml:"requests_per_minute"`
+		TokensPerMinute   int64 `yaml:"tokens_per_minute"`
+		TokensPerDay      int64 `yaml:"tokens_per_day"`
 	} `yaml:"limits"`
 	Credits struct {
 		Enabled bool `yaml:"enabled"`
@@ -713,7 +720,16 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	if f.Limits.RequestsPerMinute < 0 {
 		return Config{}, loc.err("must not be negative", "limits", "requests_per_minute")
 	}
-	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute}
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{{"tokens_per_minute", f.Limits.TokensPerMinute}, {"tokens_per_day", f.Limits.TokensPerDay}} {
+		if l.v < 0 || l.v > account.MaxTokens {
+			return Config{}, loc.err(fmt.Sprintf("must be from 0 to %d", int64(account.MaxTokens)), "limits", l.name)
+		}
+	}
+	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute,
+		Tokens: app.DefaultTokenLimits{PerMinute: f.Limits.TokensPerMinute, PerDay: f.Limits.TokensPerDay}}
 	if f.Routing.BreakerFailures < 1 {
 		return Config{}, loc.err("must be at least 1", "routing", "breaker_failures")
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -199,33 +200,59 @@ func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.G
 }
 
 var rateLimitSet = wire.NewSet(
-	newRateLimiter,
+	newRedis, newRateLimiter, newTokenLimiter, tokenDefaults, httpTokenLimits,
 )
 
-// newRateLimiter shares the limits of every replica through Redis when redis.url is set; without it, each
-// replica keeps its own (and says so at startup).
-func newRateLimiter(ctx context.Context, cfg RedisConfig, env app.Env, log *slog.Logger) (ports.RateLimiter, func(), error) {
-	local := app.NewLocalRateLimiter(env)
+// sharedRedis is where replicas share their rate and token limits: nil without redis.url.
+type sharedRedis struct{ limiter *redisrate.Limiter }
+
+// newRedis connects to redis.url, when set: the rate limiter there, with this replica's own as its fallback.
+func newRedis(ctx context.Context, cfg RedisConfig, env app.Env, log *slog.Logger) (sharedRedis, func(), error) {
 	if cfg.URL == "" {
-		log.Info("rate limits are per replica: without redis.url (REDIS_URL) each gateway process admits a key's full limit")
-		return local, func() {}, nil
+		log.Info("rate and token limits are per replica: without redis.url (REDIS_URL) each gateway process admits a key's full limits")
+		return sharedRedis{}, func() {}, nil
 	}
 	opts, err := redisrate.Options(cfg.URL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("redis.url: %w", err)
+		return sharedRedis{}, nil, fmt.Errorf("redis.url: %w", err)
 	}
 	client := redis.NewClient(opts)
 	if err := redisrate.Ping(ctx, client); err != nil {
-		log.Warn("Redis is unreachable at startup: rate limits hold per replica until it answers", "addr", opts.Addr, "err", err)
+		log.Warn("Redis is unreachable at startup: rate and token limits hold per replica until it answers", "addr", opts.Addr, "err", err)
 	} else {
-		log.Info("rate limits are shared by every replica through Redis", "addr", opts.Addr)
+		log.Info("rate and token limits are shared by every replica through Redis", "addr", opts.Addr)
 	}
-	return redisrate.New(client, local, env.Now, log), func() { _ = client.Close() }, nil
+	return sharedRedis{redisrate.New(client, app.NewLocalRateLimiter(env), env.Now, log)}, func() { _ = client.Close() }, nil
 }
 
-// inferenceSet is the pipeline every inference call goes through, with its router.
+// newRateLimiter shares the limits of every replica through Redis when redis.url is set; without it, each
+// replica keeps its own (and says so at startup).
+func newRateLimiter(r sharedRedis, env app.Env) ports.RateLimiter {
+	if r.limiter == nil {
+		return app.NewLocalRateLimiter(env)
+	}
+	return r.limiter
+}
+
+// newTokenLimiter shares the token windows of every replica through Redis, as the rate limits.
+func newTokenLimiter(r sharedRedis, env app.Env) ports.TokenLimiter {
+	local := app.NewLocalTokenLimiter(env)
+	if r.limiter == nil {
+		return local
+	}
+	return redisrate.NewTokens(r.limiter, local)
+}
+
+func tokenDefaults(l LimitsConfig) app.DefaultTokenLimits { return l.Tokens }
+
+// httpTokenLimits are what the HTTP layer admits token-metered calls by.
+func httpTokenLimits(l ports.TokenLimiter, def app.DefaultTokenLimits) httpapi.TokenLimits {
+	return httpapi.TokenLimits{Limiter: l, Defaults: account.TokenLimits(def)}
+}
+
+// inferenceSet is the pipeline every inference call goes through, with its router and its token meter.
 var inferenceSet = wire.NewSet(
-	app.NewInference, newRouter, wire.Bind(new(ports.EndpointHealth), new(*app.Router)),
+	app.NewInference, newRouter, wire.Bind(new(ports.EndpointHealth), new(*app.Router)), app.NewTokenMeter,
 )
 
 // newRouter routes to the catalog's endpoints through the providers' accounts, with the configured breaker.

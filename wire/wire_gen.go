@@ -58,15 +58,19 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	changeNotifier := newChangeNotifier(db, log)
 	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	redisConfig := cfg.Redis
-	rateLimiter, cleanup4, err := newRateLimiter(ctx, redisConfig, env, log)
+	wireSharedRedis, cleanup4, err := newRedis(ctx, redisConfig, env, log)
 	if err != nil {
 		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
+	rateLimiter := newRateLimiter(wireSharedRedis, env)
 	limitsConfig := cfg.Limits
 	httpapiDefaultRateLimit := defaultRateLimit(limitsConfig)
+	tokenLimiter := newTokenLimiter(wireSharedRedis, env)
+	defaultTokenLimits := tokenDefaults(limitsConfig)
+	tokenLimits := httpTokenLimits(tokenLimiter, defaultTokenLimits)
 	metricsEndpoint := wireMetrics.Endpoint
 	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
 	membersHandler := httpapi.NewMembersHandler(accounts)
@@ -83,7 +87,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	creditsConfig := cfg.Credits
 	billing := newBilling(accountStore, creditStore, guardrails, creditsConfig, env)
 	generationRecorder := recorderPort(recorder, tracing)
-	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env, router)
+	tokenMeter := app.NewTokenMeter(tokenLimiter, defaultTokenLimits)
+	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env, router, tokenMeter)
 	providers, err := newProviders(v, log, tracing)
 	if err != nil {
 		cleanup4()
@@ -117,7 +122,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Videos:      videosHandler,
 		Models:      modelsHandler,
 	}
-	server := httpapi.NewServer(config, log, wireReadiness, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, tracing, handlers)
+	server := httpapi.NewServer(config, log, wireReadiness, accounts, rateLimiter, httpapiDefaultRateLimit, tokenLimits, portsMetrics, metricsEndpoint, tracing, handlers)
 	caches := app.NewCaches(accounts, guardrails)
 	wireChangeListener, err := newChangeListener(db, gormstoreConfig, caches, log)
 	if err != nil {

@@ -132,7 +132,7 @@ func New() *Metrics {
 			Help: "Times the gateway left a failed provider for the model's next endpoint, by the provider it left."},
 			[]string{"provider", "model"}),
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "rate_limit_rejections_total",
-			Help: "Requests refused by the gateway's own per-key rate limit (429)."}),
+			Help: "Requests refused by the gateway's own per-key rate limit or token limits (429)."}),
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_lookups_total",
 			Help: "Lookups in in-process caches (keys, guardrails), by result (hit, miss)."}, []string{"cache", "result"}),
 		written: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "generation_records_written_total",

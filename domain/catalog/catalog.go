@@ -18,6 +18,9 @@ const (
 	Chat  Modality = "chat"
 )
 
+// CountsTokens reports a modality whose calls use tokens, counted against a key's token limits: chat.
+func (m Modality) CountsTokens() bool { return m == Chat }
+
 // Modalities are every modality, in the order messages list them.
 var Modalities = []Modality{TTS, Video, Chat}
 

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,63 @@ models:
 		"provider": map[string]any{"require_parameters": true}})), 404)
 	if msg, _ := e["message"].(string); !strings.Contains(msg, "provider.require_parameters") || !strings.Contains(msg, "seed, top_k") {
 		t.Errorf("no endpoint supports seed and top_k: %v", e)
+	}
+}
+
+// TestTokenLimit: a key's tokens per minute, counted from the upstream's usage: calls are admitted while it has
+// tokens left, with X-RateLimit-*-Tokens headers, then refused with a 429 and Retry-After until the window has room
+// again; null puts the key back on the default.
+func TestTokenLimit(t *testing.T) {
+	t.Parallel()
+	clock := harness.NewClock(time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC))
+	u := fakes.NewOpenAI(t, "sk-1")
+	g := harness.Start(t, harness.WithClock(clock), harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: first, kind: openai, base_url: %s, api_key: sk-1}
+models:
+  - {id: chat, modality: chat, endpoints: [{provider: first, upstream_model: up-1}]}
+  - {id: tts, modality: tts, endpoints: [{provider: first, upstream_model: tts-1}]}
+limits: {tokens_per_day: 1000000}
+`, u.BaseURL())))
+	key, hash := g.Key(t, nil)
+	// A call of the fake's uses 8 tokens (2 prompt, 6 completion): 20 a minute is two calls and a little.
+	if r := g.Do(t, "PATCH", "/keys/"+hash, g.Admin, map[string]any{"tokens_per_minute": 20}); r.Status != 200 ||
+		jsonString(r.JSON(t)["data"].(map[string]any)["tokens_per_minute"]) != "20" ||
+		r.JSON(t)["data"].(map[string]any)["tokens_per_day"] != nil {
+		t.Fatalf("PATCH: %d %s", r.Status, r.Body)
+	}
+	for i, remaining := range []string{"20", "12", "4"} {
+		r := g.Do(t, "POST", "/chat/completions", key, hi(nil))
+		if r.Status != 200 || r.Header.Get("X-RateLimit-Limit-Tokens") != "20" || r.Header.Get("X-RateLimit-Remaining-Tokens") != remaining {
+			t.Fatalf("call %d: %d, limit %q, remaining %q", i, r.Status, r.Header.Get("X-RateLimit-Limit-Tokens"),
+				r.Header.Get("X-RateLimit-Remaining-Tokens"))
+		}
+	}
+	// 24 tokens used of 20: 4 over, and one more to start a call, at 3 s a token.
+	r := g.Do(t, "POST", "/chat/completions", key, hi(nil))
+	e := harness.AssertError(t, r, 429)
+	if meta, _ := e["metadata"].(map[string]any); r.Header.Get("Retry-After") != "15" || meta["limit"] != "tokens_per_minute" ||
+		r.Header.Get("X-RateLimit-Remaining-Tokens") != "0" {
+		t.Fatalf("past the limit: Retry-After %q, %v", r.Header.Get("Retry-After"), e)
+	}
+	if r := g.Do(t, "POST", "/audio/speech", key, map[string]any{"model": "tts", "input": "hi", "voice": "alloy"}); r.Status != 200 {
+		t.Fatalf("speech uses no tokens: %d %s", r.Status, r.Body)
+	}
+	clock.Advance(15 * time.Second)
+	if r := g.Do(t, "POST", "/chat/completions", key, hi(nil)); r.Status != 200 || r.Header.Get("X-RateLimit-Remaining-Tokens") != "1" {
+		t.Fatalf("after the Retry-After: %d, remaining %q", r.Status, r.Header.Get("X-RateLimit-Remaining-Tokens"))
+	}
+	// null: the default again, a day's million.
+	if r := g.Do(t, "PATCH", "/keys/"+hash, g.Admin, `{"tokens_per_minute":null}`); r.Status != 200 ||
+		r.JSON(t)["data"].(map[string]any)["tokens_per_minute"] != nil {
+		t.Fatalf("PATCH null: %d %s", r.Status, r.Body)
+	}
+	r = g.Do(t, "POST", "/chat/completions", key, hi(nil))
+	if got, _ := strconv.Atoi(r.Header.Get("X-RateLimit-Remaining-Tokens")); r.Status != 200 || r.Header.Get("X-RateLimit-Limit-Tokens") != "1000000" ||
+		got != 1000000-8 { // the day's window regained the 24 tokens of the first three calls in the 15 s
+		t.Fatalf("on the default: %d, limit %q, remaining %q", r.Status, r.Header.Get("X-RateLimit-Limit-Tokens"),
+			r.Header.Get("X-RateLimit-Remaining-Tokens"))
+	}
+	for _, bad := range []string{`{"tokens_per_minute":-1}`, `{"tokens_per_day":1000000001}`, `{"tokens_per_day":"x"}`} {
+		harness.AssertError(t, g.Do(t, "PATCH", "/keys/"+hash, g.Admin, bad), 400)
 	}
 }
