@@ -61,7 +61,7 @@ func (a *Accounts) Authenticate(ctx context.Context, secret string) (account.Pri
 	}
 	return account.Principal{
 		KeyHash: k.Hash, KeyName: k.Name, Management: k.Management, WorkspaceID: k.WorkspaceID,
-		CreatorUserID: k.CreatorUserID, OrganizationID: org, RateLimit: k.RequestsPerMinute,
+		CreatorUserID: k.CreatorUserID, OrganizationID: org, RateLimit: k.RequestsPerMinute, Tokens: k.Tokens,
 		Limit: k.Limit, LimitReset: k.LimitReset,
 	}, nil
 }

@@ -32,6 +32,8 @@ type Call struct {
 	endpoint *catalog.Endpoint
 	// ended is set once finish has taken the call: it is recorded, or being recorded.
 	ended bool
+	// metered says the call's usage is tokens, counted against its key's token limits.
+	metered bool
 }
 
 // newCall starts the record of a call: a new one, or one a modality takes up again to finish it.
@@ -52,11 +54,7 @@ func (c *Call) ID() string { return c.rec.ID }
 
 // attempt records one upstream call.
 func (c *Call) attempt(ep catalog.Endpoint, status int, took time.Duration, reason, raw, upstreamID string) {
-	id := ep.Provider
-	if ep.UpstreamModel != "" {
-		id += "/" + ep.UpstreamModel
-	}
-	c.rec.Attempts = append(c.rec.Attempts, generation.Attempt{ProviderName: ep.Provider, EndpointID: id,
+	c.rec.Attempts = append(c.rec.Attempts, generation.Attempt{ProviderName: ep.Provider, EndpointID: ep.Upstream().ID(),
 		UpstreamModel: ep.UpstreamModel, UpstreamID: upstreamID, Status: status, Latency: took, Error: reason, Raw: raw})
 }
 

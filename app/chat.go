@@ -203,8 +203,12 @@ func (l ChatLimits) late(stream bool) *domain.Error {
 
 func (s *chatCall) Spec() (Spec, error) {
 	r := s.req
-	return Spec{API: generation.Completions, Modality: catalog.Chat, Model: r.Model, Texts: r.Texts(), Options: r.Options,
-		SessionID: r.SessionID, User: r.User, Streamed: r.Stream, Hold: chatHold, PresetID: s.presetID, Route: r.Route.Apply}, nil
+	spec := Spec{API: generation.Completions, Modality: catalog.Chat, Model: r.Model, Texts: r.Texts(), Options: r.Options,
+		SessionID: r.SessionID, User: r.User, Streamed: r.Stream, Hold: chatHold, PresetID: s.presetID, Route: r.Route}
+	if r.Route.RequireParameters {
+		spec.Parameters = r.Parameters()
+	}
+	return spec, nil
 }
 
 // Input keeps the messages' text; tokens are counted by the upstream, at the end.
@@ -229,7 +233,7 @@ func (s *chatCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
 // request on: a streamed answer is cut there when its first token has not come, one not streamed when it is not
 // whole (see Deliver).
 func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
-	p, err := providerOf[ports.ChatProvider](s.chat.providers, ep.Provider)
+	p, err := providerOf[ports.ChatProvider](s.chat.providers, ep)
 	if err != nil {
 		return "", err
 	}

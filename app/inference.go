@@ -11,6 +11,7 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/domain/routing"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -27,10 +28,13 @@ type Inference struct {
 	recorder ports.GenerationRecorder
 	metrics  ports.Metrics
 	env      Env
+	router   *Router
+	tokens   *TokenMeter
 }
 
-func NewInference(c *catalog.Catalog, billing *Billing, recorder ports.GenerationRecorder, metrics ports.Metrics, env Env) *Inference {
-	return &Inference{catalog: c, billing: billing, recorder: recorder, metrics: metrics, env: env}
+func NewInference(c *catalog.Catalog, billing *Billing, recorder ports.GenerationRecorder, metrics ports.Metrics, env Env,
+	router *Router, tokens *TokenMeter) *Inference {
+	return &Inference{catalog: c, billing: billing, recorder: recorder, metrics: metrics, env: env, router: router, tokens: tokens}
 }
 
 // Modality is one call of some modality as it plugs into the pipeline: the caller's request, and how to call a
@@ -69,8 +73,10 @@ type Spec struct {
 	Hold time.Duration
 	// PresetID is the preset the request was made from, if any.
 	PresetID *string
-	// Route, when set, narrows and orders the model's endpoints by the caller's preferences.
-	Route func(model string, endpoints []catalog.Endpoint) ([]catalog.Endpoint, error)
+	// Route is the caller's routing preferences (the reference's provider object), which narrow and order the
+	// model's endpoints; Parameters are the request's parameters, which provider.require_parameters needs.
+	Route      routing.Preferences
+	Parameters []string
 }
 
 // Delivery is how a call's answer went, as its modality reports it.
@@ -100,27 +106,30 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	if err != nil {
 		return "", err
 	}
-	model, err := p.catalog.Model(spec.Model)
+	model, err := p.model(&spec)
 	if err != nil {
 		return "", err
 	}
 	if err := model.Serves(spec.Modality); err != nil {
 		return "", err
 	}
-	endpoints := model.Endpoints
-	if spec.Route != nil {
-		if endpoints, err = spec.Route(spec.Model, endpoints); err != nil {
-			return "", err
-		}
+	plan, err := p.router.Plan(model.ID, spec.Route, spec.Parameters, model.Endpoints)
+	if err != nil {
+		return "", err
 	}
 	if err := p.recorder.Accepting(); err != nil {
 		return "", err
 	}
 	now := p.env.Now()
-	c := newCall(generation.NewID(now, p.env.NewID()), spec.API, by, caller.WithBody(spec.SessionID, spec.User), spec.Model, now)
+	c := newCall(generation.NewID(now, p.env.NewID()), spec.API, by, caller.WithBody(spec.SessionID, spec.User), model.ID, now)
 	c.rec.Streamed, c.rec.PresetID = spec.Streamed, spec.PresetID
+	c.metered = spec.Modality.CountsTokens()
 	c.input, c.counts = m.Input(spec.Texts)
-	admitted, err := p.billing.Admit(ctx, by, ports.Admission{ID: c.ID(), Model: spec.Model, Endpoints: endpoints, Texts: spec.Texts,
+	endpoints, err := p.router.Candidates(model.ID, plan)
+	if err != nil { // every endpoint skipped for its health: a failed call, with its record
+		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
+	}
+	admitted, err := p.billing.Admit(ctx, by, ports.Admission{ID: c.ID(), Model: model.ID, Endpoints: endpoints, Texts: spec.Texts,
 		Estimate: m.Estimate, Hold: spec.Hold})
 	if err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
@@ -155,17 +164,48 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	return c.ID(), p.finish(ctx, c, d)
 }
 
-// route tries the endpoints in order until one answers. Every attempt is recorded on c; a failure another
-// endpoint might not have moves on, any other stops. When none answers, the error is what the caller gets.
+// model is the catalog model the request names: the model of that id, or, for an id the catalog does not hold, the
+// model a routing variant names (":floor", ":nitro"), whose sort the call takes unless it names one.
+func (p *Inference) model(spec *Spec) (catalog.Model, error) {
+	model, err := p.catalog.Model(spec.Model)
+	if err == nil {
+		return model, nil
+	}
+	if id, sort, ok := routing.Variant(spec.Model); ok {
+		if model, verr := p.catalog.Model(id); verr == nil {
+			if spec.Route.Sort == routing.Configured {
+				spec.Route.Sort = sort
+			}
+			return model, nil
+		}
+	}
+	return catalog.Model{}, err
+}
+
+// route tries the endpoints in order until one answers. Every attempt is recorded on c, and teaches the router
+// the endpoint's health; an endpoint whose breaker skips it is not tried. A failure another endpoint might not
+// have moves on, any other stops; after a failure other than a rate limit, the failed endpoint's other accounts
+// are passed over (they would fail alike). When none answers, the error is what the caller gets.
 func (p *Inference) route(ctx context.Context, c *Call, m Modality, endpoints []catalog.Endpoint, options map[string]any) error {
+	var failed catalog.Upstream
+	skipped := 0
 	for i, ep := range endpoints {
+		if ep.Upstream() == failed {
+			continue
+		}
 		opts, err := catalog.PassThrough(options, ep.Provider)
 		if err != nil {
 			return err
 		}
+		probe, ok := p.router.begin(ep)
+		if !ok { // another call is probing it
+			skipped++
+			continue
+		}
 		begin := time.Now()
 		upstreamID, err := m.Open(ctx, ep, c.texts, opts)
 		took := time.Since(begin)
+		p.router.attempted(ep, probe, took, err, ctx.Err() != nil)
 		if err == nil {
 			p.metrics.Upstream(ep.Provider, c.rec.Model, ports.UpstreamOK, took)
 			c.attempt(ep, generation.StatusOK, took, "", "", upstreamID)
@@ -184,9 +224,15 @@ func (p *Inference) route(ctx context.Context, c *Call, m Modality, endpoints []
 		if !ue.Retryable {
 			break
 		}
+		if ue.Kind != domain.KindRateLimited {
+			failed = ep.Upstream()
+		}
 		if i < len(endpoints)-1 {
 			p.metrics.Failover(ep.Provider, c.rec.Model)
 		}
+	}
+	if len(c.failures) == 0 && skipped > 0 {
+		return unhealthy(c.rec.Model, time.Second)
 	}
 	return failedOver(c.rec.Model, c.failures)
 }
@@ -245,7 +291,14 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 		c.rec.GenerationTime = time.Since(c.begin)
 	}
 	c.rec.NativeFinishReason = cmp.Or(d.NativeFinishReason, c.rec.FinishReason)
+	if c.endpoint != nil {
+		broke := d.Err != nil && !callerLeft(ctx, d.Err) && !errors.Is(d.Err, domain.ErrShutdown)
+		p.router.delivered(*c.endpoint, c.rec.Counts.TokensCompletion, c.rec.GenerationTime-c.rec.Latency, broke)
+	}
 	p.recorder.Record(ctx, generation.Entry{Record: c.rec, Content: content, Holds: c.holds})
+	if c.metered {
+		p.tokens.spend(ctx, c.by, c.rec.Counts.TokensPrompt+c.rec.Counts.TokensCompletion)
+	}
 	return err
 }
 

@@ -97,9 +97,17 @@ type pipeline struct {
 	records   *recorded
 	env       app.Env
 	clock     *time.Time
+	router    *app.Router
+	tokens    *app.LocalTokenLimiter
 }
 
 func newPipeline(t *testing.T, creditsOn bool, models ...catalog.Model) *pipeline {
+	t.Helper()
+	return newRoutedPipeline(t, creditsOn, nil, models...)
+}
+
+// newRoutedPipeline is a pipeline whose router balances the providers' accounts.
+func newRoutedPipeline(t *testing.T, creditsOn bool, accounts app.ProviderAccounts, models ...catalog.Model) *pipeline {
 	t.Helper()
 	c, err := catalog.New(models)
 	if err != nil {
@@ -111,7 +119,10 @@ func newPipeline(t *testing.T, creditsOn bool, models ...catalog.Model) *pipelin
 		records: &recorded{}, clock: &now}
 	p.env = app.Env{Now: func() time.Time { return *p.clock }, NewID: func() string { n++; return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }} // UUID-shaped
 	p.billing = app.NewBilling(p.usage, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env)
-	p.inference = app.NewInference(c, p.billing, p.records, ports.NoMetrics{}, p.env)
+	p.router = app.NewRouter(c, accounts, app.DefaultHealthConfig(), p.env)
+	p.tokens = app.NewLocalTokenLimiter(p.env)
+	p.inference = app.NewInference(c, p.billing, p.records, ports.NoMetrics{}, p.env, p.router,
+		app.NewTokenMeter(p.tokens, app.DefaultTokenLimits{}))
 	return p
 }
 

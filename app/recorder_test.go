@@ -103,7 +103,6 @@ func (f *fakeStore) Generation(context.Context, string) (generation.Record, erro
 func (f *fakeStore) GenerationContent(context.Context, string) (generation.Content, error) {
 	return generation.Content{}, nil
 }
-func (f *fakeStore) PurgeGenerations(context.Context, time.Time, int) (int64, error) { return 0, nil }
 
 func (f *fakeStore) count() (int, domain.Micros) {
 	f.mu.Lock()

@@ -70,7 +70,7 @@ func (s *speechCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros
 
 // Open asks one endpoint for the audio and waits for its first bytes.
 func (s *speechCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
-	p, err := providerOf[ports.SpeechProvider](s.providers, ep.Provider)
+	p, err := providerOf[ports.SpeechProvider](s.providers, ep)
 	if err != nil {
 		return "", err
 	}

@@ -138,7 +138,7 @@ func (vc *videoCall) Estimate(ep catalog.Endpoint, _ []string) domain.Micros {
 
 // Open submits the job.
 func (vc *videoCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string, opts map[string]any) (string, error) {
-	p, err := providerOf[ports.VideoProvider](vc.videos.providers, ep.Provider)
+	p, err := providerOf[ports.VideoProvider](vc.videos.providers, ep)
 	if err != nil {
 		return "", err
 	}
@@ -206,7 +206,7 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 	if err != nil || !won {
 		return j, err
 	}
-	p, err := providerOf[ports.VideoProvider](v.providers, j.Provider)
+	p, err := providerOf[ports.VideoProvider](v.providers, catalog.Endpoint{Provider: j.Provider})
 	var state ports.VideoState
 	if err == nil {
 		pollCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), pollTimeout)
@@ -300,7 +300,7 @@ func (v *Videos) Content(ctx context.Context, by account.Principal, id string, i
 	if err != nil {
 		return err
 	}
-	p, err := providerOf[ports.VideoProvider](v.providers, j.Provider)
+	p, err := providerOf[ports.VideoProvider](v.providers, catalog.Endpoint{Provider: j.Provider})
 	if err != nil {
 		return downloadFailed(err)
 	}

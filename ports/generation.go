@@ -68,8 +68,79 @@ type GenerationStore interface {
 	Generation(ctx context.Context, id string) (generation.Record, error)
 	// GenerationContent returns generation.ErrNotFound when the generation or its content is not stored.
 	GenerationContent(ctx context.Context, id string) (generation.Content, error)
-	// PurgeGenerations deletes up to limit records (and their content) created before before.
+}
+
+// GenerationRetention keeps the store's days of records: ready ahead of the records that come, and gone once past
+// their retention. A store that keeps records by time (PostgreSQL's daily partitions) removes whole days at once;
+// one that does not (SQLite) deletes up to limit records a call.
+type GenerationRetention interface {
+	// PrepareDays makes the store ready for records created on the UTC days from from through through (creating
+	// what a day needs ahead of its first record, so that none waits for it); nothing where a day needs nothing.
+	PrepareDays(ctx context.Context, from, through time.Time) error
+	// PurgeContents removes the content of records created before before; the records stay.
+	PurgeContents(ctx context.Context, before time.Time, limit int) (int64, error)
+	// PurgeGenerations removes the records created before before, with their content.
+	//
+	// Both return how many records (or contents) went, a whole day's as the database estimates it; fewer than
+	// limit means none is left before before.
 	PurgeGenerations(ctx context.Context, before time.Time, limit int) (int64, error)
+}
+
+// GenerationFilter selects records for a list, newest first. Zero fields select everything.
+type GenerationFilter struct {
+	// From and To bound the records' creation: From <= created_at < To.
+	From, To time.Time
+	// WorkspaceID, KeyHash, Model, ProviderName, SessionID, UserID (the member who owns the key) and
+	// ExternalUser (the caller's user field) each select the records that equal them.
+	WorkspaceID, KeyHash, Model, ProviderName, SessionID, UserID, ExternalUser string
+	// Status selects the records of one HTTP status.
+	Status int
+	// After is the previous page's Next: the page holds the records after it.
+	After *generation.Cursor
+	// Limit is the page's size: 0 is generation.DefaultPage, and it is at most generation.MaxPage.
+	Limit int
+}
+
+// GenerationPage is one page of a list: its records, newest first, and the cursor of the next page (nil on the
+// last).
+type GenerationPage struct {
+	Records []generation.Record
+	Next    *generation.Cursor
+}
+
+// GenerationList lists records for the console and for operators, a page at a time (keyset pagination: a page
+// costs the same wherever it is in the list).
+type GenerationList interface {
+	ListGenerations(ctx context.Context, f GenerationFilter) (GenerationPage, error)
+}
+
+// ActivityGroup names the dimensions an activity read keeps apart; the others are summed over.
+type ActivityGroup uint8
+
+const (
+	ByDay ActivityGroup = 1 << iota
+	ByWorkspace
+	ByKey
+	ByUser
+	ByModel
+	ByProvider
+	ByEndpoint
+)
+
+// ActivityFilter selects aggregate activity: the UTC days from From to To (From <= day < To, by their
+// midnights; zero fields do not bound), and the rows of one workspace, key, member, model or provider when set.
+type ActivityFilter struct {
+	From, To                                          time.Time
+	WorkspaceID, KeyHash, UserID, Model, ProviderName string
+	GroupBy                                           ActivityGroup
+}
+
+// ActivityStore reads the activity aggregates the store keeps as it writes records (in the same transaction:
+// they always agree with the records), so that usage by day, key or model costs no scan of the records.
+type ActivityStore interface {
+	// Activity sums the selected rows by the dimensions GroupBy keeps, in the order of generation.Activity's keys;
+	// the dimensions summed over are zero in each row.
+	Activity(ctx context.Context, f ActivityFilter) ([]generation.Activity, error)
 }
 
 // GenerationService reads generation records for callers.

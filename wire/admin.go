@@ -291,6 +291,9 @@ func (c Config) Summary() string {
 		if u, err := url.Parse(p.BaseURL); err == nil && p.BaseURL != "" {
 			where = u.Redacted() // a password in the URL (a proxy's basic auth) is not printed
 		}
+		if len(p.Keys) > 1 {
+			where += fmt.Sprintf(" (%d api_keys)", len(p.Keys))
+		}
 		fmt.Fprintf(w, "provider\t%s\t%s\t%s\n", p.Slug, p.Kind, where)
 	}
 	for _, mod := range catalog.Modalities {

@@ -27,6 +27,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/video"
 )
@@ -42,6 +43,7 @@ type Config struct {
 	Credits     CreditsConfig
 	Generations GenerationsConfig
 	Video       app.VideoConfig
+	Routing     app.HealthConfig
 	Redis       RedisConfig
 	Metrics     MetricsConfig
 	Tracing     TracingConfig
@@ -54,20 +56,28 @@ type LogConfig struct {
 	Format string
 }
 
-// ProviderConfig is one upstream account.
+// ProviderConfig is one configured provider: its upstream accounts (API keys, at least one for a remote kind), which
+// its calls share by weight.
 type ProviderConfig struct {
 	Slug        string
 	Kind        string
 	BaseURL     string
-	APIKey      string
+	Keys        []ProviderKey
 	Timeout     time.Duration
 	IdleTimeout time.Duration
 }
 
-// LimitsConfig are the default rate limit of a key, and the bounds on what an upstream's chat answer may make the
-// gateway hold (app.ChatLimits).
+// ProviderKey is one of a provider's accounts.
+type ProviderKey struct {
+	Key    string
+	Weight int
+}
+
+// LimitsConfig are the default limits of keys without their own (requests a minute, and tokens a minute and a
+// day), and the bounds on what an upstream's chat answer may make the gateway hold (app.ChatLimits).
 type LimitsConfig struct {
 	RequestsPerMinute int
+	Tokens            app.DefaultTokenLimits
 	MaxAnswerBytes    int64
 	AnswerTimeout     time.Duration
 }
@@ -84,8 +94,9 @@ type MetricsConfig struct {
 }
 
 type GenerationsConfig struct {
-	StoreContent  bool
-	RetentionDays int
+	StoreContent bool
+	// RetentionDays keeps records (0: forever); ContentRetentionDays their contents (0: as long as the records).
+	RetentionDays, ContentRetentionDays int
 	// SpoolDir is the write-ahead log of entries not yet in the database (adapters/spool), bounded by
 	// SpoolMaxBytes; SpoolFsync waits for the disk (group commit) before a call's answer ends.
 	SpoolDir      string
@@ -118,10 +129,16 @@ type fileConfig struct {
 		MaxOpenConns int    `yaml:"max_open_conns"`
 	} `yaml:"database"`
 	Providers []struct {
-		Slug        string        `yaml:"slug"`
-		Kind        string        `yaml:"kind"`
-		BaseURL     string        `yaml:"base_url"`
-		APIKey      string        `yaml:"api_key"`
+		Slug    string `yaml:"slug"`
+		Kind    string `yaml:"kind"`
+		BaseURL string `yaml:"base_url"`
+		APIKey  string `yaml:"api_key"`
+		// APIKeys are several accounts of one provider, instead of api_key: the calls to its endpoints share them
+		// by weight.
+		APIKeys []struct {
+			Key    string `yaml:"key"`
+			Weight *int   `yaml:"weight"`
+		} `yaml:"api_keys"`
 		Timeout     time.Duration `yaml:"timeout"`
 		IdleTimeout time.Duration `yaml:"idle_timeout"`
 	} `yaml:"providers"`
@@ -132,7 +149,13 @@ type fileConfig struct {
 		Endpoints []struct {
 			Provider      string `yaml:"provider"`
 			UpstreamModel string `yaml:"upstream_model"`
-			Pricing       struct {
+			// Rank orders the endpoints (by default, one after the endpoint before it); Weight shares the calls
+			// among the endpoints of one rank.
+			Rank   *int `yaml:"rank"`
+			Weight *int `yaml:"weight"`
+			// SupportedParameters are the request parameters the endpoint supports, for provider.require_parameters.
+			SupportedParameters *[]string `yaml:"supported_parameters"`
+			Pricing             struct {
 				PerMillionCharacters *price `yaml:"per_million_characters"`
 				PerSecond            *price `yaml:"per_second"`
 				PerSecondWithAudio   *price `yaml:"per_second_with_audio"`
@@ -144,14 +167,17 @@ type fileConfig struct {
 		} `yaml:"endpoints"`
 	} `yaml:"models"`
 	Generations struct {
-		StoreContent  *bool  `yaml:"store_content"`
-		RetentionDays int    `yaml:"retention_days"`
-		SpoolDir      string `yaml:"spool_dir"`
-		SpoolMaxBytes int64  `yaml:"spool_max_bytes"`
-		SpoolFsync    bool   `yaml:"spool_fsync"`
+		StoreContent         *bool  `yaml:"store_content"`
+		RetentionDays        int    `yaml:"retention_days"`
+		ContentRetentionDays int    `yaml:"content_retention_days"`
+		SpoolDir             string `yaml:"spool_dir"`
+		SpoolMaxBytes        int64  `yaml:"spool_max_bytes"`
+		SpoolFsync           bool   `yaml:"spool_fsync"`
 	} `yaml:"generations"`
 	Limits struct {
 		RequestsPerMinute int           `yaml:"requests_per_minute"`
+		TokensPerMinute   int64         `yaml:"tokens_per_minute"`
+		TokensPerDay      int64         `yaml:"tokens_per_day"`
 		MaxAnswerBytes    int64         `yaml:"max_answer_bytes"`
 		AnswerTimeout     time.Duration `yaml:"answer_timeout"`
 	} `yaml:"limits"`
@@ -163,6 +189,10 @@ type fileConfig struct {
 		WorkerInterval time.Duration `yaml:"worker_interval"`
 		JobTimeout     time.Duration `yaml:"job_timeout"`
 	} `yaml:"video"`
+	Routing struct {
+		BreakerFailures int           `yaml:"breaker_failures"`
+		BreakerCooldown time.Duration `yaml:"breaker_cooldown"`
+	} `yaml:"routing"`
 	Redis struct {
 		URL string `yaml:"url"`
 	} `yaml:"redis"`
@@ -231,6 +261,8 @@ func defaults() fileConfig {
 	f.Video.PollInterval = 5 * time.Second
 	f.Video.WorkerInterval = 2 * time.Second
 	f.Video.JobTimeout = app.DefaultJobTimeout
+	breaker := app.DefaultHealthConfig()
+	f.Routing.BreakerFailures, f.Routing.BreakerCooldown = breaker.Failures, breaker.Cooldown
 	f.Metrics.Enabled = true
 	return f
 }
@@ -543,6 +575,7 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	cfg.Database = gormstore.Config{URL: f.Database.URL, MaxOpenConns: f.Database.MaxOpenConns}
 
 	kinds := map[string]string{}
+	keys := map[string]int{} // how many accounts each provider has
 	for i, p := range f.Providers {
 		switch {
 		case !slugPattern.MatchString(p.Slug):
@@ -553,7 +586,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err(fmt.Sprintf("unknown kind %q; known: %s", p.Kind, knownKinds()), "providers", i, "kind")
 		case !providerKinds[p.Kind].local && !isHTTPURL(p.BaseURL):
 			return Config{}, loc.err("must be an http:// or https:// URL with a host (the provider's API root)", "providers", i, "base_url")
-		case !providerKinds[p.Kind].local && p.APIKey == "":
+		case providerKinds[p.Kind].local && len(p.APIKeys) > 0:
+			return Config{}, loc.err(fmt.Sprintf("kind %s runs on the gateway's host and takes no key", p.Kind), "providers", i, "api_keys")
+		case len(p.APIKeys) > app.MaxAccounts:
+			return Config{}, loc.err(fmt.Sprintf("must list at most %d keys", app.MaxAccounts), "providers", i, "api_keys")
+		case !providerKinds[p.Kind].local && p.APIKey != "" && len(p.APIKeys) > 0:
+			return Config{}, loc.err("set api_key or api_keys, not both", "providers", i, "api_keys")
+		case !providerKinds[p.Kind].local && p.APIKey == "" && len(p.APIKeys) == 0:
 			return Config{}, loc.err("is empty (after ${VAR} expansion): every call would be refused upstream; "+
 				"set it (any placeholder for a host that takes no key)", "providers", i, "api_key")
 		case p.Timeout < 0:
@@ -562,8 +601,22 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err("must not be negative", "providers", i, "idle_timeout")
 		}
 		kinds[p.Slug] = p.Kind
-		pc := ProviderConfig{Slug: p.Slug, Kind: p.Kind, BaseURL: strings.TrimSuffix(p.BaseURL, "/"), APIKey: p.APIKey,
+		pc := ProviderConfig{Slug: p.Slug, Kind: p.Kind, BaseURL: strings.TrimSuffix(p.BaseURL, "/"),
 			Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}
+		if len(p.APIKeys) == 0 {
+			pc.Keys = []ProviderKey{{Key: p.APIKey, Weight: 1}}
+		}
+		for j, k := range p.APIKeys {
+			switch {
+			case k.Key == "":
+				return Config{}, loc.err("is empty (after ${VAR} expansion): every call through it would be refused upstream",
+					"providers", i, "api_keys", j, "key")
+			case k.Weight != nil && *k.Weight < 1:
+				return Config{}, loc.err("must be at least 1", "providers", i, "api_keys", j, "weight")
+			}
+			pc.Keys = append(pc.Keys, ProviderKey{Key: k.Key, Weight: weightOf(k.Weight)})
+		}
+		keys[p.Slug] = len(pc.Keys)
 		if pc.Timeout == 0 {
 			pc.Timeout = 30 * time.Second
 		}
@@ -599,6 +652,7 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			}
 			model.Video = &caps
 		}
+		rank := 0
 		for j, e := range m.Endpoints {
 			kind, ok := kinds[e.Provider]
 			switch {
@@ -609,6 +663,21 @@ func (f fileConfig) build(loc locator) (Config, error) {
 					"models", i, "endpoints", j, "provider")
 			case e.UpstreamModel == "" && !providerKinds[kind].local:
 				return Config{}, loc.err("is required", "models", i, "endpoints", j, "upstream_model")
+			case mod == catalog.Video && keys[e.Provider] > 1:
+				// A job is polled and downloaded through the account that started it, which the job does not keep.
+				return Config{}, loc.err(fmt.Sprintf("provider %q has several api_keys: a video model's provider takes one", e.Provider),
+					"models", i, "endpoints", j, "provider")
+			case e.Rank != nil && *e.Rank < rank:
+				return Config{}, loc.err(fmt.Sprintf("must be at least %d: endpoints are listed in the order of their ranks", rank),
+					"models", i, "endpoints", j, "rank")
+			case e.Rank != nil && *e.Rank < 1:
+				return Config{}, loc.err("must be at least 1", "models", i, "endpoints", j, "rank")
+			case e.Weight != nil && *e.Weight < 1:
+				return Config{}, loc.err("must be at least 1", "models", i, "endpoints", j, "weight")
+			}
+			rank++ // one after the endpoint before it, unless it says
+			if e.Rank != nil {
+				rank = *e.Rank
 			}
 			pricing := catalog.Pricing{PerMillionChars: (*domain.Micros)(e.Pricing.PerMillionCharacters),
 				PerSecond:                  (*domain.Micros)(e.Pricing.PerSecond),
@@ -626,7 +695,8 @@ func (f fileConfig) build(loc locator) (Config, error) {
 				}
 				pricing.Resolutions = &rates
 			}
-			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel, Pricing: pricing})
+			model.Endpoints = append(model.Endpoints, catalog.Endpoint{Provider: e.Provider, UpstreamModel: e.UpstreamModel, Pricing: pricing,
+				Rank: rank, Weight: weightOf(e.Weight), Parameters: e.SupportedParameters})
 		}
 		models = append(models, model)
 	}
@@ -638,6 +708,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	if f.Generations.RetentionDays < 0 {
 		return Config{}, loc.err("must not be negative", "generations", "retention_days")
 	}
+	if f.Generations.ContentRetentionDays < 0 {
+		return Config{}, loc.err("must not be negative", "generations", "content_retention_days")
+	}
+	if days := f.Generations.RetentionDays; days > 0 && f.Generations.ContentRetentionDays > days {
+		return Config{}, loc.err(fmt.Sprintf("must not exceed retention_days (%d): a content goes with its record", days),
+			"generations", "content_retention_days")
+	}
 	if f.Generations.SpoolDir == "" {
 		return Config{}, loc.err("is required", "generations", "spool_dir")
 	}
@@ -645,7 +722,8 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		return Config{}, loc.err("must be positive", "generations", "spool_max_bytes")
 	}
 	cfg.Generations = GenerationsConfig{StoreContent: f.Generations.StoreContent == nil || *f.Generations.StoreContent,
-		RetentionDays: f.Generations.RetentionDays, SpoolDir: f.Generations.SpoolDir,
+		RetentionDays: f.Generations.RetentionDays, ContentRetentionDays: f.Generations.ContentRetentionDays,
+		SpoolDir:      f.Generations.SpoolDir,
 		SpoolMaxBytes: f.Generations.SpoolMaxBytes, SpoolFsync: f.Generations.SpoolFsync}
 	if f.Limits.RequestsPerMinute < 0 {
 		return Config{}, loc.err("must not be negative", "limits", "requests_per_minute")
@@ -656,8 +734,24 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	if f.Limits.AnswerTimeout <= 0 {
 		return Config{}, loc.err("must be positive", "limits", "answer_timeout")
 	}
-	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute, MaxAnswerBytes: f.Limits.MaxAnswerBytes,
-		AnswerTimeout: f.Limits.AnswerTimeout}
+	for _, l := range []struct {
+		name string
+		v    int64
+	}{{"tokens_per_minute", f.Limits.TokensPerMinute}, {"tokens_per_day", f.Limits.TokensPerDay}} {
+		if l.v < 0 || l.v > account.MaxTokens {
+			return Config{}, loc.err(fmt.Sprintf("must be from 0 to %d", int64(account.MaxTokens)), "limits", l.name)
+		}
+	}
+	cfg.Limits = LimitsConfig{RequestsPerMinute: f.Limits.RequestsPerMinute,
+		Tokens:         app.DefaultTokenLimits{PerMinute: f.Limits.TokensPerMinute, PerDay: f.Limits.TokensPerDay},
+		MaxAnswerBytes: f.Limits.MaxAnswerBytes, AnswerTimeout: f.Limits.AnswerTimeout}
+	if f.Routing.BreakerFailures < 1 {
+		return Config{}, loc.err("must be at least 1", "routing", "breaker_failures")
+	}
+	if f.Routing.BreakerCooldown <= 0 {
+		return Config{}, loc.err("must be positive", "routing", "breaker_cooldown")
+	}
+	cfg.Routing = app.HealthConfig{Failures: f.Routing.BreakerFailures, Cooldown: f.Routing.BreakerCooldown}
 	cfg.Credits = CreditsConfig{Enabled: f.Credits.Enabled}
 	if f.Video.PollInterval <= 0 {
 		return Config{}, loc.err("must be positive", "video", "poll_interval")
@@ -719,6 +813,14 @@ func (v videoCaps) caps(loc locator, path ...any) (catalog.VideoCaps, error) {
 	return catalog.VideoCaps{Durations: v.Durations, Resolutions: v.Resolutions, AspectRatios: v.AspectRatios, Sizes: v.Sizes,
 		FrameImages: v.FrameImages, GenerateAudio: v.GenerateAudio, Seed: v.Seed, DefaultDuration: d.Duration,
 		DefaultResolution: d.Resolution, DefaultAudio: d.GenerateAudio}, nil
+}
+
+// weightOf is a configured weight, 1 when unset.
+func weightOf(w *int) int {
+	if w == nil {
+		return 1
+	}
+	return *w
 }
 
 // checkAddr accepts what net.Listen("tcp", addr) would: host:port with a port number or service name.

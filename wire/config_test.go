@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -101,7 +102,7 @@ models:
 		t.Fatal(err)
 	}
 	p := cfg.Providers[0]
-	if p.APIKey != "sk-secret" || p.Timeout != 7*time.Second || cfg.Server.Addr != ":7000" ||
+	if len(p.Keys) != 1 || p.Keys[0] != (sbwire.ProviderKey{Key: "sk-secret", Weight: 1}) || p.Timeout != 7*time.Second || cfg.Server.Addr != ":7000" ||
 		cfg.Database.URL != "postgres://x@y/z" || cfg.Log.Level.String() != "DEBUG" || cfg.Bootstrap != boot ||
 		cfg.Redis.URL != "redis://127.0.0.1:6379/2" {
 		t.Fatalf("environment not applied: %+v", cfg)
@@ -171,6 +172,9 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"database url with a bad setting", "database:\n  url: postgres://db/sb?password=hunter2&sslmode=bogus\n", ":2: database.url: sslmode is invalid"},
 		{"bad redis url", "redis:\n  url: http://user:hunter2@x\n", ":2: redis.url: must be a redis:// or rediss:// URL"},
 		{"negative retention", "generations:\n  retention_days: -1\n", ":2: generations.retention_days:"},
+		{"negative content retention", "generations:\n  content_retention_days: -1\n", ":2: generations.content_retention_days: must not be negative"},
+		{"contents kept past their records", "generations:\n  retention_days: 30\n  content_retention_days: 31\n",
+			":3: generations.content_retention_days: must not exceed retention_days (30): a content goes with its record"},
 		{"base_url without host", "providers:\n  - {slug: x, kind: openai, base_url: 'https:/x', api_key: k}\n", ":2: providers[0].base_url:"},
 		{"api_key empty after expansion", "providers:\n  - {slug: x, kind: openai, base_url: https://x, api_key: '${UNSET}'}\n", ":2: providers[0].api_key: is empty"},
 		{"bad addr", "server:\n  addr: 8080\n", `:2: server.addr: "8080": must be host:port or :port`},
@@ -185,6 +189,27 @@ func TestConfigErrorsNameFieldAndLine(t *testing.T) {
 		{"certificate that does not load", "server:\n  tls_cert_file: /nonexistent/cert.pem\n  tls_key_file: /nonexistent/key.pem\n",
 			`:2: server.tls_cert_file: "/nonexistent/cert.pem" with server.tls_key_file "/nonexistent/key.pem": open /nonexistent/cert.pem`},
 		{"bad h2c", "server:\n  h2c: sometimes\n", ":2: server.h2c: must be true or false"},
+		{"api_key and api_keys", "providers:\n  - {slug: x, kind: openai, base_url: https://x, api_key: k, api_keys: [{key: j}]}\n",
+			":2: providers[0].api_keys: set api_key or api_keys, not both"},
+		{"an api_keys key empty", "providers:\n  - slug: x\n    kind: openai\n    base_url: https://x\n    api_keys: [{key: j}, {key: '${UNSET}'}]\n",
+			":5: providers[0].api_keys[1].key: is empty"},
+		{"an api_keys weight of 0", "providers:\n  - slug: x\n    kind: openai\n    base_url: https://x\n    api_keys: [{key: j, weight: 0}]\n",
+			":5: providers[0].api_keys[0].weight: must be at least 1"},
+		{"api_keys on a local kind", "providers:\n  - {slug: x, kind: espeak, api_keys: [{key: j}]}\n", ":2: providers[0].api_keys: kind espeak"},
+		{"several keys for a video model", "providers:\n  - {slug: x, kind: openai, base_url: https://x, api_keys: [{key: j}, {key: k}]}\n" +
+			"models:\n  - {id: m, modality: video, endpoints: [{provider: x, upstream_model: s}]}\n",
+			`:4: models[0].endpoints[0].provider: provider "x" has several api_keys`},
+		{"ranks out of order", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: a, rank: 2}, {provider: openai, upstream_model: b, rank: 1}]\n",
+			"models[0].endpoints[1].rank: must be at least 2: endpoints are listed in the order of their ranks"},
+		{"a rank of 0", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: a, rank: 0}]\n",
+			"models[0].endpoints[0].rank: must be at least 1"},
+		{"an endpoint weight of 0", provider + "models:\n  - id: m\n    modality: tts\n    endpoints: [{provider: openai, upstream_model: a, weight: 0}]\n",
+			"models[0].endpoints[0].weight: must be at least 1"},
+		{"supported_parameters not a list", provider + "models:\n  - id: m\n    modality: chat\n    endpoints: [{provider: openai, upstream_model: a, supported_parameters: tools}]\n",
+			"models[0].endpoints[0].supported_parameters: must be a list"},
+		{"negative tokens per minute", "limits:\n  tokens_per_minute: -1\n", ":2: limits.tokens_per_minute: must be from 0 to 1000000000"},
+		{"no breaker failures", "routing:\n  breaker_failures: 0\n", ":2: routing.breaker_failures: must be at least 1"},
+		{"no breaker cool-down", "routing:\n  breaker_cooldown: 0s\n", ":2: routing.breaker_cooldown: must be positive"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -306,5 +331,45 @@ func TestMissingFile(t *testing.T) {
 	t.Parallel()
 	if _, err := sbwire.LoadConfig("/does/not/exist.yaml", env()); err == nil || !strings.Contains(err.Error(), "/does/not/exist.yaml") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// TestRoutingSettings: several keys of one provider, endpoints' ranks (by default one after the endpoint before),
+// weights and supported parameters, the breaker and the token limits, as the file sets them.
+func TestRoutingSettings(t *testing.T) {
+	t.Parallel()
+	path := write(t, `providers:
+  - {slug: pool, kind: openai, base_url: https://x, api_keys: [{key: "${A}", weight: 3}, {key: b}]}
+models:
+  - id: m
+    modality: chat
+    endpoints:
+      - {provider: pool, upstream_model: a, rank: 2, weight: 5, supported_parameters: [tools, seed]}
+      - {provider: pool, upstream_model: b, rank: 2, supported_parameters: []}
+      - {provider: pool, upstream_model: c}
+routing: {breaker_failures: 2, breaker_cooldown: 5s}
+limits: {tokens_per_minute: 100, tokens_per_day: 1000}
+`)
+	cfg, err := sbwire.LoadConfig(path, env("A", "sk-a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys := cfg.Providers[0].Keys; !slices.Equal(keys, []sbwire.ProviderKey{{Key: "sk-a", Weight: 3}, {Key: "b", Weight: 1}}) {
+		t.Fatalf("keys %+v", keys)
+	}
+	m, _ := cfg.Catalog.Model("m")
+	var got []string
+	for _, ep := range m.Endpoints {
+		params := "undeclared"
+		if ep.Parameters != nil {
+			params = strings.Join(*ep.Parameters, ",")
+		}
+		got = append(got, fmt.Sprintf("%s rank %d weight %d params %s", ep.UpstreamModel, ep.Rank, ep.Weight, params))
+	}
+	if want := []string{"a rank 2 weight 5 params tools,seed", "b rank 2 weight 1 params ", "c rank 3 weight 1 params undeclared"}; !slices.Equal(got, want) {
+		t.Fatalf("endpoints %q, want %q", got, want)
+	}
+	if cfg.Routing.Failures != 2 || cfg.Routing.Cooldown != 5*time.Second || cfg.Limits.Tokens.PerMinute != 100 || cfg.Limits.Tokens.PerDay != 1000 {
+		t.Fatalf("routing %+v, limits %+v", cfg.Routing, cfg.Limits)
 	}
 }

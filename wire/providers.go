@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
@@ -19,6 +20,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/upstream/minimax"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/openai"
 	"github.com/switchboard-ai/switchboard/adapters/upstream/runway"
+	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -70,7 +72,8 @@ func knownKinds() string { return strings.Join(slices.Sorted(maps.Keys(providerK
 // that is not installed).
 type checker interface{ Check() error }
 
-// newProviders builds one client per configured provider from the registry; all share one pool of connections.
+// newProviders builds one client per account of each configured provider from the registry (its first account's
+// under its slug, the others' under accountClient); all share one pool of connections.
 func newProviders(cfg []ProviderConfig, log *slog.Logger, tracing httpapi.Tracing) (ports.Providers, error) {
 	client := upstream.NewHTTPClient()
 	traceUpstream(client, tracing)
@@ -80,13 +83,38 @@ func newProviders(cfg []ProviderConfig, log *slog.Logger, tracing httpapi.Tracin
 		if !ok {
 			return nil, fmt.Errorf("provider %q: unknown kind %q; known: %s", p.Slug, p.Kind, knownKinds())
 		}
-		c := kind.build(upstream.Config{BaseURL: p.BaseURL, APIKey: p.APIKey, Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}, client)
-		if ch, ok := c.(checker); ok {
-			if err := ch.Check(); err != nil {
-				log.Warn("provider cannot work: its calls will fail over or fail", "provider", p.Slug, "err", err)
+		for i, k := range p.Keys {
+			c := kind.build(upstream.Config{BaseURL: p.BaseURL, APIKey: k.Key, Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}, client)
+			if ch, ok := c.(checker); ok && i == 0 {
+				if err := ch.Check(); err != nil {
+					log.Warn("provider cannot work: its calls will fail over or fail", "provider", p.Slug, "err", err)
+				}
 			}
+			out[accountClient(p.Slug, i)] = c
 		}
-		out[p.Slug] = c
 	}
 	return out, nil
+}
+
+// accountClient is the key in the provider registry of a provider's account i (from 0): its slug for the first,
+// slug#2, slug#3... for the others (catalog.Endpoint.Client).
+func accountClient(slug string, i int) string {
+	if i == 0 {
+		return slug
+	}
+	return slug + "#" + strconv.Itoa(i+1)
+}
+
+// providerAccounts are the accounts of the providers that have several, for the router to balance.
+func providerAccounts(cfg []ProviderConfig) app.ProviderAccounts {
+	out := app.ProviderAccounts{}
+	for _, p := range cfg {
+		if len(p.Keys) < 2 {
+			continue
+		}
+		for i, k := range p.Keys {
+			out[p.Slug] = append(out[p.Slug], app.Account{Client: accountClient(p.Slug, i), Weight: k.Weight})
+		}
+	}
+	return out
 }

@@ -23,7 +23,8 @@ func TestProviderRegistry(t *testing.T) {
 			if len(kind.modalities) == 0 {
 				t.Fatal("the kind serves no modality")
 			}
-			providers, err := newProviders([]ProviderConfig{{Slug: "p", Kind: name, BaseURL: "https://example.test", Timeout: time.Second}}, log, httpapi.Tracing{})
+			providers, err := newProviders([]ProviderConfig{{Slug: "p", Kind: name, BaseURL: "https://example.test", Keys: []ProviderKey{{Key: "k", Weight: 1}},
+				Timeout: time.Second}}, log, httpapi.Tracing{})
 			if err != nil {
 				t.Fatal(err)
 			}

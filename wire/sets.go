@@ -18,12 +18,14 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
 	"github.com/switchboard-ai/switchboard/adapters/spool"
 	"github.com/switchboard-ai/switchboard/app"
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
 var configSet = wire.NewSet(
-	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Redis", "Metrics", "Tracing"),
+	wire.FieldsOf(new(Config), "Server", "Database", "Limits", "Generations", "Providers", "Catalog", "Credits", "Video", "Routing", "Redis", "Metrics", "Tracing"),
 )
 
 // openDB connects and migrates: every command works on a current schema.
@@ -134,8 +136,9 @@ func defaultRateLimit(l LimitsConfig) httpapi.DefaultRateLimit {
 
 var generationSet = wire.NewSet(
 	gormstore.NewGenerationStore, wire.Bind(new(ports.GenerationStore), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.GenerationRetention), new(*gormstore.GenerationStore)),
 	newRecorder, recorderPort,
-	newRetention,
+	newRetention, app.NewDays,
 	app.NewGenerations, wire.Bind(new(ports.GenerationService), new(*app.Generations)),
 	httpapi.NewGenerationsHandler,
 )
@@ -164,9 +167,9 @@ func newRecorder(db *gorm.DB, store ports.GenerationStore, log *slog.Logger, met
 	}, nil
 }
 
-// newRetention purges old generations (none when retention_days is 0); the workers run it.
-func newRetention(store ports.GenerationStore, log *slog.Logger, cfg GenerationsConfig, env app.Env) *app.Retention {
-	return app.NewRetention(store, log, cfg.RetentionDays, env)
+// newRetention purges old generation contents and records (none when their retentions are 0); the workers run it.
+func newRetention(store ports.GenerationRetention, log *slog.Logger, cfg GenerationsConfig, env app.Env) *app.Retention {
+	return app.NewRetention(store, log, cfg.RetentionDays, cfg.ContentRetentionDays, env)
 }
 
 var presetSet = wire.NewSet(
@@ -211,35 +214,66 @@ func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.G
 }
 
 var rateLimitSet = wire.NewSet(
-	newRateLimiter,
+	newRedis, newRateLimiter, newTokenLimiter, tokenDefaults, httpTokenLimits,
 )
 
-// newRateLimiter shares the limits of every replica through Redis when redis.url is set; without it, each
-// replica keeps its own (and says so at startup).
-func newRateLimiter(ctx context.Context, cfg RedisConfig, env app.Env, log *slog.Logger) (ports.RateLimiter, func(), error) {
-	local := app.NewLocalRateLimiter(env)
+// sharedRedis is where replicas share their rate and token limits: nil without redis.url.
+type sharedRedis struct{ limiter *redisrate.Limiter }
+
+// newRedis connects to redis.url, when set: the rate limiter there, with this replica's own as its fallback.
+func newRedis(ctx context.Context, cfg RedisConfig, env app.Env, log *slog.Logger) (sharedRedis, func(), error) {
 	if cfg.URL == "" {
-		log.Info("rate limits are per replica: without redis.url (REDIS_URL) each gateway process admits a key's full limit")
-		return local, func() {}, nil
+		log.Info("rate and token limits are per replica: without redis.url (REDIS_URL) each gateway process admits a key's full limits")
+		return sharedRedis{}, func() {}, nil
 	}
 	opts, err := redisrate.Options(cfg.URL)
 	if err != nil {
-		return nil, nil, fmt.Errorf("redis.url: %w", err)
+		return sharedRedis{}, nil, fmt.Errorf("redis.url: %w", err)
 	}
 	redis.SetLogger(redisrate.NewLogger(log)) // the process's: go-redis's lines in the configured format
 	client := redis.NewClient(opts)
 	if err := redisrate.Ping(ctx, client); err != nil {
-		log.Warn("Redis is unreachable at startup: rate limits hold per replica until it answers", "addr", opts.Addr, "err", err)
+		log.Warn("Redis is unreachable at startup: rate and token limits hold per replica until it answers", "addr", opts.Addr, "err", err)
 	} else {
-		log.Info("rate limits are shared by every replica through Redis", "addr", opts.Addr)
+		log.Info("rate and token limits are shared by every replica through Redis", "addr", opts.Addr)
 	}
-	return redisrate.New(client, local, env.Now, log), func() { _ = client.Close() }, nil
+	return sharedRedis{redisrate.New(client, app.NewLocalRateLimiter(env), env.Now, log)}, func() { _ = client.Close() }, nil
 }
 
-// inferenceSet is the pipeline every inference call goes through.
+// newRateLimiter shares the limits of every replica through Redis when redis.url is set; without it, each
+// replica keeps its own (and says so at startup).
+func newRateLimiter(r sharedRedis, env app.Env) ports.RateLimiter {
+	if r.limiter == nil {
+		return app.NewLocalRateLimiter(env)
+	}
+	return r.limiter
+}
+
+// newTokenLimiter shares the token windows of every replica through Redis, as the rate limits.
+func newTokenLimiter(r sharedRedis, env app.Env) ports.TokenLimiter {
+	local := app.NewLocalTokenLimiter(env)
+	if r.limiter == nil {
+		return local
+	}
+	return redisrate.NewTokens(r.limiter, local)
+}
+
+func tokenDefaults(l LimitsConfig) app.DefaultTokenLimits { return l.Tokens }
+
+// httpTokenLimits are what the HTTP layer admits token-metered calls by.
+func httpTokenLimits(l ports.TokenLimiter, def app.DefaultTokenLimits) httpapi.TokenLimits {
+	return httpapi.TokenLimits{Limiter: l, Defaults: account.TokenLimits(def)}
+}
+
+// inferenceSet is the pipeline every inference call goes through, with its router and its token meter.
 var inferenceSet = wire.NewSet(
-	app.NewInference,
+	app.NewInference, newRouter, wire.Bind(new(ports.EndpointHealth), new(*app.Router)), app.NewTokenMeter,
 )
+
+// newRouter routes to the catalog's endpoints through the providers' accounts, with the configured breaker.
+func newRouter(c *catalog.Catalog, providers []ProviderConfig, cfg app.HealthConfig, env app.Env) *app.Router {
+	return app.NewRouter(c, providerAccounts(providers), cfg, env)
+}
 
 var speechSet = wire.NewSet(
 	app.NewSpeech, wire.Bind(new(ports.SpeechService), new(*app.Speech)),
@@ -268,12 +302,13 @@ var videoSet = wire.NewSet(
 // startWorkers is the one place the gateway's background work starts; its cleanup stops it, last started
 // first, before the modules the workers use are closed. Serve runs it after the HTTP server has stopped. The
 // recorder's writer starts first so that it stops last, writing what the others recorded.
-func startWorkers(rec *app.Recorder, changes changeListener, retention *app.Retention, videos *app.Videos, log *slog.Logger) (*app.Workers, func()) {
+func startWorkers(rec *app.Recorder, changes changeListener, days *app.Days, retention *app.Retention, videos *app.Videos,
+	log *slog.Logger) (*app.Workers, func()) {
 	ws := []app.Worker{rec.Worker()}
 	if changes.Run != nil {
 		ws = append(ws, app.Worker(changes))
 	}
-	ws = append(ws, retention.Worker(time.Hour), videos.Worker())
+	ws = append(ws, days.Worker(time.Hour), retention.Worker(time.Hour), videos.Worker())
 	w := app.StartWorkers(log, ws...)
 	return w, w.Stop
 }
@@ -290,11 +325,13 @@ type metrics struct {
 	Endpoint httpapi.MetricsEndpoint
 }
 
-func newMetrics(cfg MetricsConfig) metrics {
+// newMetrics serves the metrics the gateway reports, and each endpoint's health read at each scrape.
+func newMetrics(cfg MetricsConfig, health ports.EndpointHealth) metrics {
 	if !cfg.Enabled {
 		return metrics{Port: ports.NoMetrics{}}
 	}
 	m := prom.New()
+	m.Endpoints(health)
 	return metrics{Port: m, Endpoint: httpapi.MetricsEndpoint{Handler: m.Handler(), Addr: cfg.Addr}}
 }
 

@@ -40,7 +40,11 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	}
 	generationStore := gormstore.NewGenerationStore(db)
 	metricsConfig := cfg.Metrics
-	wireMetrics := newMetrics(metricsConfig)
+	catalog := cfg.Catalog
+	v := cfg.Providers
+	healthConfig := cfg.Routing
+	router := newRouter(catalog, v, healthConfig, env)
+	wireMetrics := newMetrics(metricsConfig, router)
 	portsMetrics := wireMetrics.Port
 	generationsConfig := cfg.Generations
 	recorder, cleanup3, err := newRecorder(db, generationStore, log, portsMetrics, generationsConfig)
@@ -54,15 +58,19 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	changeNotifier := newChangeNotifier(db, log)
 	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	redisConfig := cfg.Redis
-	rateLimiter, cleanup4, err := newRateLimiter(ctx, redisConfig, env, log)
+	wireSharedRedis, cleanup4, err := newRedis(ctx, redisConfig, env, log)
 	if err != nil {
 		cleanup3()
 		cleanup2()
 		cleanup()
 		return nil, nil, err
 	}
+	rateLimiter := newRateLimiter(wireSharedRedis, env)
 	limitsConfig := cfg.Limits
 	httpapiDefaultRateLimit := defaultRateLimit(limitsConfig)
+	tokenLimiter := newTokenLimiter(wireSharedRedis, env)
+	defaultTokenLimits := tokenDefaults(limitsConfig)
+	tokenLimits := httpTokenLimits(tokenLimiter, defaultTokenLimits)
 	metricsEndpoint := wireMetrics.Endpoint
 	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
 	membersHandler := httpapi.NewMembersHandler(accounts)
@@ -75,13 +83,12 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	guardrailStore := gormstore.NewGuardrailStore(db)
 	guardrails := app.NewGuardrails(guardrailStore, guardrailStore, guardrailStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	guardrailsHandler := httpapi.NewGuardrailsHandler(guardrails)
-	catalog := cfg.Catalog
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
 	billing := newBilling(accountStore, creditStore, guardrails, creditsConfig, env)
 	generationRecorder := recorderPort(recorder, tracing)
-	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env)
-	v := cfg.Providers
+	tokenMeter := app.NewTokenMeter(tokenLimiter, defaultTokenLimits)
+	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env, router, tokenMeter)
 	providers, err := newProviders(v, log, tracing)
 	if err != nil {
 		cleanup4()
@@ -115,7 +122,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Videos:      videosHandler,
 		Models:      modelsHandler,
 	}
-	server := httpapi.NewServer(config, log, wireReadiness, accounts, rateLimiter, httpapiDefaultRateLimit, portsMetrics, metricsEndpoint, tracing, handlers)
+	server := httpapi.NewServer(config, log, wireReadiness, accounts, rateLimiter, httpapiDefaultRateLimit, tokenLimits, portsMetrics, metricsEndpoint, tracing, handlers)
 	caches := app.NewCaches(accounts, guardrails)
 	wireChangeListener, err := newChangeListener(db, gormstoreConfig, caches, log)
 	if err != nil {
@@ -125,8 +132,9 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		cleanup()
 		return nil, nil, err
 	}
+	days := app.NewDays(generationStore, log, env)
 	retention := newRetention(generationStore, log, generationsConfig, env)
-	workers, cleanup5 := startWorkers(recorder, wireChangeListener, retention, videos, log)
+	workers, cleanup5 := startWorkers(recorder, wireChangeListener, days, retention, videos, log)
 	gateway := &Gateway{
 		Server:   server,
 		Accounts: accounts,

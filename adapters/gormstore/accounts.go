@@ -130,6 +130,8 @@ type keyRow struct {
 	CreatorUserID      *string
 	ExternalUser       *string
 	RequestsPerMinute  int
+	TokensPerMinute    int64
+	TokensPerDay       int64
 	CreatedAt          time.Time  `gorm:"autoCreateTime:false"`
 	UpdatedAt          *time.Time `gorm:"autoUpdateTime:false"`
 }
@@ -141,8 +143,8 @@ func toKeyRow(k account.Key) keyRow {
 		Hash: k.Hash, Name: k.Name, Label: k.Label, Management: k.Management, Disabled: k.Disabled,
 		LimitMicros: (*int64)(k.Limit), LimitReset: string(k.LimitReset), IncludeBYOKInLimit: k.IncludeBYOKInLimit,
 		ExpiresAt: utcPtr(k.ExpiresAt), WorkspaceID: k.WorkspaceID, CreatorUserID: k.CreatorUserID,
-		ExternalUser: k.ExternalUser, RequestsPerMinute: k.RequestsPerMinute, CreatedAt: k.CreatedAt.UTC(),
-		UpdatedAt: utcPtr(k.UpdatedAt),
+		ExternalUser: k.ExternalUser, RequestsPerMinute: k.RequestsPerMinute, TokensPerMinute: k.Tokens.PerMinute,
+		TokensPerDay: k.Tokens.PerDay, CreatedAt: k.CreatedAt.UTC(), UpdatedAt: utcPtr(k.UpdatedAt),
 	}
 }
 
@@ -152,6 +154,7 @@ func (r keyRow) domain() account.Key {
 		Limit: (*domain.Micros)(r.LimitMicros), LimitReset: domain.Interval(r.LimitReset),
 		IncludeBYOKInLimit: r.IncludeBYOKInLimit, ExpiresAt: utcPtr(r.ExpiresAt), WorkspaceID: r.WorkspaceID,
 		CreatorUserID: r.CreatorUserID, ExternalUser: r.ExternalUser, RequestsPerMinute: r.RequestsPerMinute,
+		Tokens:    account.TokenLimits{PerMinute: r.TokensPerMinute, PerDay: r.TokensPerDay},
 		CreatedAt: r.CreatedAt.UTC(), UpdatedAt: utcPtr(r.UpdatedAt),
 	}
 }

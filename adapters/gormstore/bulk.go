@@ -117,8 +117,9 @@ type shape struct {
 	// (PostgreSQL): INSERT INTO t (cols) SELECT unnest(?::text[]), unnest(?::int8[]), ... The unnests of a select
 	// list advance together, one row an index of the arrays.
 	addAll string
-	// insert writes one row, or nothing when its primary key is stored:
-	// INSERT INTO t (cols) VALUES (?, ...) ON CONFLICT (pk) DO NOTHING
+	// insert writes one row, or nothing when its primary key is stored: INSERT INTO t (cols) VALUES (?, ...) ON
+	// CONFLICT DO NOTHING. No conflict target: a table kept by day has no key across its partitions, and the row
+	// meets its stored self in its day's (see days.go).
 	insert string
 	// byKey reads one row: SELECT cols FROM t WHERE pk = ?
 	byKey string
@@ -150,7 +151,7 @@ func shapeOf(db *gorm.DB, t reflect.Type) (*shape, error) {
 	}
 	into := "INSERT INTO " + s.Table + " (" + strings.Join(sh.cols, ", ") + ")"
 	sh.addAll = into + " SELECT " + strings.Join(arrays, ", ")
-	sh.insert = into + " VALUES " + placeholders(1, len(sh.cols)) + " ON CONFLICT (" + s.PrioritizedPrimaryField.DBName + ") DO NOTHING"
+	sh.insert = into + " VALUES " + placeholders(1, len(sh.cols)) + " ON CONFLICT DO NOTHING"
 	sh.byKey = "SELECT " + strings.Join(sh.cols, ", ") + " FROM " + s.Table + " WHERE " + s.PrioritizedPrimaryField.DBName + " = ?"
 	cached, _ := shapes.LoadOrStore(t, sh)
 	return cached.(*shape), nil

@@ -46,7 +46,9 @@ type spendKey struct{ guardrailID, window string }
 
 // charges are the statements that book the charges of entries written in the same transaction (see
 // generation.Entry): key usage by UTC day, the organization's credit usage, and the settlement of the holds the
-// calls took against guardrail budgets, the key's limit and the credits (the last two carry the generation id).
+// calls took against guardrail budgets, the key's limit and the credits (the last two carry the generation id);
+// and the records' activity (generation_activity), which so never disagrees with them: a replay that skips
+// records stored before skips their activity with their charges.
 // Rows are touched in a fixed order so that concurrent writers cannot deadlock. The holds are deleted by ids given
 // as one parameter (on SQLite a JSON array, on PostgreSQL an array), so that the statements keep one shape
 // whatever the batch: SQLite parses each once (see prepared), and PostgreSQL plans one statement where a list of
@@ -93,6 +95,8 @@ func charges(entries []generation.Entry, dialect string) []statement {
 			ON CONFLICT (guardrail_id, window_start) DO UPDATE SET spent_micros = guardrail_budgets.spent_micros + excluded.spent_micros`,
 			[]any{k.guardrailID, k.window, spend[k], k.guardrailID}, false})
 	}
+	// The activity of every record, a call that cost nothing included.
+	out = append(out, activityUpserts(generation.Aggregate(entries), dialect)...)
 	if len(usage) > 0 {
 		keys := sortedKeys(usage, func(a, b usageKey) int { return cmp.Or(strings.Compare(a.hash, b.hash), strings.Compare(a.day, b.day)) })
 		rows := make([][]any, len(keys))

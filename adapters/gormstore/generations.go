@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -22,6 +24,8 @@ type GenerationStore struct {
 	db       *gorm.DB
 	prepared prepared
 	vacuum   holdsVacuum
+	legacy   legacyFlag
+	walk     legacyWalk
 }
 
 var _ ports.GenerationStore = (*GenerationStore)(nil)
@@ -79,11 +83,13 @@ type generationRow struct {
 
 func (generationRow) TableName() string { return "generations" }
 
+// contentRow is a record's content; CreatedAt is its record's, which PostgreSQL keeps it by (see days.go).
 type contentRow struct {
-	ID      string `gorm:"primaryKey"`
-	Input   string
-	Output  string
-	Failure *string
+	ID        string `gorm:"primaryKey"`
+	Input     string
+	Output    string
+	Failure   *string
+	CreatedAt time.Time `gorm:"autoCreateTime:false"`
 }
 
 func (contentRow) TableName() string { return "generation_contents" }
@@ -102,7 +108,9 @@ func (g *generationRow) values() []any {
 		orNull(g.WebSearchEngine), g.Attempts, g.Flags, g.CreatedAt}
 }
 
-func (c *contentRow) values() []any { return []any{c.ID, c.Input, c.Output, orNull(c.Failure)} }
+func (c *contentRow) values() []any {
+	return []any{c.ID, c.Input, c.Output, orNull(c.Failure), c.CreatedAt}
+}
 
 // orNull is what p points to, or nil (NULL).
 func orNull[T any](p *T) any {
@@ -242,12 +250,12 @@ func (g generationRow) domain() (generation.Record, error) {
 	}, nil
 }
 
-func toContentRow(id string, c generation.Content) contentRow {
+func toContentRow(r *generation.Record, c generation.Content) contentRow {
 	in := inputJSON{Prompt: c.Input.Prompt}
 	for _, m := range c.Input.Messages {
 		in.Messages = append(in.Messages, messageJSON(m))
 	}
-	row := contentRow{ID: id, Input: mustJSON(in), Output: mustJSON(outputJSON(c.Output))}
+	row := contentRow{ID: r.ID, Input: mustJSON(in), Output: mustJSON(outputJSON(c.Output)), CreatedAt: r.CreatedAt.UTC()}
 	if f := c.Failure; f != nil {
 		s := mustJSON(failureJSON{Message: f.Message, Status: f.Status, ProviderName: f.ProviderName, Raw: f.Raw,
 			Previous: toAttempts(f.Previous, true)})
@@ -280,12 +288,39 @@ func (c contentRow) domain() (generation.Content, error) {
 	return content, nil
 }
 
+// InsertGenerations writes the batch. On PostgreSQL a record of a day that has no partition (made ahead by
+// PrepareDays) fails the batch, which is written again once the partitions of its days are created: a replay of
+// old entries, a clock set back, a worker that has not run yet.
 func (s *GenerationStore) InsertGenerations(ctx context.Context, batch []generation.Entry) error {
 	settled, err := s.insert(ctx, batch)
+	if noPartition(err) {
+		first, last := batch[0].Record.CreatedAt, batch[0].Record.CreatedAt
+		for _, e := range batch[1:] {
+			first, last = minTime(first, e.Record.CreatedAt), maxTime(last, e.Record.CreatedAt)
+		}
+		if err := prepareDays(ctx, s.db, first, last); err != nil {
+			return err
+		}
+		settled, err = s.insert(ctx, batch)
+	}
 	if err == nil && Dialect(s.db) == Postgres {
 		s.vacuum.settled(ctx, s.db, settled)
 	}
 	return err
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // insert writes the batch, on PostgreSQL in one round trip (see insertBulk), and says how many holds its charges
@@ -337,7 +372,7 @@ func (s *GenerationStore) insertEach(ctx context.Context, batch []generation.Ent
 			}
 			fresh = append(fresh, e)
 			if e.Content != nil {
-				c := toContentRow(e.Record.ID, *e.Content)
+				c := toContentRow(&e.Record, *e.Content)
 				if _, err := tx.exec(ctx, contents.insert, c.values()...); err != nil {
 					return fmt.Errorf("insert generation content: %w", err)
 				}
@@ -368,7 +403,7 @@ func generationRows(batch []generation.Entry) (records, contents [][]any) {
 		row := toGenerationRow(e.Record)
 		records[i] = row.values()
 		if e.Content != nil {
-			c := toContentRow(e.Record.ID, *e.Content)
+			c := toContentRow(&e.Record, *e.Content)
 			contents = append(contents, c.values())
 		}
 	}
@@ -383,16 +418,23 @@ func (s *GenerationStore) Generation(ctx context.Context, id string) (generation
 	return r.domain()
 }
 
+// GenerationContent reads a content; on PostgreSQL, when its day holds none, from the contents written before
+// they were kept by day, while they are kept.
 func (s *GenerationStore) GenerationContent(ctx context.Context, id string) (generation.Content, error) {
 	var c contentRow
-	if err := s.take(ctx, &c, id); err != nil {
+	err := s.take(ctx, &c, id)
+	if errors.Is(err, generation.ErrNotFound) && Dialect(s.db) == Postgres && s.legacy.kept(ctx, s.db) {
+		err = s.takeLegacy(ctx, &c, id)
+	}
+	if err != nil {
 		return generation.Content{}, err
 	}
 	return c.domain()
 }
 
 // take reads the row whose id is id into row (a *generationRow or *contentRow) by a statement SQLite prepares once:
-// parsing SELECT of the record's 46 columns cost more than running it.
+// parsing SELECT of the record's 46 columns cost more than running it. On PostgreSQL it reads the days the id's
+// time allows (see byID).
 func (s *GenerationStore) take(ctx context.Context, row any, id string) error {
 	rv := reflect.ValueOf(row).Elem()
 	sh, err := shapeOf(s.db, rv.Type())
@@ -403,7 +445,12 @@ func (s *GenerationStore) take(ctx context.Context, row any, id string) error {
 	if err != nil {
 		return err
 	}
-	err = s.prepared.queryRow(ctx, sqlDB, Dialect(s.db) == Postgres, sh.byKey, id).Scan(sh.pointers(ctx, rv)...)
+	postgres := Dialect(s.db) == Postgres
+	query := sh.byKey
+	if postgres {
+		query += byID(id)
+	}
+	err = s.prepared.queryRow(ctx, sqlDB, postgres, query, id).Scan(sh.pointers(ctx, rv)...)
 	if errors.Is(err, sql.ErrNoRows) {
 		return generation.ErrNotFound
 	}
@@ -413,29 +460,63 @@ func (s *GenerationStore) take(ctx context.Context, row any, id string) error {
 	return nil
 }
 
-// purgeOldest deletes the limit oldest records created before a time; on SQLite their contents go with them (the
-// foreign key cascades).
-const purgeOldest = `DELETE FROM generations WHERE id IN
-	(SELECT id FROM generations WHERE created_at < ? ORDER BY created_at LIMIT ?)`
-
-// purgeOldestWithContents is purgeOldest on PostgreSQL, where no foreign key ties the contents to their records
-// (migration 0008): one statement deletes both, so that they are the same records, and counts the records.
-const purgeOldestWithContents = `WITH gone AS (` + purgeOldest + ` RETURNING id),
-	contents AS (DELETE FROM generation_contents WHERE id IN (SELECT id FROM gone))
-	SELECT count(*) FROM gone`
-
-func (s *GenerationStore) PurgeGenerations(ctx context.Context, before time.Time, limit int) (int64, error) {
-	db := s.db.WithContext(ctx)
-	if Dialect(s.db) == Postgres {
-		var n int64
-		if err := db.Raw(purgeOldestWithContents, before.UTC(), limit).Scan(&n).Error; err != nil {
-			return 0, fmt.Errorf("purge generations: %w", err)
-		}
-		return n, nil
+// byID narrows a lookup by id to the days of the partitions that may hold it: from the day of the time the id
+// carries through the day MaxIDSkew later (generation.IDTime). The bounds are literals, a day's apart at
+// least, so that PostgreSQL leaves the other partitions out when it plans the statement, and a plan it keeps for
+// the statement's text (generic) names two partitions, not all of them: a parameter's bounds left it to prune
+// each time it ran, after locking every partition. An id that carries no time is looked for in every day.
+func byID(id string) string {
+	at, ok := generation.IDTime(id)
+	if !ok {
+		return ""
 	}
-	res := db.Exec(purgeOldest, before.UTC(), limit)
-	if res.Error != nil {
-		return 0, fmt.Errorf("purge generations: %w", res.Error)
+	from := generation.Day(at)
+	return " AND created_at >= " + pgTime(from) + " AND created_at < " + pgTime(generation.Day(at.Add(generation.MaxIDSkew)).AddDate(0, 0, 1))
+}
+
+// legacyContentsQuery reads a content written before contents were kept by day; it has no created_at of its own.
+const legacyContentsQuery = "SELECT id, input, output, failure, 'epoch'::timestamptz FROM " + legacyContents + " WHERE id = ?"
+
+func (s *GenerationStore) takeLegacy(ctx context.Context, c *contentRow, id string) error {
+	err := s.db.WithContext(ctx).Raw(legacyContentsQuery, id).Row().Scan(&c.ID, &c.Input, &c.Output, &c.Failure, &c.CreatedAt)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return generation.ErrNotFound
+	case undefinedTable(err): // dropped by another replica's retention
+		s.legacy.set(false)
+		return generation.ErrNotFound
+	case err != nil:
+		return fmt.Errorf("select from %s: %w", legacyContents, err)
 	}
-	return res.RowsAffected, nil
+	return nil
+}
+
+// undefinedTable reports a statement on a table that does not exist.
+func undefinedTable(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "42P01"
+}
+
+// legacyFlag says whether generation_contents_legacy exists, as last seen: looked up once, and cleared when a
+// lookup finds it gone or this store drops it.
+type legacyFlag struct{ state atomic.Int32 } // 0 unknown, 1 kept, 2 gone
+
+func (f *legacyFlag) set(kept bool) {
+	if kept {
+		f.state.Store(1)
+	} else {
+		f.state.Store(2)
+	}
+}
+
+func (f *legacyFlag) kept(ctx context.Context, db *gorm.DB) bool {
+	if st := f.state.Load(); st != 0 {
+		return st == 1
+	}
+	var kept bool
+	if err := db.WithContext(ctx).Raw("SELECT to_regclass(?) IS NOT NULL", legacyContents).Scan(&kept).Error; err != nil {
+		return true // unknown: look, and learn from the lookup
+	}
+	f.set(kept)
+	return kept
 }

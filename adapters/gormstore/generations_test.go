@@ -18,7 +18,7 @@ func TestRowValues(t *testing.T) {
 	full := contract.FullEntry("gen-1-a", time.Date(2026, 11, 23, 20, 6, 1, 123456000, time.UTC))
 	bare := generation.Entry{Record: generation.Record{ID: "gen-1-b"}, Content: &generation.Content{}}
 	for _, e := range []generation.Entry{full, bare} {
-		g, c := toGenerationRow(e.Record), toContentRow(e.Record.ID, *e.Content)
+		g, c := toGenerationRow(e.Record), toContentRow(&e.Record, *e.Content)
 		for _, row := range []struct {
 			value  any
 			values []any

@@ -82,7 +82,7 @@ func newFirstByteRig(tb testing.TB) *firstByteRig {
 	// The configuration's defaults (wire): the timeouts set deadlines and timers on every request.
 	cfg := Config{BasePath: "/api/v1", MaxBodyBytes: 10 << 20, ReadTimeout: 60 * time.Second,
 		ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second, ShutdownTimeout: 5 * time.Second}
-	s := NewServer(cfg, log, nil, stubAuth{}, stubLimiter{}, 0, ports.NoMetrics{}, MetricsEndpoint{}, Tracing{},
+	s := NewServer(cfg, log, nil, stubAuth{}, stubLimiter{}, 0, TokenLimits{}, ports.NoMetrics{}, MetricsEndpoint{}, Tracing{},
 		Handlers{Chat: NewChatHandler(stubChat{}), Speech: NewSpeechHandler(stubSpeech{clip: make([]byte, 4<<10)})})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -44,6 +44,9 @@ type keyInfo struct {
 	ExternalUser      *string `json:"external_user"`
 	IsManagementKey   bool    `json:"is_management_key"`
 	RequestsPerMinute *int    `json:"requests_per_minute"`
+	// TokensPerMinute and TokensPerDay are the key's own token limits (null: the configured default).
+	TokensPerMinute *int64 `json:"tokens_per_minute"`
+	TokensPerDay    *int64 `json:"tokens_per_day"`
 }
 
 type usageNumbers struct {
@@ -80,8 +83,17 @@ func toKeyInfo(v ports.KeyView) keyInfo {
 		IncludeBYOKInLimit: v.IncludeBYOKInLimit, usageNumbers: usageOf(v.Usage),
 		CreatedAt: timestamp(v.CreatedAt), UpdatedAt: timestampPtr(v.UpdatedAt), ExpiresAt: timestampPtr(v.ExpiresAt),
 		WorkspaceID: v.WorkspaceID, CreatorUserID: v.CreatorUserID, ExternalUser: v.ExternalUser,
-		IsManagementKey: v.Management, RequestsPerMinute: rpm,
+		IsManagementKey: v.Management, RequestsPerMinute: rpm, TokensPerMinute: positive(v.Tokens.PerMinute),
+		TokensPerDay: positive(v.Tokens.PerDay),
 	}
+}
+
+// positive is a limit of the key's own, nil for none.
+func positive(n int64) *int64 {
+	if n <= 0 {
+		return nil
+	}
+	return &n
 }
 
 type createKeyReq struct {
@@ -193,7 +205,8 @@ func (h *KeysHandler) get(c *gin.Context) {
 	data(c, http.StatusOK, toKeyInfo(v))
 }
 
-// updateKeyReq is UpdateKey: null clears limit, limit_reset and requests_per_minute (back to the default), and
+// updateKeyReq is UpdateKey: null clears limit, limit_reset, requests_per_minute, tokens_per_minute and tokens_per_day
+// (the last three back to the default), and
 // is a 400 on fields that cannot be cleared.
 type updateKeyReq struct {
 	Name               opt[string] `json:"name"`
@@ -202,6 +215,8 @@ type updateKeyReq struct {
 	LimitReset         opt[string] `json:"limit_reset"`
 	IncludeBYOKInLimit opt[bool]   `json:"include_byok_in_limit"`
 	RequestsPerMinute  opt[int]    `json:"requests_per_minute"`
+	TokensPerMinute    opt[int64]  `json:"tokens_per_minute"`
+	TokensPerDay       opt[int64]  `json:"tokens_per_day"`
 }
 
 func (r updateKeyReq) change() (account.KeyChange, error) {
@@ -225,7 +240,20 @@ func (r updateKeyReq) change() (account.KeyChange, error) {
 		}
 		change.RequestsPerMinute = &rpm
 	}
+	change.TokensPerMinute, change.TokensPerDay = orDefault(r.TokensPerMinute), orDefault(r.TokensPerDay)
 	return change, nil
+}
+
+// orDefault is a limit set by a PATCH: nil when absent (kept), 0 when null (the configured default again).
+func orDefault(o opt[int64]) *int64 {
+	if !o.set {
+		return nil
+	}
+	var n int64
+	if o.val != nil {
+		n = *o.val
+	}
+	return &n
 }
 
 func (h *KeysHandler) update(c *gin.Context) {

@@ -334,6 +334,44 @@ func rateLimit(rl ports.RateLimiter, def DefaultRateLimit, m ports.Metrics) gin.
 	}
 }
 
+// TokenLimits are what calls whose usage is tokens are admitted by: the keys' token windows, and the configured
+// default limits of keys without their own.
+type TokenLimits struct {
+	Limiter  ports.TokenLimiter
+	Defaults account.TokenLimits
+}
+
+var errTokenLimited = domain.E(domain.KindRateLimited, "token_rate_limited",
+	"this key has used its tokens for the current window; retry after the time in Retry-After")
+
+// tokenLimit admits calls whose usage is tokens (chat) while the key has tokens left under its token limits (its
+// own, or the configured default), a minute's and a day's; what a call used is counted once the upstream said
+// (app.TokenMeter). The state of the limit with the fewest tokens left goes out in X-RateLimit-*-Tokens headers
+// (OpenAI's names for its token limits); a refusal is a 429 with Retry-After, as the request limit's.
+func tokenLimit(tl TokenLimits, m ports.Metrics) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		p := principal(c)
+		limits := p.Tokens.Or(tl.Defaults)
+		if limits.Zero() {
+			c.Next()
+			return
+		}
+		d := tl.Limiter.Admit(c.Request.Context(), p.KeyHash, limits)
+		h := c.Writer.Header()
+		h["X-Ratelimit-Limit-Tokens"] = []string{strconv.FormatInt(d.Limit, 10)}
+		h["X-Ratelimit-Remaining-Tokens"] = []string{strconv.FormatInt(d.Remaining, 10)}
+		h["X-Ratelimit-Reset-Tokens"] = []string{strconv.FormatInt(d.Reset.Unix(), 10)}
+		if !d.Allowed {
+			m.RateLimited()
+			e := errTokenLimited.With("limit", "tokens_per_"+d.Window)
+			e.RetryAfter = d.RetryAfter
+			writeError(c, e)
+			return
+		}
+		c.Next()
+	}
+}
+
 // decimals sets v to the decimal forms of a, b and c, made as one string (strconv made one each).
 func decimals(v *[3]string, a, b, c int64) {
 	var buf [3 * 20]byte

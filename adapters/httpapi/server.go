@@ -84,7 +84,7 @@ type Server struct {
 }
 
 func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authenticator, rl ports.RateLimiter,
-	rpm DefaultRateLimit, metrics ports.Metrics, me MetricsEndpoint, tracing Tracing, h Handlers) *Server {
+	rpm DefaultRateLimit, tokens TokenLimits, metrics ports.Metrics, me MetricsEndpoint, tracing Tracing, h Handlers) *Server {
 	ginMode.Do(func() { gin.SetMode(gin.ReleaseMode) })
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
@@ -111,14 +111,16 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 		panic(err) // the embedded document is checked by the tests
 	}
 	api.GET("/openapi.json", serveOpenAPI(doc))
-	mount(api, guard{auth: auth}, rateLimit(rl, rpm, metrics), h)
+	mount(api, guard{auth: auth}, rateLimit(rl, rpm, metrics), tokenLimit(tokens, metrics), h)
 	return &Server{cfg: cfg, log: log, engine: e, metrics: me}
 }
 
 // mount is the whole route table, with the kind of key each route takes.
-func mount(api *gin.RouterGroup, g guard, limited gin.HandlerFunc, h Handlers) {
+func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Handlers) {
 	anyK, mgmt := g.require(anyKey), g.require(managementKey)
 	infer := []gin.HandlerFunc{g.require(inferenceKey), limited} // inference: inference keys, rate limited
+	// inference whose usage is tokens: also within the key's token limits
+	metered := []gin.HandlerFunc{g.require(inferenceKey), limited, tokens}
 
 	api.GET("/key", anyK, h.Keys.current)
 	api.POST("/keys", mgmt, h.Keys.create)
@@ -128,7 +130,7 @@ func mount(api *gin.RouterGroup, g guard, limited gin.HandlerFunc, h Handlers) {
 	api.DELETE("/keys/:hash", mgmt, h.Keys.delete)
 
 	api.POST("/audio/speech", append(infer, h.Speech.create)...)
-	api.POST("/chat/completions", append(infer, h.Chat.create)...)
+	api.POST("/chat/completions", append(metered, h.Chat.create)...)
 	api.POST("/videos", append(infer, h.Videos.create)...)
 	api.GET("/videos/models", anyK, h.Videos.models)
 	api.GET("/videos/:jobId", anyK, h.Videos.get)

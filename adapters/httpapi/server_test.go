@@ -62,7 +62,7 @@ type testServer struct {
 func startServer(tb testing.TB, cfg Config, extra func(e *gin.Engine)) *testServer {
 	tb.Helper()
 	log := slog.New(LogHandler(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
-	s := NewServer(cfg, log, nil, stubAuth{}, stubLimiter{}, 0, ports.NoMetrics{}, MetricsEndpoint{},
+	s := NewServer(cfg, log, nil, stubAuth{}, stubLimiter{}, 0, TokenLimits{}, ports.NoMetrics{}, MetricsEndpoint{},
 		Tracing{Provider: noop.NewTracerProvider(), Propagator: propagation.TraceContext{}},
 		Handlers{Chat: NewChatHandler(stubChat{}), Speech: NewSpeechHandler(stubSpeech{clip: make([]byte, 16<<10)})})
 	if extra != nil {

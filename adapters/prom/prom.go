@@ -35,6 +35,7 @@ type Metrics struct {
 	holds         prometheus.Gauge
 	queues        *queues
 	spool         *spoolFill
+	endpoints     *endpointHealth
 
 	// The children of the vectors every call counts in, by their label values.
 	requestSeries  series[requestKey, requestChildren]
@@ -135,7 +136,7 @@ func New() *Metrics {
 			Help: "Calls whose provider reported a usage the call could not have used, billed at the gateway's estimate instead, by provider and catalog model."},
 			[]string{"provider", "model"}),
 		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "rate_limit_rejections_total",
-			Help: "Requests refused by the gateway's own per-key rate limit (429)."}),
+			Help: "Requests refused by the gateway's own per-key rate limit or token limits (429)."}),
 		cache: prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: namespace, Name: "cache_lookups_total",
 			Help: "Lookups in in-process caches (keys, guardrails), by result (hit, miss)."}, []string{"cache", "result"}),
 		written: prometheus.NewCounter(prometheus.CounterOpts{Namespace: namespace, Name: "generation_records_written_total",
@@ -154,9 +155,10 @@ func New() *Metrics {
 			max: prometheus.NewDesc(namespace+"_spool_max_bytes",
 				"The spool's bound (generations.spool_max_bytes): new inference calls get 503 (spool_full) once switchboard_spool_bytes reaches it.",
 				nil, nil)},
+		endpoints: newEndpointHealth(),
 	}
 	m.reg.MustRegister(m.requests, m.duration, m.responseBytes, m.overhead, m.upstream, m.upstreamTime, m.failovers,
-		m.implausible, m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues, m.spool,
+		m.implausible, m.rateLimited, m.cache, m.written, m.quarantined, m.holds, m.queues, m.spool, m.endpoints,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

@@ -49,6 +49,7 @@ func Options(url string) (*redis.Options, error) {
 
 // Limiter is the shared rate limiter.
 type Limiter struct {
+	client   *redis.Client
 	gcra     *redis_rate.Limiter
 	fallback ports.RateLimiter
 	now      func() time.Time
@@ -63,7 +64,7 @@ var _ ports.RateLimiter = (*Limiter)(nil)
 
 // New limits through client, and through fallback while Redis is unreachable.
 func New(client *redis.Client, fallback ports.RateLimiter, now func() time.Time, log *slog.Logger) *Limiter {
-	return &Limiter{gcra: redis_rate.NewLimiter(client), fallback: fallback, now: now, log: log}
+	return &Limiter{client: client, gcra: redis_rate.NewLimiter(client), fallback: fallback, now: now, log: log}
 }
 
 // Allow admits a burst of perMinute calls, then one every minute/perMinute, counted across every replica.

@@ -129,8 +129,10 @@ type Key struct {
 	ExternalUser       *string
 	// RequestsPerMinute overrides the configured default rate limit when positive.
 	RequestsPerMinute int
-	CreatedAt         time.Time
-	UpdatedAt         *time.Time
+	// Tokens overrides the configured default token limits, each when positive.
+	Tokens    TokenLimits
+	CreatedAt time.Time
+	UpdatedAt *time.Time
 }
 
 // MaxRequestsPerMinute bounds a key's own rate limit: the most a stored limit can be (PostgreSQL's integer).
@@ -177,6 +179,8 @@ type Principal struct {
 	CreatorUserID  *string
 	OrganizationID string
 	RateLimit      int
+	// Tokens are the key's own token limits (each 0 for the configured default).
+	Tokens TokenLimits
 	// Limit and LimitReset are the key's own spending limit, checked before inference calls.
 	Limit      *domain.Micros
 	LimitReset domain.Interval
@@ -272,6 +276,8 @@ type KeyChange struct {
 	LimitReset         domain.Patch[domain.Interval]
 	IncludeBYOKInLimit *bool
 	RequestsPerMinute  *int
+	// TokensPerMinute and TokensPerDay set the key's token limits (0: the configured default again).
+	TokensPerMinute, TokensPerDay *int64
 }
 
 // Apply validates the change and writes it into k.
@@ -304,6 +310,19 @@ func (c KeyChange) Apply(k *Key, now time.Time) error {
 			return domain.Invalid("requests_per_minute", fmt.Sprintf("must be from 0 to %d", MaxRequestsPerMinute))
 		}
 		k.RequestsPerMinute = *c.RequestsPerMinute
+	}
+	for _, l := range [...]struct {
+		name string
+		v    *int64
+		dst  *int64
+	}{{"tokens_per_minute", c.TokensPerMinute, &k.Tokens.PerMinute}, {"tokens_per_day", c.TokensPerDay, &k.Tokens.PerDay}} {
+		if l.v == nil {
+			continue
+		}
+		if *l.v < 0 || *l.v > MaxTokens {
+			return domain.Invalid(l.name, fmt.Sprintf("must be from 0 to %d", int64(MaxTokens)))
+		}
+		*l.dst = *l.v
 	}
 	t := now.UTC()
 	k.UpdatedAt = &t

@@ -4,6 +4,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -16,6 +17,9 @@ const (
 	Video Modality = "video"
 	Chat  Modality = "chat"
 )
+
+// CountsTokens reports a modality whose calls use tokens, counted against a key's token limits: chat.
+func (m Modality) CountsTokens() bool { return m == Chat }
 
 // Modalities are every modality, in the order messages list them.
 var Modalities = []Modality{TTS, Video, Chat}
@@ -38,6 +42,19 @@ type Pricing struct {
 
 // ResolutionRates price a second of video by resolution ("720p").
 type ResolutionRates map[string]SecondRates
+
+// Level is a price to compare endpoints of one model by (provider.sort "price", the :floor variant): the sum of
+// its prices per unit that are set, which all the endpoints of a model share (tokens, characters, seconds).
+func (p Pricing) Level() domain.Micros {
+	var sum domain.Micros
+	for _, v := range []*domain.Micros{p.PerMillionPromptTokens, p.PerMillionCompletionTokens, p.PerMillionChars, p.PerSecond,
+		p.PerSecondWithAudio} {
+		if v != nil {
+			sum += *v
+		}
+	}
+	return sum
+}
 
 // Rates returns the rates of a resolution, when set.
 func (p Pricing) Rates(resolution string) (SecondRates, bool) {
@@ -74,6 +91,51 @@ type Endpoint struct {
 	Provider      string // slug of a configured provider
 	UpstreamModel string
 	Pricing       Pricing
+	// Rank orders the model's endpoints when a call names no sort, lowest first (by default its place in the
+	// list, from 1); endpoints of one rank share the calls by Weight (at least 1).
+	Rank, Weight int
+	// Parameters are the request parameters the endpoint declares it supports (provider.require_parameters keeps
+	// the endpoints that support every one a request sets); nil declares none, and is taken to support them all.
+	Parameters *[]string // a pointer, so that an Endpoint stays comparable
+	// Account is which of the provider's accounts (API keys) a call goes through: "" for its first, as the
+	// pipeline sets it when it balances a provider's accounts (Client).
+	Account string
+}
+
+// Client is the key of the endpoint's client in the provider registry (ports.Providers): the provider's slug for
+// its first account, its account's key for the others.
+func (e Endpoint) Client() string {
+	if e.Account != "" {
+		return e.Account
+	}
+	return e.Provider
+}
+
+// Upstream is the endpoint's upstream, whatever the account: what the gateway measures the health of.
+func (e Endpoint) Upstream() Upstream { return Upstream{Provider: e.Provider, Model: e.UpstreamModel} }
+
+// Upstream names one provider's model: an endpoint, without a catalog model or an account.
+type Upstream struct{ Provider, Model string }
+
+// ID is how records name it: provider/upstream_model, or the provider alone for a local one.
+func (u Upstream) ID() string {
+	if u.Model == "" {
+		return u.Provider
+	}
+	return u.Provider + "/" + u.Model
+}
+
+// Supports reports whether the endpoint declares every parameter (or declares none).
+func (e Endpoint) Supports(params []string) bool {
+	if e.Parameters == nil {
+		return true
+	}
+	for _, p := range params {
+		if !slices.Contains(*e.Parameters, p) {
+			return false
+		}
+	}
+	return true
 }
 
 type Model struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/catalog"
+	"github.com/switchboard-ai/switchboard/domain/routing"
 )
 
 // Format is a wire format a conversation comes in and an upstream may speak: what a request's Extra and an
@@ -60,7 +61,7 @@ type Request struct {
 	// Options is provider.options: passthrough objects keyed by provider slug, their numbers domain.Numbers.
 	Options map[string]any
 	// Route is the rest of provider: the routing preferences.
-	Route Route
+	Route routing.Preferences
 	// Extra are the caller's fields sent on as they came to an upstream of the caller's own format (Format), keyed
 	// by their names in it: every one but the gateway's own and those it rewrites. Upstreams of another format get
 	// the fields above, translated.
@@ -117,8 +118,41 @@ func (r *Request) Validate() error {
 	if err := checkOptionChoices(r.Options); err != nil {
 		return err
 	}
-	return r.Route.check()
+	return r.Route.Check()
 }
+
+// Parameters are the request parameters the request sets, by the names endpoints declare them under
+// (catalog.Endpoint.Parameters, OpenRouter's supported_parameters): the fields the gateway reads, and the others it
+// passes on, each by its name in the caller's format but the completion limit and the stop sequences, which every
+// format names otherwise.
+func (r Request) Parameters() []string {
+	var out []string
+	for _, p := range [...]struct {
+		name string
+		set  bool
+	}{{"tools", len(r.Tools) > 0}, {"tool_choice", r.ToolChoice != nil}, {"response_format", r.ResponseFormat != nil},
+		{"temperature", r.Temperature != nil}, {"top_p", r.TopP != nil}, {"max_tokens", r.MaxTokens != nil},
+		{"stop", len(r.Stop) > 0}, {"seed", r.Seed != nil}} {
+		if p.set {
+			out = append(out, p.name)
+		}
+	}
+	for k := range r.Extra {
+		if name, ok := parameterNames[k]; ok {
+			k = name
+		}
+		if k != "" && !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// parameterNames are the names a wire format gives the parameters read above (their canonical name), or a field
+// that is no parameter ("").
+var parameterNames = map[string]string{"max_completion_tokens": "max_tokens", "max_output_tokens": "max_tokens",
+	"stop_sequences": "stop", "n": ""}
 
 // CheckMaxTokens is the rule for a completion limit the request sets, under the field's name (a wire format may
 // have two, which an upstream may each obey): a positive integer.

@@ -12,6 +12,7 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/preset"
+	"github.com/switchboard-ai/switchboard/domain/routing"
 )
 
 func micros(usd string) *domain.Micros {
@@ -215,7 +216,7 @@ func TestValidate(t *testing.T) {
 		{"n in the options as a string", func(r *chat.Request) { r.Options = map[string]any{"openai": map[string]any{"n": "1"}} },
 			"provider.options.openai.n", ""},
 		{"n of 1 in the options", func(r *chat.Request) { r.Options = map[string]any{"openai": map[string]any{"n": number("1")}} }, "", ""},
-		{"a route too long", func(r *chat.Request) { r.Route.Order = make([]string, chat.MaxRouteProviders+1) },
+		{"a route too long", func(r *chat.Request) { r.Route.Order = make([]string, routing.MaxProviders+1) },
 			"provider.order", "at most 256"},
 		{"a provider with a NUL", func(r *chat.Request) { r.Route.Ignore = []string{"a\x00"} }, "provider.ignore[0]", ""},
 	} {

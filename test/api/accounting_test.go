@@ -19,9 +19,11 @@ import (
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/speech"
+	"github.com/switchboard-ai/switchboard/test/contract"
 	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
 	"github.com/switchboard-ai/switchboard/test/logsink"
@@ -122,6 +124,7 @@ func TestOutageLosesNothing(t *testing.T) {
 	if usage != sum || used != sum {
 		t.Fatalf("records sum to %d; key usage %d, credit usage %d", sum, usage, used)
 	}
+	contract.ActivityMatchesRecords(t, gormstore.NewGenerationStore(db), hash) // and so does the activity
 	t.Logf("outage %v: %d calls answered 200 (all recorded), %d refused; $%.6f booked", outageFor(t), len(answered),
 		other, float64(sum)/1e6)
 }

@@ -31,8 +31,9 @@ func TestGenerationRead(t *testing.T) {
 	theirs, _ := g.Key(t, map[string]any{"workspace_id": otherWS})
 	defaultWS := g.Do(t, "GET", "/key", mine, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
 
-	id := generation.NewID(time.Now(), "3f2a9c")
-	g.App.Recorder.Record(context.Background(), harness.GenerationEntry(id, defaultWS, time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)))
+	at := time.Date(2026, 2, 3, 4, 5, 6, 0, time.UTC)
+	id := generation.NewID(at, "3f2a9c") // an id carries the time its record was made
+	g.App.Recorder.Record(context.Background(), harness.GenerationEntry(id, defaultWS, at))
 	took := harness.Eventually(t, time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+id, mine, nil).Status == 200 })
 	t.Logf("readable %v after Record", took)
 

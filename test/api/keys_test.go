@@ -12,7 +12,7 @@ import (
 const keyInfoShape = `{byok_usage:number,byok_usage_daily:number,byok_usage_monthly:number,byok_usage_weekly:number,
 	created_at:string,creator_user_id:null,disabled:boolean,expires_at:null,external_user:null,hash:string,
 	include_byok_in_limit:boolean,is_management_key:boolean,label:string,limit:null,limit_remaining:null,limit_reset:null,
-	name:string,requests_per_minute:null,updated_at:null,usage:number,usage_daily:number,usage_monthly:number,
+	name:string,requests_per_minute:null,tokens_per_day:null,tokens_per_minute:null,updated_at:null,usage:number,usage_daily:number,usage_monthly:number,
 	usage_weekly:number,workspace_id:string}`
 
 func TestKeysLifecycle(t *testing.T) {

@@ -177,8 +177,6 @@ func TestSpeechStatuses(t *testing.T) {
 		retryAfter string
 		openaiHit  bool
 	}{
-		{"every provider rate limits", fakes.Step{Status: 429, Body: fakes.ElevenLabsConcurrency, Header: map[string]string{"Retry-After": "7"}},
-			fakes.Step{Status: 429, Body: fakes.OpenAIRateLimited, Header: map[string]string{"Retry-After": "3"}}, 429, "3", true},
 		{"last timed out", fakes.Step{Status: 500, Body: `{"detail":{"status":"error","message":"x"}}`}, hold(), 524, "", true},
 		{"last overloaded", hold(), fakes.Step{Status: 503, Body: fakes.OpenAIOverloaded}, 529, "", true},
 		{"plain failures", fakes.Step{Status: 500, Body: `{"detail":"x"}`}, fakes.Step{Status: 500, Body: fakes.OpenAIServerError}, 502, "", true},
@@ -186,6 +184,9 @@ func TestSpeechStatuses(t *testing.T) {
 			fakes.Step{Status: 500, Body: fakes.OpenAIServerError}, 502, "", true},
 		{"the caller's input: no failover", fakes.Step{Status: 422, Body: `{"detail":[{"loc":["body","text"],"msg":"too long","type":"value_error"}]}`},
 			fakes.Step{}, 400, "", false},
+		// Last: each provider is then skipped until its Retry-After ends.
+		{"every provider rate limits", fakes.Step{Status: 429, Body: fakes.ElevenLabsConcurrency, Header: map[string]string{"Retry-After": "7"}},
+			fakes.Step{Status: 429, Body: fakes.OpenAIRateLimited, Header: map[string]string{"Retry-After": "3"}}, 429, "3", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

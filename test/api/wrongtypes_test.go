@@ -68,7 +68,9 @@ const wrongTypeChat = `{"model":"chat","models":["chat"],"messages":[
 	"tools":[{"type":"function","function":{"name":"f","description":"d","parameters":{"type":"object"},"strict":false}}],
 	"tool_choice":{"type":"function","function":{"name":"f"}},"parallel_tool_calls":true,
 	"response_format":{"type":"json_object"},"user":"u","session_id":"s",
-	"provider":{"order":["openai"],"only":["openai"],"ignore":["x"],"allow_fallbacks":true,"options":{"openai":{"a":1}}},
+	"provider":{"order":["openai"],"only":["openai"],"ignore":["x"],"allow_fallbacks":true,"require_parameters":false,
+		"sort":{"by":"price","partition":"model"},"max_price":{"prompt":1,"completion":"1"},"preferred_max_latency":{"p50":1,"p99":3},
+		"preferred_min_throughput":5,"options":{"openai":{"a":1}}},
 	"route":"fallback","transforms":["middle-out"],"usage":{"include":true},"reasoning":{"effort":"low"},
 	"reasoning_effort":"low","metadata":{"a":"b"},"system":"s"}`
 

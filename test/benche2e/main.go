@@ -45,7 +45,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
-	"github.com/switchboard-ai/switchboard/domain/generation"
 )
 
 // upstreamKey is the fake's API key.
@@ -707,7 +706,6 @@ func saveProfile(url, path string) error {
 	return f.Close()
 }
 
-// seedID is the id of the i-th seeded record: in the gateway's format, gen-<unix seconds>-<32 hex digits>.
 // check refuses counts that no phase can run: negative ones, and blocks or windows of no calls for a phase
 // that runs (a count of 0 skips its phase).
 func (o options) check() error {
@@ -730,45 +728,6 @@ func (o options) check() error {
 		return errors.New("-window must be at least 1 when -flat-calls is not 0")
 	}
 	return nil
-}
-
-func seedID(i int) string { return fmt.Sprintf("gen-1700000000-%032x", i) }
-
-// seed writes rows generation records through the store, as the recorder would, into the default workspace.
-func seed(ctx context.Context, dbURL string, rows int) (float64, error) {
-	if rows == 0 {
-		return 0, nil
-	}
-	db, closeDB, err := gormstore.Open(ctx, gormstore.Config{URL: dbURL}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		return 0, err
-	}
-	defer closeDB()
-	var ws string
-	if err := db.WithContext(ctx).Raw(`SELECT id FROM workspaces WHERE slug = 'default'`).Scan(&ws).Error; err != nil || ws == "" {
-		return 0, fmt.Errorf("default workspace: %v", err)
-	}
-	store := gormstore.NewGenerationStore(db)
-	created := time.Unix(1700000000, 0).UTC()
-	start := time.Now()
-	const batch = 2000
-	entries := make([]generation.Entry, 0, batch)
-	for i := 0; i < rows; {
-		entries = entries[:0]
-		for ; i < rows && len(entries) < batch; i++ {
-			entries = append(entries, generation.Entry{Record: generation.Record{
-				ID: seedID(i), RequestID: "req-bench", APIType: generation.TTS, WorkspaceID: ws, KeyHash: "seeded",
-				Model: "bench/tts", ProviderName: "fake", Status: 200, Streamed: true, FinishReason: "stop",
-				Latency: 3 * time.Millisecond, GenerationTime: 9 * time.Millisecond, TotalCost: 375, UpstreamCost: 375,
-				Attempts:  []generation.Attempt{{ProviderName: "fake", UpstreamModel: "tts-1", Status: 200, Latency: 3 * time.Millisecond}},
-				CreatedAt: created.Add(time.Duration(i) * time.Millisecond),
-			}})
-		}
-		if err := store.InsertGenerations(ctx, entries); err != nil {
-			return 0, fmt.Errorf("seed: %w", err)
-		}
-	}
-	return float64(rows) / time.Since(start).Seconds(), nil
 }
 
 // settle does to the seeded database what a deployment's gets between writing its records and reading them, and

@@ -36,6 +36,8 @@ type Step struct {
 	Chunk int
 	// Gap paces a stream of events: the pause after each, as a model takes between tokens.
 	Gap time.Duration
+	// Delay is how long the provider takes before it answers at all (a slow first byte).
+	Delay time.Duration
 	// Ramble, for the OpenAI chat fake, is a model that would write on for this many tokens: its usage counts
 	// them, or the completion limit the request sent when that is fewer (finish "length").
 	Ramble int
@@ -124,6 +126,13 @@ func newFake(t testing.TB, h func(f *Fake, w http.ResponseWriter, r *http.Reques
 		if step.Hold != nil {
 			select {
 			case <-step.Hold:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if step.Delay > 0 {
+			select {
+			case <-time.After(step.Delay):
 			case <-r.Context().Done():
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -22,7 +23,9 @@ const (
 // videos API (openai_video.go).
 type OpenAI struct {
 	*Fake
-	Key  string
+	Key string
+	// Keys are other keys it takes, each another account of the same customer (set before the first call).
+	Keys []string
 	jobs videoJobs
 }
 
@@ -39,7 +42,7 @@ func (o *OpenAI) BaseURL() string { return o.URL + "/v1" }
 func (o *OpenAI) SetVideo(s VideoScript) { o.jobs.SetVideo(s) }
 
 func (o *OpenAI) serve(f *Fake, w http.ResponseWriter, r *http.Request, body []byte, step Step) {
-	if got := bearer(r); got != o.Key {
+	if got := bearer(r); got != o.Key && !slices.Contains(o.Keys, got) {
 		fail(w, Step{Status: 401, Body: fmt.Sprintf(openAIBadKey, mask(got))})
 		return
 	}

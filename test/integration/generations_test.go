@@ -2,7 +2,6 @@ package integration_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -32,6 +31,9 @@ func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)
 // fullEntry sets every field a generation entry stores.
 var fullEntry = contract.FullEntry
 
+// genID is the id of a generation made at t0.
+func genID(suffix string) string { return contract.ID(t0, suffix) }
+
 // TestGenerationStoreLargeBatch: a batch larger than one INSERT statement carries (400 records) is stored whole,
 // and a retried batch that is partly stored already stores the rest once.
 func TestGenerationStoreLargeBatch(t *testing.T) {
@@ -40,7 +42,7 @@ func TestGenerationStoreLargeBatch(t *testing.T) {
 		s := gormstore.NewGenerationStore(db)
 		batch := make([]generation.Entry, 1000)
 		for i := range batch {
-			batch[i] = fullEntry(fmt.Sprintf("gen-1-%04d", i), t0)
+			batch[i] = fullEntry(genID(fmt.Sprintf("%04d", i)), t0)
 			if i%2 == 1 {
 				batch[i].Content = nil
 			}
@@ -58,134 +60,10 @@ func TestGenerationStoreLargeBatch(t *testing.T) {
 		if n := countGenerations(t, db); n != 1000 || contents != 500 {
 			t.Fatalf("stored %d records and %d contents, want 1000 and 500", n, contents)
 		}
-		if _, err := s.GenerationContent(ctx, "gen-1-0998"); err != nil {
+		if _, err := s.GenerationContent(ctx, genID("0998")); err != nil {
 			t.Fatalf("the last content of the batch: %v", err)
 		}
 	})
-}
-
-// TestContentsUnkeyedOnPostgres: migration 0008 drops the foreign key from generation_contents to generations on a
-// PostgreSQL database at schema 7 that holds records; they keep their contents, records and contents written
-// after it read back, and a purge still takes an old record's content with it and leaves a recent one's.
-func TestContentsUnkeyedOnPostgres(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	db := testdb.Postgres(t)
-	for _, stmt := range []string{ // back to schema 7: the key as 0002 made it
-		"ALTER TABLE generation_contents ADD CONSTRAINT generation_contents_id_fkey FOREIGN KEY (id) REFERENCES generations (id) ON DELETE CASCADE",
-		"DELETE FROM schema_migrations WHERE version >= 8",
-	} {
-		if err := db.Exec(stmt).Error; err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := gormstore.NewGenerationStore(db)
-	before, after := fullEntry("gen-1-before", t0.Add(-48*time.Hour)), fullEntry("gen-1-after", t0)
-	if err := s.InsertGenerations(ctx, []generation.Entry{before}); err != nil {
-		t.Fatal(err)
-	}
-	if err := gormstore.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	var keys int64
-	if err := db.Raw("SELECT COUNT(*) FROM pg_constraint WHERE conname = 'generation_contents_id_fkey'").Scan(&keys).Error; err != nil || keys != 0 {
-		t.Fatalf("%d foreign keys left on generation_contents (%v)", keys, err)
-	}
-	if err := s.InsertGenerations(ctx, []generation.Entry{after}); err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range []generation.Entry{before, after} {
-		if got, err := s.GenerationContent(ctx, e.Record.ID); err != nil || !reflect.DeepEqual(got, *e.Content) {
-			t.Fatalf("%s content\n got %+v (%v)\nwant %+v", e.Record.ID, got, err, *e.Content)
-		}
-	}
-	if n, err := s.PurgeGenerations(ctx, t0.Add(-24*time.Hour), 10); err != nil || n != 1 {
-		t.Fatalf("purge removed %d records (%v), want 1", n, err)
-	}
-	var contents []string
-	if err := db.Raw("SELECT id FROM generation_contents").Scan(&contents).Error; err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(contents, []string{"gen-1-after"}) {
-		t.Fatalf("contents after the purge: %v, want only gen-1-after's", contents)
-	}
-}
-
-// TestGenerationJSONAsTextOnPostgres: migration 0009 turns the JSON columns of generations and generation_contents
-// from JSONB into TEXT on a PostgreSQL database at schema 8 that holds records, which read back as written, as do
-// records written after it, and records whose JSON a release from before it wrote with JSONB's version byte in
-// front (its COPY, on a connection that described the tables before the migration, sends JSONB's binary form).
-func TestGenerationJSONAsTextOnPostgres(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	db := testdb.Postgres(t)
-	s := gormstore.NewGenerationStore(db)
-	var written []generation.Entry
-	write := func(prefix string) {
-		t.Helper()
-		batch := make([]generation.Entry, 6)
-		for i := range batch {
-			batch[i] = fullEntry(fmt.Sprintf("gen-1-%s-%02d", prefix, i), t0)
-			switch i % 3 {
-			case 1: // characters JSON escapes, no failure
-				batch[i].Content.Input = generation.Input{Messages: []generation.Message{{Role: "user", Content: "\"a\" <b> & é\n\t😀"}}}
-				batch[i].Content.Failure = nil
-			case 2:
-				batch[i].Content = nil
-			}
-		}
-		if err := s.InsertGenerations(ctx, batch); err != nil {
-			t.Fatal(err)
-		}
-		written = append(written, batch...)
-	}
-	write("before")
-	for _, stmt := range []string{ // back to schema 8: the columns as 0002 made them
-		"ALTER TABLE generations ALTER COLUMN attempts TYPE JSONB USING attempts::jsonb, ALTER COLUMN flags TYPE JSONB USING flags::jsonb",
-		"ALTER TABLE generation_contents ALTER COLUMN input TYPE JSONB USING input::jsonb, ALTER COLUMN output TYPE JSONB USING output::jsonb, ALTER COLUMN failure TYPE JSONB USING failure::jsonb",
-		"DELETE FROM schema_migrations WHERE version >= 9",
-	} {
-		if err := db.Exec(stmt).Error; err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := gormstore.Migrate(ctx, db); err != nil {
-		t.Fatal(err)
-	}
-	var types []string
-	if err := db.Raw(`SELECT DISTINCT data_type FROM information_schema.columns
-		WHERE (table_name = 'generations' AND column_name IN ('attempts', 'flags'))
-		OR (table_name = 'generation_contents' AND column_name IN ('input', 'output', 'failure'))`).Scan(&types).Error; err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(types, []string{"text"}) {
-		t.Fatalf("the JSON columns are %v after the migration, want text", types)
-	}
-	write("after")
-	write("by-copy")
-	for _, stmt := range []string{
-		"UPDATE generations SET attempts = chr(1) || attempts, flags = chr(1) || flags WHERE id LIKE 'gen-1-by-copy-%'",
-		"UPDATE generation_contents SET input = chr(1) || input, output = chr(1) || output, failure = chr(1) || failure WHERE id LIKE 'gen-1-by-copy-%'",
-	} {
-		if err := db.Exec(stmt).Error; err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, e := range written {
-		want := e.Record
-		want.Attempts = slices.Clone(e.Record.Attempts)
-		want.Attempts[0].Raw = "" // error bodies live with the content only
-		if got, err := s.Generation(ctx, e.Record.ID); err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("%s record\n got %+v (%v)\nwant %+v", e.Record.ID, got, err, want)
-		}
-		got, err := s.GenerationContent(ctx, e.Record.ID)
-		switch {
-		case e.Content == nil && !errors.Is(err, generation.ErrNotFound):
-			t.Fatalf("%s has no content: err = %v", e.Record.ID, err)
-		case e.Content != nil && (err != nil || !reflect.DeepEqual(got, *e.Content)):
-			t.Fatalf("%s content\n got %+v (%v)\nwant %+v", e.Record.ID, got, err, *e.Content)
-		}
-	}
 }
 
 // TestInsertGenerationsChargeFailsWithRows: on PostgreSQL a batch whose booking fails after its rows were
@@ -208,7 +86,7 @@ func TestInsertGenerationsChargeFailsWithRows(t *testing.T) {
 	for _, n := range []int{1, 8, 9, 20} {
 		batch := make([]generation.Entry, n)
 		for i := range batch {
-			batch[i] = fullEntry(fmt.Sprintf("gen-1-%d-%d", n, i), t0)
+			batch[i] = fullEntry(genID(fmt.Sprintf("n%di%d", n, i)), t0)
 		}
 		if err := s.InsertGenerations(ctx, batch); err == nil {
 			t.Fatalf("%d entries: written with their booking refused", n)
@@ -256,14 +134,14 @@ func openSpool(t testing.TB) *spool.Spool {
 }
 
 // TestInsertGenerationsBooksChargesOnce: writing an entry books its cost as the key's usage and the credits'
-// usage, and releases its guardrail holds, in the same transaction; writing it again (a replay) books nothing,
+// usage, and its activity, and releases its guardrail holds, in the same transaction; writing it again (a replay) books nothing,
 // also in a batch where an entry stored before follows a fresh one (on PostgreSQL the fresh one's row, written
 // before the conflict, goes back with it), and in a fresh batch that holds one entry twice.
 func TestInsertGenerationsBooksChargesOnce(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := gormstore.NewGenerationStore(db)
-		a, b, c, d := fullEntry("gen-1-a", t0), fullEntry("gen-1-b", t0), fullEntry("gen-1-c", t0), fullEntry("gen-1-d", t0)
+		a, b, c, d := fullEntry(genID("a"), t0), fullEntry(genID("b"), t0), fullEntry(genID("c"), t0), fullEntry(genID("d"), t0)
 		a.Holds = []guardrail.Hold{{ID: "hold-1", GuardrailID: "deleted-guardrail", Window: t0, Amount: 5}}
 		for _, batch := range [][]generation.Entry{{a}, {a, b}, {b, a}, {c, a}, {d, d}} {
 			if err := s.InsertGenerations(ctx, batch); err != nil {
@@ -281,6 +159,9 @@ func TestInsertGenerationsBooksChargesOnce(t *testing.T) {
 		want := a.Record.TotalCost + b.Record.TotalCost + c.Record.TotalCost + d.Record.TotalCost
 		if usage["k"].Total != want || used != want || countGenerations(t, db) != 4 {
 			t.Fatalf("booked key usage %d, credit usage %d; want %d each", usage["k"].Total, used, want)
+		}
+		if calls, cost := contract.ActivityMatchesRecords(t, s, "k"); calls != 4 || cost != want {
+			t.Fatalf("activity of %d calls costing %d, want 4 costing %d", calls, cost, want)
 		}
 	})
 }
@@ -301,7 +182,7 @@ func TestRecorderStalledDatabase(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range perCaller {
-				r.Record(context.Background(), fullEntry(fmt.Sprintf("gen-1-%d-%d", c, i), t0))
+				r.Record(context.Background(), fullEntry(genID(fmt.Sprintf("c%di%d", c, i)), t0))
 			}
 		}()
 	}
@@ -354,7 +235,7 @@ func benchmarkRecorder(b *testing.B, callers int, fsync bool) {
 	r := run(app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig()))
 	entries := make([]generation.Entry, b.N)
 	for i := range entries {
-		entries[i] = fullEntry(fmt.Sprintf("gen-1-%d", i), t0)
+		entries[i] = fullEntry(genID(fmt.Sprintf("%d", i)), t0)
 		entries[i].Content.Failure = nil
 	}
 	costs := make([]time.Duration, b.N)
@@ -453,13 +334,13 @@ func TestGenerationRoundTripNullsAndEdges(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := gormstore.NewGenerationStore(db)
-		full := fullEntry("gen-1-full", t0)
-		sparse := generation.Entry{Record: generation.Record{ID: "gen-1-sparse", CreatedAt: t0.Add(time.Second)},
+		full := fullEntry(genID("full"), t0)
+		sparse := generation.Entry{Record: generation.Record{ID: genID("sparse"), CreatedAt: t0.Add(time.Second)},
 			Content: &generation.Content{}}
 		odd := func(s string) *string { return &s }
 		discount := domain.Micros(0)
 		edge := generation.Entry{
-			Record: generation.Record{ID: "gen-1-edge", RequestID: "NULL", UpstreamID: `{"a","b"}`, APIType: "",
+			Record: generation.Record{ID: genID("edge"), RequestID: "NULL", UpstreamID: `{"a","b"}`, APIType: "",
 				WorkspaceID: `\`, KeyHash: "k", UserID: odd(""), Model: " m ", ProviderName: "null", PresetID: odd("NULL"),
 				Router: odd(`"`), Origin: "\x01o", Referer: "{}", UserAgent: "a,b", ExternalUser: "\t", SessionID: odd(""),
 				Status: -1, CacheDiscount: &discount, ServiceTier: odd(""), WebSearchEngine: odd("\x01"),
@@ -469,7 +350,7 @@ func TestGenerationRoundTripNullsAndEdges(t *testing.T) {
 				Failure: &generation.Failure{ProviderName: odd(""), Raw: odd("\x01")}},
 		}
 		sparse2, sparse3 := sparse, sparse
-		sparse2.Record.ID, sparse3.Record.ID = "gen-1-sparse-2", "gen-1-sparse-3"
+		sparse2.Record.ID, sparse3.Record.ID = genID("sparse2"), genID("sparse3")
 		for _, batch := range [][]generation.Entry{{full, sparse, edge}, {sparse2, sparse3}} { // columns of NULLs only
 			if err := s.InsertGenerations(ctx, batch); err != nil {
 				t.Fatal(err)
@@ -514,14 +395,15 @@ func TestGenerationRoundTripNullsAndEdges(t *testing.T) {
 // apart, every other is stored, and each cost is booked once.
 func TestRecorderRefusedAmongStored(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+		refused := genID("refused")
 		refuse := []string{
 			`CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN
-				IF NEW.id = 'gen-1-refused' THEN RAISE EXCEPTION 'refused' USING ERRCODE = '23514'; END IF;
+				IF NEW.id = '` + refused + `' THEN RAISE EXCEPTION 'refused' USING ERRCODE = '23514'; END IF;
 				RETURN NEW; END $$ LANGUAGE plpgsql`,
 			`CREATE TRIGGER refuse BEFORE INSERT ON generations FOR EACH ROW EXECUTE FUNCTION refuse()`,
 		}
 		if gormstore.Dialect(db) == gormstore.SQLite {
-			refuse = []string{`CREATE TRIGGER refuse BEFORE INSERT ON generations WHEN NEW.id = 'gen-1-refused'
+			refuse = []string{`CREATE TRIGGER refuse BEFORE INSERT ON generations WHEN NEW.id = '` + refused + `'
 				BEGIN SELECT RAISE(ABORT, 'refused'); END`}
 		}
 		for _, stmt := range refuse {
@@ -532,18 +414,18 @@ func TestRecorderRefusedAmongStored(t *testing.T) {
 		store := gormstore.NewGenerationStore(db)
 		var stored, batch []generation.Entry
 		for i := range 4 {
-			stored = append(stored, fullEntry(fmt.Sprintf("gen-1-stored-%d", i), t0))
+			stored = append(stored, fullEntry(genID(fmt.Sprintf("stored%d", i)), t0))
 		}
 		if err := store.InsertGenerations(context.Background(), stored); err != nil {
 			t.Fatal(err)
 		}
 		for i := range 8 {
-			batch = append(batch, fullEntry(fmt.Sprintf("gen-1-fresh-%d", i), t0))
+			batch = append(batch, fullEntry(genID(fmt.Sprintf("fresh%d", i)), t0))
 			if i%2 == 1 {
 				batch = append(batch, stored[i/2])
 			}
 		}
-		batch = slices.Insert(batch, 5, fullEntry("gen-1-refused", t0), batch[2])
+		batch = slices.Insert(batch, 5, fullEntry(refused, t0), batch[2])
 		sp := openSpool(t)
 		r := app.NewRecorder(store, sp, quiet(), ports.NoMetrics{}, app.DefaultRecorderConfig())
 		for _, e := range batch {

@@ -66,9 +66,16 @@ func TestPresetStoreContract(t *testing.T) {
 
 func TestGenerationStoreContract(t *testing.T) {
 	t.Parallel()
-	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
-		contract.GenerationStore(t, func(*testing.T) ports.GenerationStore { return gormstore.NewGenerationStore(db) })
-	})
+	for name, suite := range map[string]func(*testing.T, func(*testing.T) contract.Generations){
+		"records": contract.GenerationStore, "list": contract.GenerationList, "activity": contract.ActivityStore,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testdb.Each(t, func(t *testing.T, db *gorm.DB) {
+				suite(t, func(*testing.T) contract.Generations { return gormstore.NewGenerationStore(db) })
+			})
+		})
+	}
 }
 
 func TestGuardrailStoreContract(t *testing.T) {

@@ -19,3 +19,15 @@ func TestCreditStoreContract(t *testing.T) {
 	t.Parallel()
 	contract.CreditStore(t, func(*testing.T) ports.CreditStore { return &memstore.Credits{} })
 }
+
+func TestGenerationStoreContract(t *testing.T) {
+	t.Parallel()
+	for name, suite := range map[string]func(*testing.T, func(*testing.T) contract.Generations){
+		"records": contract.GenerationStore, "list": contract.GenerationList, "activity": contract.ActivityStore,
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			suite(t, func(*testing.T) contract.Generations { return &memstore.Generations{} })
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
+	"github.com/switchboard-ai/switchboard/test/contract"
 	"github.com/switchboard-ai/switchboard/test/testdb"
 )
 
@@ -87,6 +88,9 @@ func killDuringBurst(t, fleetT *testing.T, f *fleet) {
 	if int(stored) != before || usage != sum {
 		t.Errorf("%d of %d answered calls recorded; usage %d, records %d", stored, before, usage, sum)
 	}
+	// The activity kept with the records agrees with them: the replay booked it once, as it booked the usage.
+	calls, cost := contract.ActivityMatchesRecords(t, gormstore.NewGenerationStore(db), k.hash)
+	t.Logf("MEASURED SIGKILL: the key's activity after the replay: %d calls, $%.6f (its records')", calls, float64(cost)/1e6)
 }
 
 // TestKillDuringBurstSQLite is the kill -9 case on the embedded SQLite default: one gateway process on its

@@ -46,6 +46,7 @@ providers:
 models:
   - {id: speech, modality: tts, endpoints: [{provider: openai, upstream_model: tts-1, pricing: {per_million_characters: 100}}]}
   - {id: sora, modality: video, endpoints: [{provider: sora, upstream_model: sora-2, pricing: {per_second: 0.1}}]}
+  - {id: chat, modality: chat, endpoints: [{provider: openai, upstream_model: gpt}]}
 credits: {enabled: true}
 video: {poll_interval: 200ms, worker_interval: 50ms}
 `, upstream, watched)

@@ -14,6 +14,7 @@ import (
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/preset"
+	"github.com/switchboard-ai/switchboard/domain/routing"
 )
 
 // body decodes s, a chat completions body the test knows to be within the limits, as the HTTP adapter does.
@@ -462,7 +463,7 @@ func TestListsAtBounds(t *testing.T) {
 		{"models", func(n int) string { return `{` + hi + `,"models":[` + items(n, `"ab"`) + `]}` }, chat.MaxModels,
 			"models: must hold at most 3 models"},
 		{"provider.order", func(n int) string { return `{"model":"m",` + hi + `,"provider":{"order":[` + items(n, `"ab"`) + `]}}` },
-			chat.MaxRouteProviders, "provider.order: must list at most 256 providers"},
+			routing.MaxProviders, "provider.order: must list at most 256 providers"},
 		{"provider.options", func(n int) string {
 			return `{"model":"m",` + hi + `,"provider":{"options":{"openai":{"a":[` + items(n, `[]`) + `]}}}}`
 		}, domain.MaxListEntries, "provider.options.openai.a: must have at most 1000 entries"},

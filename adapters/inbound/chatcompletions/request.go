@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/routing"
 )
 
 // decode reads the fields into a request, each field decoded by encoding/json into the type it holds (a field of
@@ -187,31 +187,11 @@ func tools(f inbound.Fields) ([]chat.Tool, error) {
 	return out, nil
 }
 
-// providerWire is the provider object: the routing preferences, and the options passed through to the providers,
-// whose numbers are kept as written (json.Number: a float64 would round a long integer, and refuse 1e999 as if the
-// whole object were malformed), checked by the domain as the other modalities' are.
-type providerWire struct {
-	Order, Only, Ignore []string
-	AllowFallbacks      *bool          `json:"allow_fallbacks"`
-	Options             map[string]any `json:"options"`
-}
-
-// provider reads the provider object into the options and the route.
-func provider(f inbound.Fields) (map[string]any, chat.Route, error) {
+// provider reads the provider object into the options and the routing preferences (inbound.Provider).
+func provider(f inbound.Fields) (map[string]any, routing.Preferences, error) {
 	raw, ok := f.Present("provider")
 	if !ok {
-		return nil, chat.Route{}, nil
+		return nil, routing.Preferences{}, nil
 	}
-	var w providerWire
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&w); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" && !strings.HasPrefix(te.Field, "options") {
-			return nil, chat.Route{}, domain.Invalid("provider",
-				"must be an object: order, only and ignore lists of provider slugs, allow_fallbacks a boolean")
-		}
-		return nil, chat.Route{}, domain.Invalid("provider", "must be an object")
-	}
-	return w.Options, chat.Route{Order: w.Order, Only: w.Only, Ignore: w.Ignore, AllowFallbacks: w.AllowFallbacks}, nil
+	return inbound.Provider(raw)
 }

@@ -4,14 +4,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc/jsonenctest"
 	"github.com/switchboard-ai/switchboard/domain"
-	"github.com/switchboard-ai/switchboard/domain/catalog"
 	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/domain/routing"
 )
 
 // TestPreset: the preset a body names, by its model or its preset field, and the body without the reference.
@@ -57,32 +58,50 @@ func TestPreset(t *testing.T) {
 	}
 }
 
-// TestRouteFromBody: the provider object's routing preferences reach the route, and one that is not what it
-// should be is a 400 naming provider.
+// TestRouteFromBody: the provider object's routing preferences reach the route in each of the shapes the
+// reference takes them, and one that is not what it should be is a 400 naming its field.
 func TestRouteFromBody(t *testing.T) {
 	t.Parallel()
-	eps := []catalog.Endpoint{{Provider: "a"}, {Provider: "b"}, {Provider: "c"}}
-	for provider, want := range map[string]string{`{}`: "abc", `{"order":["c","A"]}`: "cab", `{"only":["b","c"],"order":["c"]}`: "cb",
-		`{"order":["c","x"],"allow_fallbacks":false}`: "c", `{"sort":"price","options":{"a":{"k":1}}}`: "abc", `{"ORDER":["b"]}`: "bac"} {
+	usd := func(s string) *domain.Micros {
+		m, _ := domain.ParseUSD(s)
+		return &m
+	}
+	num := func(v float64) *float64 { return &v }
+	no := false
+	for provider, want := range map[string]routing.Preferences{
+		`{}`: {},
+		`{"order":["c","A"],"only":["b"],"ignore":["d"]}`: {Order: []string{"c", "A"}, Only: []string{"b"}, Ignore: []string{"d"}},
+		`{"ORDER":["b"],"allow_fallbacks":false}`:         {Order: []string{"b"}, AllowFallbacks: &no},
+		`{"sort":"price","options":{"a":{"k":1}}}`:        {Sort: routing.ByPrice},
+		`{"sort":{"by":"latency","partition":"none"}}`:    {Sort: routing.ByLatency},
+		`{"sort":null,"require_parameters":true}`:         {RequireParameters: true},
+		`{"max_price":{"prompt":1,"completion":"2.5","request":0,"image":"0.1"}}`: {MaxPrice: routing.MaxPrice{Prompt: usd("1"),
+			Completion: usd("2.5")}},
+		`{"preferred_max_latency":2,"preferred_min_throughput":{"p50":10,"p90":5.5,"p99":null}}`: {
+			PreferredMaxLatency: routing.Percentiles{P50: num(2)}, PreferredMinThroughput: routing.Percentiles{P50: num(10), P90: num(5.5)}},
+		`{"data_collection":"deny","zdr":true,"quantizations":["fp8"]}`: {},
+	} {
 		r, err := request(t, `{"model":"m","messages":[{"role":"user","content":"x"}],"provider":`+provider+`}`)
 		if err != nil {
 			t.Fatalf("%s: %v", provider, err)
 		}
-		got, _ := r.Route.Apply("m", eps)
-		var names strings.Builder
-		for _, ep := range got {
-			names.WriteString(ep.Provider)
-		}
-		if names.String() != want {
-			t.Errorf("%s: tried %q, want %q", provider, names.String(), want)
+		if !reflect.DeepEqual(r.Route, want) {
+			t.Errorf("%s: %+v, want %+v", provider, r.Route, want)
 		}
 	}
-	for _, bad := range []string{`{"order":"a"}`, `{"allow_fallbacks":"no"}`, `{"only":[1]}`, `{"ignore":["a\u0000"]}`, `5`,
-		`{"options":"x"}`, `{"options":{"openai":{"seed":1e999}}}`} {
+	for bad, field := range map[string]string{`{"order":"a"}`: "provider.order", `{"allow_fallbacks":"no"}`: "provider.allow_fallbacks",
+		`{"only":[1]}`: "provider.only", `{"ignore":["a\u0000"]}`: "provider.ignore[0]", `5`: "provider", `{"options":"x"}`: "provider",
+		`{"options":{"openai":{"seed":1e999}}}`: "provider.options.openai.seed", `{"sort":"cheap"}`: "provider.sort",
+		`{"sort":{"by":"price","partition":"x"}}`: "provider.sort.partition", `{"sort":1}`: "provider.sort",
+		`{"max_price":{"prompt":-1}}`: "provider.max_price.prompt", `{"max_price":{"completion":"x"}}`: "provider.max_price.completion",
+		`{"max_price":{"audio":true}}`: "provider.max_price.audio", `{"max_price":[]}`: "provider.max_price",
+		`{"max_price":{"prompt":0.0000001}}`: "provider.max_price.prompt", `{"preferred_max_latency":-1}`: "provider.preferred_max_latency",
+		`{"preferred_max_latency":"x"}`: "provider.preferred_max_latency", `{"preferred_min_throughput":{"p75":1e999}}`: "provider.preferred_min_throughput.p75",
+		`{"require_parameters":1}`: "provider.require_parameters"} {
 		_, err := request(t, `{"model":"m","messages":[{"role":"user","content":"x"}],"provider":`+bad+`}`)
 		var de *domain.Error
-		if !errors.As(err, &de) || !strings.HasPrefix(de.Meta["field"].(string), "provider") {
-			t.Errorf("%s: %v", bad, err)
+		if !errors.As(err, &de) || de.Meta["field"] != field {
+			t.Errorf("%s: %v, want a 400 naming %s", bad, err, field)
 		}
 	}
 }
@@ -122,7 +141,7 @@ func TestCheckConfig(t *testing.T) {
 		{map[string]any{"models": []any{"a", "b", "c", "d"}}, "models"},
 		{map[string]any{"temperature": 3.0}, "temperature"},
 		{map[string]any{"MODEL": "x"}, "MODEL"},
-		{map[string]any{"provider": map[string]any{"order": "a"}}, "provider"},
+		{map[string]any{"provider": map[string]any{"order": "a"}}, "provider.order"},
 	} {
 		err := CheckConfig(tc.config)
 		var de *domain.Error
