@@ -35,7 +35,7 @@ test-deps:
 	fi
 
 $(E2E_JS)/node_modules/.package-lock.json: $(E2E_JS)/package-lock.json
-	cd $(E2E_JS) && npm ci --no-audit --no-fund --ignore-scripts
+	cd $(E2E_JS) && npm ci --no-audit --no-fund --ignore-scripts && node node_modules/@anthropic-ai/claude-code/install.cjs
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags "$(LDFLAGS)" -o bin/switchboard ./cmd/switchboard
