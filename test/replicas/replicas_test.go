@@ -215,6 +215,7 @@ func newFleet(t *testing.T, n int) *fleet { return newFleetOn(t, n, testdb.Postg
 
 // newFleetOn starts n replicas on the database at dbURL (postgres://... or sqlite:PATH).
 func newFleetOn(t *testing.T, n int, dbURL string) *fleet {
+	redisURL := testdb.RedisURL(t) // before the build, which -short skips with it
 	bin := build(t)
 	f := &fleet{bin: bin, dbURL: dbURL, admin: "sk-admin-" + random(20),
 		upstream: fakes.NewOpenAI(t, "sk-up"), client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}}
@@ -224,7 +225,7 @@ func newFleetOn(t *testing.T, n int, dbURL string) *fleet {
 	if err := os.WriteFile(f.cfg, []byte(config(f.upstream.URL, f.polls.URL)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.env = append(os.Environ(), "SWITCHBOARD_CONFIG="+f.cfg, "DATABASE_URL="+f.dbURL, "REDIS_URL="+testdb.RedisURL(t),
+	f.env = append(os.Environ(), "SWITCHBOARD_CONFIG="+f.cfg, "DATABASE_URL="+f.dbURL, "REDIS_URL="+redisURL,
 		"SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY="+f.admin)
 	f.replicas = append(f.replicas, f.start(t)) // the first creates the management key; then the others join
 	rest := make([]*replica, n-1)
