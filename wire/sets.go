@@ -137,10 +137,14 @@ func defaultRateLimit(l LimitsConfig) httpapi.DefaultRateLimit {
 var generationSet = wire.NewSet(
 	gormstore.NewGenerationStore, wire.Bind(new(ports.GenerationStore), new(*gormstore.GenerationStore)),
 	wire.Bind(new(ports.GenerationRetention), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.GenerationList), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.ActivityStore), new(*gormstore.GenerationStore)),
 	newRecorder, recorderPort,
 	newRetention, app.NewDays,
 	app.NewGenerations, wire.Bind(new(ports.GenerationService), new(*app.Generations)),
-	httpapi.NewGenerationsHandler,
+	wire.Bind(new(ports.GenerationLister), new(*app.Generations)),
+	app.NewActivity, wire.Bind(new(ports.ActivityService), new(*app.Activity)),
+	httpapi.NewGenerationsHandler, httpapi.NewActivityHandler,
 )
 
 // newRecorder opens the spool (replaying what an earlier run left in it); the recorder's writers are one of the

@@ -75,8 +75,10 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
 	membersHandler := httpapi.NewMembersHandler(accounts)
 	workspacesHandler := httpapi.NewWorkspacesHandler(accounts)
-	generations := app.NewGenerations(generationStore)
-	generationsHandler := httpapi.NewGenerationsHandler(generations)
+	generations := app.NewGenerations(generationStore, generationStore, accountStore)
+	generationsHandler := httpapi.NewGenerationsHandler(generations, generations)
+	activity := app.NewActivity(generationStore, accountStore, env)
+	activityHandler := httpapi.NewActivityHandler(activity)
 	presetStore := gormstore.NewPresetStore(db)
 	presets := app.NewPresets(presetStore, accountStore, env)
 	presetsHandler := httpapi.NewPresetsHandler(presets)
@@ -114,6 +116,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Members:     membersHandler,
 		Workspaces:  workspacesHandler,
 		Generations: generationsHandler,
+		Activity:    activityHandler,
 		Presets:     presetsHandler,
 		Guardrails:  guardrailsHandler,
 		Speech:      speechHandler,

@@ -64,6 +64,7 @@ type Handlers struct {
 	Members     *MembersHandler
 	Workspaces  *WorkspacesHandler
 	Generations *GenerationsHandler
+	Activity    *ActivityHandler
 	Presets     *PresetsHandler
 	Guardrails  *GuardrailsHandler
 	Speech      *SpeechHandler
@@ -147,6 +148,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 
 	api.GET("/generation", anyK, h.Generations.get)
 	api.GET("/generation/content", anyK, h.Generations.content) // management only: the use case answers 403
+	api.GET("/generations", anyK, h.Generations.list)           // ours: a key lists its workspace's
+	api.GET("/activity", mgmt, h.Activity.get)
 
 	// Presets: any key of the workspace reads and writes; a management key may name workspace_id.
 	api.GET("/presets", anyK, h.Presets.list)

@@ -83,6 +83,10 @@ models:
 		{"GET", "/videos/models", "/videos/models", key, nil},
 		{"GET", "/videos/{jobId}", "/videos/gen-vid-0-missing", key, nil},
 		{"GET", "/generation", "/generation?id=gen-0-missing", key, nil},
+		{"GET", "/generations", "/generations?limit=2", key, nil},
+		{"GET", "/generations", "/generations?status=1", key, nil},
+		{"GET", "/activity", "/activity", g.Admin, nil},
+		{"GET", "/activity", "/activity?group_by=workspace", g.Admin, nil},
 		{"GET", "/healthz", "/healthz", "", nil},
 		{"GET", "/readyz", "/readyz", "", nil},
 	} {
