@@ -119,7 +119,9 @@ var accountSet = wire.NewSet(
 	wire.Bind(new(ports.KeyStore), new(*gormstore.AccountStore)),
 	wire.Bind(new(ports.UsageStore), new(*gormstore.AccountStore)),
 	wire.Bind(new(ports.MemberStore), new(*gormstore.AccountStore)),
+	wire.Bind(new(ports.WorkspaceBudgetStore), new(*gormstore.AccountStore)),
 	app.NewAccounts,
+	wire.Bind(new(ports.WorkspaceBudgetSource), new(*app.Accounts)),
 	wire.Bind(new(ports.KeyService), new(*app.Accounts)),
 	wire.Bind(new(ports.MemberService), new(*app.Accounts)),
 	wire.Bind(new(ports.Authenticator), new(*app.Accounts)),
@@ -212,9 +214,9 @@ var billingSet = wire.NewSet(
 	newBilling,
 )
 
-func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.GuardrailEnforcer, cfg CreditsConfig,
-	env app.Env) *app.Billing {
-	return app.NewBilling(usage, credits, guard, app.CreditsEnabled(cfg.Enabled), env)
+func newBilling(usage ports.UsageStore, budgets ports.WorkspaceBudgetSource, holds ports.WorkspaceBudgetStore,
+	credits ports.CreditStore, guard ports.GuardrailEnforcer, cfg CreditsConfig, env app.Env) *app.Billing {
+	return app.NewBilling(usage, budgets, holds, credits, guard, app.CreditsEnabled(cfg.Enabled), env)
 }
 
 var rateLimitSet = wire.NewSet(

@@ -56,7 +56,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	wireReadiness := newReadiness(health, recorder)
 	accountStore := gormstore.NewAccountStore(db)
 	changeNotifier := newChangeNotifier(db, log)
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	redisConfig := cfg.Redis
 	wireSharedRedis, cleanup4, err := newRedis(ctx, redisConfig, env, log)
 	if err != nil {
@@ -87,7 +87,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	guardrailsHandler := httpapi.NewGuardrailsHandler(guardrails)
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
-	billing := newBilling(accountStore, creditStore, guardrails, creditsConfig, env)
+	billing := newBilling(accountStore, accounts, accountStore, creditStore, guardrails, creditsConfig, env)
 	generationRecorder := recorderPort(recorder, tracing)
 	tokenMeter := app.NewTokenMeter(tokenLimiter, defaultTokenLimits)
 	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env, router, tokenMeter)
@@ -168,7 +168,7 @@ func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 	accountStore := gormstore.NewAccountStore(db)
 	changeNotifier := newChangeNotifier(db, log)
 	portsMetrics := _wireNoMetricsValue
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	creditStore := gormstore.NewCreditStore(db)
 	credits := app.NewCredits(creditStore)
 	admin := newAdmin(accounts, credits)

@@ -145,6 +145,17 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 
 	api.GET("/workspaces", mgmt, h.Workspaces.list)
 	api.POST("/workspaces", mgmt, h.Workspaces.create)
+	ws := h.Workspaces
+	api.GET("/workspaces/:workspace", mgmt, ws.get)
+	api.PATCH("/workspaces/:workspace", mgmt, ws.update)
+	api.DELETE("/workspaces/:workspace", mgmt, ws.delete)
+	api.GET("/workspaces/:workspace/members", mgmt, ws.members)
+	api.POST("/workspaces/:workspace/members/add", mgmt, ws.addMembers)
+	api.POST("/workspaces/:workspace/members/remove", mgmt, ws.removeMembers)
+	api.GET("/workspaces/:workspace/budgets", mgmt, ws.budgets)
+	api.GET("/workspaces/:workspace/budgets/:interval", mgmt, ws.budget)
+	api.PUT("/workspaces/:workspace/budgets/:interval", mgmt, ws.setBudget)
+	api.DELETE("/workspaces/:workspace/budgets/:interval", mgmt, ws.deleteBudget)
 
 	api.GET("/generation", anyK, h.Generations.get)
 	api.GET("/generation/content", anyK, h.Generations.content) // management only: the use case answers 403
