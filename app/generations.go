@@ -12,18 +12,42 @@ import (
 
 // Generations reads generation records: a key sees its workspace's, a management key every workspace's.
 type Generations struct {
-	store ports.GenerationStore
-	list  ports.GenerationList
-	dir   ports.Directory
+	store    ports.GenerationStore
+	list     ports.GenerationList
+	feedback ports.FeedbackStore
+	dir      ports.Directory
+	env      Env
 }
 
 var (
 	_ ports.GenerationService = (*Generations)(nil)
 	_ ports.GenerationLister  = (*Generations)(nil)
+	_ ports.FeedbackService   = (*Generations)(nil)
 )
 
-func NewGenerations(store ports.GenerationStore, list ports.GenerationList, dir ports.Directory) *Generations {
-	return &Generations{store: store, list: list, dir: dir}
+func NewGenerations(store ports.GenerationStore, list ports.GenerationList, feedback ports.FeedbackStore,
+	dir ports.Directory, env Env) *Generations {
+	return &Generations{store: store, list: list, feedback: feedback, dir: dir, env: env}
+}
+
+// SubmitFeedback keeps feedback on a generation from a management key or from the key that made it; to any
+// other key the generation does not exist (404), as GET /generation answers it.
+func (g *Generations) SubmitFeedback(ctx context.Context, by account.Principal, generationID, category string, comment *string) error {
+	if generationID == "" {
+		return domain.Invalid("generation_id", "is required")
+	}
+	rec, err := g.store.Generation(ctx, generationID)
+	if err != nil {
+		return err
+	}
+	if !by.Management && rec.KeyHash != by.KeyHash {
+		return generation.ErrNotFound
+	}
+	f, err := generation.NewFeedback(g.env.NewID(), rec, by.KeyHash, category, comment, g.env.Now())
+	if err != nil {
+		return err
+	}
+	return g.feedback.AddFeedback(ctx, f)
 }
 
 // ListGenerations reads a page of the caller's records, newest first (see ports.GenerationFilter): a key that is

@@ -171,3 +171,13 @@ type ActivityService interface {
 type GenerationLister interface {
 	ListGenerations(ctx context.Context, by account.Principal, f GenerationFilter) (GenerationPage, error)
 }
+
+// FeedbackStore keeps callers' feedback on generations.
+type FeedbackStore interface {
+	AddFeedback(ctx context.Context, f generation.Feedback) error
+}
+
+// FeedbackService takes feedback on a generation from a management key or from the key that made it.
+type FeedbackService interface {
+	SubmitFeedback(ctx context.Context, by account.Principal, generationID, category string, comment *string) error
+}

@@ -141,10 +141,12 @@ var generationSet = wire.NewSet(
 	wire.Bind(new(ports.GenerationRetention), new(*gormstore.GenerationStore)),
 	wire.Bind(new(ports.GenerationList), new(*gormstore.GenerationStore)),
 	wire.Bind(new(ports.ActivityStore), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.FeedbackStore), new(*gormstore.GenerationStore)),
 	newRecorder, recorderPort,
 	newRetention, app.NewDays,
 	app.NewGenerations, wire.Bind(new(ports.GenerationService), new(*app.Generations)),
 	wire.Bind(new(ports.GenerationLister), new(*app.Generations)),
+	wire.Bind(new(ports.FeedbackService), new(*app.Generations)),
 	app.NewActivity, wire.Bind(new(ports.ActivityService), new(*app.Activity)),
 	httpapi.NewGenerationsHandler, httpapi.NewActivityHandler,
 )

@@ -75,8 +75,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
 	membersHandler := httpapi.NewMembersHandler(accounts)
 	workspacesHandler := httpapi.NewWorkspacesHandler(accounts)
-	generations := app.NewGenerations(generationStore, generationStore, accountStore)
-	generationsHandler := httpapi.NewGenerationsHandler(generations, generations)
+	generations := app.NewGenerations(generationStore, generationStore, generationStore, accountStore, env)
+	generationsHandler := httpapi.NewGenerationsHandler(generations, generations, generations)
 	activity := app.NewActivity(generationStore, accountStore, env)
 	activityHandler := httpapi.NewActivityHandler(activity)
 	presetStore := gormstore.NewPresetStore(db)
@@ -109,7 +109,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	videoConfig := cfg.Video
 	videos := app.NewVideos(inference, catalog, providers, videoStore, env, log, videoConfig)
 	videosHandler := httpapi.NewVideosHandler(videos, config)
-	appCatalog := app.NewCatalog(catalog, env)
+	appCatalog := app.NewCatalog(catalog, router, env)
 	modelsHandler := httpapi.NewModelsHandler(appCatalog)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,

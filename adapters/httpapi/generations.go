@@ -13,14 +13,16 @@ import (
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// GenerationsHandler serves GET /generation, GET /generation/content and GET /generations.
+// GenerationsHandler serves GET /generation, GET /generation/content, GET /generations and POST
+// /generation/feedback.
 type GenerationsHandler struct {
-	gens   ports.GenerationService
-	lister ports.GenerationLister
+	gens     ports.GenerationService
+	lister   ports.GenerationLister
+	feedback ports.FeedbackService
 }
 
-func NewGenerationsHandler(g ports.GenerationService, list ports.GenerationLister) *GenerationsHandler {
-	return &GenerationsHandler{gens: g, lister: list}
+func NewGenerationsHandler(g ports.GenerationService, list ports.GenerationLister, feedback ports.FeedbackService) *GenerationsHandler {
+	return &GenerationsHandler{gens: g, lister: list, feedback: feedback}
 }
 
 // millis renders a duration as a JSON number of milliseconds, exact to the microsecond.
@@ -275,4 +277,26 @@ func (h *GenerationsHandler) list(c *gin.Context) {
 		next = &s
 	}
 	c.JSON(http.StatusOK, gin.H{"data": out, "next_cursor": next})
+}
+
+// submitFeedback serves POST /generation/feedback: {data: {success: true}}.
+func (h *GenerationsHandler) submitFeedback(c *gin.Context) {
+	var req struct {
+		GenerationID *string `json:"generation_id"`
+		Category     *string `json:"category"`
+		Comment      *string `json:"comment"`
+	}
+	if err := bindFields(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.Category == nil {
+		writeError(c, domain.Invalid("category", "is required"))
+		return
+	}
+	if err := h.feedback.SubmitFeedback(c.Request.Context(), principal(c), deref(req.GenerationID), *req.Category, req.Comment); err != nil {
+		writeError(c, err)
+		return
+	}
+	data(c, http.StatusOK, gin.H{"success": true})
 }

@@ -138,6 +138,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 	api.GET("/videos/:jobId/content", anyK, h.Videos.content)
 	api.GET("/credits", mgmt, h.Credits.get)
 	api.GET("/models", anyK, h.Models.list)
+	api.GET("/models/count", anyK, h.Models.count)
+	api.GET("/models/:author/:slug/endpoints", anyK, h.Models.endpoints)
 	api.GET("/providers", anyK, h.Models.providers)
 
 	api.GET("/organization/members", mgmt, h.Members.list)
@@ -160,6 +162,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 	api.GET("/generation", anyK, h.Generations.get)
 	api.GET("/generation/content", anyK, h.Generations.content) // management only: the use case answers 403
 	api.GET("/generations", anyK, h.Generations.list)           // ours: a key lists its workspace's
+	// management keys, and the key that made the generation: the use case answers 404 to others
+	api.POST("/generation/feedback", anyK, h.Generations.submitFeedback)
 	api.GET("/activity", mgmt, h.Activity.get)
 
 	// Presets: any key of the workspace reads and writes; a management key may name workspace_id.

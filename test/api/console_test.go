@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/test/harness"
 )
@@ -234,6 +235,81 @@ func TestActivity(t *testing.T) {
 		}
 		if r := g.Do(t, "GET", "/activity", key, nil); r.Status != 403 {
 			t.Errorf("an inference key: %d, want 403", r.Status)
+		}
+	})
+}
+
+// GET /models/count and /models/{author}/{slug}/endpoints in the reference's shapes; POST /generation/feedback
+// from the generation's own key or a management key, stored; any other key is told the generation does not exist.
+func TestModelEndpointsAndFeedback(t *testing.T) {
+	t.Parallel()
+	harness.Dialects(t, func(t *testing.T, db harness.Option) {
+		g := harness.Start(t, db, harness.WithClock(harness.NewClock(consoleNow)), harness.WithConfig(`
+providers:
+  - {slug: local, kind: espeak}
+models:
+  - {id: local/say, modality: tts, endpoints: [{provider: local, pricing: {per_million_characters: 15}}]}
+  - {id: local/speak, modality: tts, endpoints: [{provider: local, pricing: {per_million_characters: 30}}]}
+`))
+		key, hash := g.Key(t, nil)
+		other, _ := g.Key(t, nil)
+		if r := g.Do(t, "GET", "/models/count", key, nil); r.Status != 200 || string(r.Body) != `{"data":{"count":2}}` {
+			t.Errorf("count: %d %s", r.Status, r.Body)
+		}
+		if r := g.Do(t, "GET", "/models/count?output_modalities=video", key, nil); string(r.Body) != `{"data":{"count":0}}` {
+			t.Errorf("count of video models: %s", r.Body)
+		}
+		r := g.Do(t, "GET", "/models/local/say/endpoints", key, nil)
+		harness.AssertShape(t, r.JSON(t), `{data:{architecture:{input_modalities:[string],instruct_type:null,modality:string,output_modalities:[string],tokenizer:null},created:number,description:string,
+			endpoints:[{context_length:number,latency_last_30m:null,max_completion_tokens:null,max_prompt_tokens:null,model_id:string,model_name:string,
+			name:string,pricing:{completion:string,prompt:string},provider_name:string,quantization:null,status:number,supported_parameters:[],
+			supports_implicit_caching:boolean,supports_tool_choice:{auto:boolean,function:boolean,none:boolean,required:boolean},
+			supports_voice_cloning:boolean,tag:string,throughput_last_30m:null,uptime_last_1d:null,uptime_last_30m:null,uptime_last_5m:null}],
+			id:string,name:string}}`)
+		if !strings.Contains(string(r.Body), `"prompt":"0.000015"`) || !strings.Contains(string(r.Body), `"provider_name":"local"`) {
+			t.Errorf("endpoints: %s", r.Body)
+		}
+		if r := g.Do(t, "GET", "/models/local/none/endpoints", key, nil); r.Status != 404 {
+			t.Errorf("unknown model: %d %s", r.Status, r.Body)
+		}
+
+		id := generation.NewID(consoleNow, "fb0001")
+		e := harness.GenerationEntry(id, "", consoleNow)
+		e.Record.KeyHash = hash
+		e.Record.WorkspaceID = g.Do(t, "GET", "/key", key, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
+		g.App.Recorder.Record(context.Background(), e)
+		harness.Eventually(t, 5*time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+id, key, nil).Status == 200 })
+		for _, tt := range []struct {
+			name, key string
+			body      map[string]any
+			status    int
+			contains  string
+		}{
+			{"its own key", key, map[string]any{"generation_id": id, "category": "latency", "comment": "slow"}, 200, `{"data":{"success":true}}`},
+			{"a management key", g.Admin, map[string]any{"generation_id": id, "category": "other"}, 200, `{"data":{"success":true}}`},
+			{"another key", other, map[string]any{"generation_id": id, "category": "other"}, 404, ""},
+			{"unknown generation", key, map[string]any{"generation_id": "gen-0-nope", "category": "other"}, 404, ""},
+			{"bad category", key, map[string]any{"generation_id": id, "category": "rude"}, 400, `"field":"category"`},
+			{"no category", key, map[string]any{"generation_id": id}, 400, `"field":"category"`},
+			{"no generation", key, map[string]any{"category": "other"}, 400, `"field":"generation_id"`},
+			{"a long comment", key, map[string]any{"generation_id": id, "category": "other", "comment": strings.Repeat("x", 4001)}, 400, `"field":"comment"`},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				r := g.Do(t, "POST", "/generation/feedback", tt.key, tt.body)
+				if r.Status != tt.status || !strings.Contains(string(r.Body), tt.contains) {
+					t.Errorf("%d %s, want %d %s", r.Status, r.Body, tt.status, tt.contains)
+				}
+			})
+		}
+		store, closeDB, err := gormstore.Open(context.Background(), gormstore.Config{URL: g.DatabaseURL}, harness.Logger())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer closeDB()
+		var kept []struct{ Category, KeyHash string }
+		store.Raw("SELECT category, key_hash FROM generation_feedback WHERE generation_id = ? ORDER BY category", id).Scan(&kept)
+		if len(kept) != 2 || kept[0].Category != "latency" || kept[0].KeyHash != hash || kept[1].Category != "other" {
+			t.Errorf("feedback kept: %+v", kept)
 		}
 	})
 }
