@@ -94,18 +94,12 @@ func TestWorkspaceRoutes(t *testing.T) {
 // are refused with 402 workspace_budget_reached, and the activity agrees with the records.
 func TestWorkspaceBudgetHoldsAcrossGateways(t *testing.T) {
 	t.Parallel()
-	u := newUpstreams(t)
-	u.timeout = "1m"
-	cfg := u.config("gemini")
-	a := harness.Start(t, harness.WithConfig(cfg))
-	b := harness.Start(t, harness.WithConfig(cfg), harness.WithEnv("DATABASE_URL", a.DatabaseURL))
+	a, b, body := twoGateways(t)
 	ws := a.Workspace(t, "budgeted")
 	if r := a.Do(t, "PUT", "/workspaces/budgeted/budgets/daily", a.Admin, map[string]any{"limit_usd": 0.05}); r.Status != 200 {
 		t.Fatalf("set budget: %d %s", r.Status, r.Body)
 	}
 	key, _ := a.Key(t, map[string]any{"workspace_id": ws})
-	body := map[string]any{"input": strings.Repeat("Hello there, ", 8), "provider": map[string]any{
-		"options": map[string]any{"gemini": map[string]any{"speed": 0.9}}}}
 	ok := hammer(t, []*harness.Gateway{a, b}, key, body, 96, 32)
 	refused := speak(t, a, key, body)
 	a.Stop()

@@ -113,6 +113,31 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		t.Logf("MEASURED guardrail change: the raised limit applied on all three replicas %v after the PATCH returned", time.Since(raised))
 	})
 
+	t.Run("a workspace budget is not overspent at c=32", func(t *testing.T) {
+		var ws struct {
+			Data struct{ ID string } `json:"data"`
+		}
+		f.mgmt(t, 0, "POST", "/workspaces", map[string]any{"name": "Budgeted", "slug": "budgeted"}, http.StatusCreated, &ws)
+		key := f.key(t, map[string]any{"name": "budgeted", "workspace_id": ws.Data.ID})
+		f.mgmt(t, 1, "PUT", "/workspaces/budgeted/budgets/daily", map[string]any{"limit_usd": 0.01}, http.StatusOK, nil)
+		whole, cut := f.burst(t, key, 32)
+		t.Logf("MEASURED workspace budget: $0.01, %d of 32 concurrent calls admitted and answered whole (10 fit), %d cut", whole, cut)
+		if whole > 10 || whole < 10-cut {
+			t.Errorf("a workspace budget of $0.01 admitted %d calls of $0.001 (and %d cut) across three replicas, want 10", whole, cut)
+		}
+		// Raised through another replica, the budget applies on all three at once (they drop their cached budgets).
+		f.mgmt(t, 2, "PUT", "/workspaces/"+ws.Data.ID+"/budgets/daily", map[string]any{"limit_usd": 1000}, http.StatusOK, nil)
+		raised := time.Now()
+		for r := range f.replicas {
+			for f.status(t, r, "POST", "/audio/speech", key.secret, map[string]any{"model": "speech", "input": callText, "voice": "alloy"}) != http.StatusOK {
+				if time.Since(raised) > 1500*time.Millisecond {
+					t.Fatalf("replica %d still refuses the key 1.5 s after its workspace's budget was raised through replica 2", r)
+				}
+			}
+		}
+		t.Logf("MEASURED workspace budget change: applied on all three replicas %v after the PUT returned", time.Since(raised))
+	})
+
 	t.Run("revocation takes effect on every replica at once", func(t *testing.T) {
 		key := f.key(t, map[string]any{"name": "revoked"})
 		const trials = 50
