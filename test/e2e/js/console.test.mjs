@@ -40,14 +40,14 @@ test("workspaces: create, get, update, members, budgets, delete", async () => {
   assert.equal(updated.data.description, "from the SDK");
 
   const listed = await sdk.workspaces.list({});
-  assert.ok(listed.data.some((w) => w.id === id));
+  assert.ok(listed.result.data.some((w) => w.id === id));
 
   const members = env("SB_MEMBER_IDS").split(",");
   const added = await sdk.workspaces.bulkAddMembers({ id, bulkAddWorkspaceMembersRequest: { userIds: members } });
   assert.equal(added.addedCount, members.length);
   assert.equal(added.data[0].workspaceId, id);
   const listedMembers = await sdk.workspaces.listMembers({ id });
-  assert.equal(listedMembers.totalCount, members.length);
+  assert.equal(listedMembers.result.totalCount, members.length);
   const removed = await sdk.workspaces.bulkRemoveMembers({ id, bulkRemoveWorkspaceMembersRequest: { userIds: [members[0]] } });
   assert.equal(removed.removedCount, 1);
 
