@@ -277,7 +277,7 @@ func callInTurn(ctx context.Context, o options, bin, cfg, addr string, env []str
 // measureRoutes starts the gateway and calls the management routes issue 35 added, with a management key, as
 // an operator's client or the console calls them: GET /activity (today and the 30 days before it, every key),
 // the same split by workspace, and GET /generations of a key's last 7 days, first page of 50 (the heaviest key,
-// and any key drawn as calls are), each -gets times in turn.
+// and any key drawn as calls are), each -gets times in turn, with /healthz beside them as the floor.
 func measureRoutes(ctx context.Context, o options, spec recordseed.Spec, bin, cfg, addr string, env []string,
 	cli func(...string) (string, error)) error {
 	key, err := cli("keys", "create", "--name", "bench-management", "--management")
@@ -295,6 +295,7 @@ func measureRoutes(ctx context.Context, o options, spec recordseed.Spec, bin, cf
 			func() string {
 				return "/api/v1/generations?api_key_hash=" + recordseed.KeyHash(r.IntN(spec.Keys)) + week
 			}, nil},
+		{"GET /healthz (no database: the HTTP floor at the time)", func() string { return "/healthz" }, nil},
 	})
 }
 
