@@ -19,6 +19,7 @@ type Accounts struct {
 	keys    ports.KeyStore
 	usage   ports.UsageStore
 	members ports.MemberStore
+	budgets ports.WorkspaceBudgetStore
 	changes ports.ChangeNotifier
 	env     Env
 
@@ -27,19 +28,25 @@ type Accounts struct {
 	// keyCache is by hash, as authentication is on every request's path. A hash that names no key is kept too,
 	// as the zero Key, so that a wrong secret sent again and again costs no query each time.
 	keyCache *ttlCache[string, account.Key]
+	// budgetCache is each workspace's budgets by its id, read on every inference call's admission.
+	budgetCache *ttlCache[string, []account.Budget]
 }
 
 var (
-	_ ports.KeyService       = (*Accounts)(nil)
-	_ ports.MemberService    = (*Accounts)(nil)
-	_ ports.Authenticator    = (*Accounts)(nil)
-	_ ports.WorkspaceService = (*Accounts)(nil)
+	_ ports.KeyService            = (*Accounts)(nil)
+	_ ports.MemberService         = (*Accounts)(nil)
+	_ ports.Authenticator         = (*Accounts)(nil)
+	_ ports.WorkspaceService      = (*Accounts)(nil)
+	_ ports.WorkspaceBudgetSource = (*Accounts)(nil)
 )
 
 func NewAccounts(dir ports.Directory, keys ports.KeyStore, usage ports.UsageStore, members ports.MemberStore,
-	changes ports.ChangeNotifier, metrics ports.Metrics, env Env, log *slog.Logger) *Accounts {
-	a := &Accounts{dir: dir, keys: keys, usage: usage, members: members, changes: changes, env: env}
+	budgets ports.WorkspaceBudgetStore, changes ports.ChangeNotifier, metrics ports.Metrics, env Env, log *slog.Logger) *Accounts {
+	a := &Accounts{dir: dir, keys: keys, usage: usage, members: members, budgets: budgets, changes: changes, env: env}
 	a.keyCache = newTTLCache("keys", metrics, log, env.Now, a.readKey)
+	a.budgetCache = newTTLCache("workspace budgets", metrics, log, env.Now, func(ctx context.Context, id string) ([]account.Budget, error) {
+		return a.budgets.WorkspaceBudgets(ctx, id)
+	})
 	return a
 }
 
@@ -187,13 +194,19 @@ func (a *Accounts) keyChanged(ctx context.Context, hash string) {
 
 // Invalidate drops what another replica (or this one) changed.
 func (a *Accounts) Invalidate(c ports.Change) {
-	if c.Kind == ports.KeyChanged {
+	switch c.Kind {
+	case ports.KeyChanged:
 		a.keyCache.forget(c.ID)
+	case ports.WorkspaceChanged:
+		a.budgetCache.forget(c.ID)
 	}
 }
 
-// Flush drops every cached key.
-func (a *Accounts) Flush() { a.keyCache.clear() }
+// Flush drops every cached key and budget.
+func (a *Accounts) Flush() {
+	a.keyCache.clear()
+	a.budgetCache.clear()
+}
 
 func (a *Accounts) withUsage(ctx context.Context, keys ...account.Key) ([]ports.KeyView, error) {
 	hashes := make([]string, len(keys))

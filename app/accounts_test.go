@@ -40,7 +40,7 @@ func TestWrongKeysAreRemembered(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	keys := &countingKeys{}
-	a := app.NewAccounts(nil, keys, nil, nil, app.OneProcess{}, ports.NoMetrics{}, app.Env{Now: clock}, slog.New(slog.DiscardHandler))
+	a := app.NewAccounts(nil, keys, nil, nil, nil, app.OneProcess{}, ports.NoMetrics{}, app.Env{Now: clock}, slog.New(slog.DiscardHandler))
 	ctx := context.Background()
 	wrong := "sk-sb-v1-wrong"
 	steps := []struct {

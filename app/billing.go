@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -12,6 +13,7 @@ import (
 var (
 	errNoCredits = domain.E(domain.KindPaymentRequired, "insufficient_credits", "").With("limit_source", "credits")
 	errKeyLimit  = domain.E(domain.KindPaymentRequired, "key_limit_reached", "").With("limit_source", "key_limit")
+	errBudget    = domain.E(domain.KindPaymentRequired, "workspace_budget_reached", "").With("limit_source", "workspace_budget")
 )
 
 // period names a key limit's window in a refusal.
@@ -31,25 +33,27 @@ func period(i domain.Interval) string {
 type CreditsEnabled bool
 
 // Billing admits calls: before the upstream call it reserves the most the call may cost (its estimate on the
-// dearest endpoint) against the key's own limit and the organization's credits, atomically in the store so the
-// reservations hold across processes, and lets the guardrails reserve their budgets the same way. What a call
+// dearest endpoint) against the key's own limit, its workspace's budgets and the organization's credits,
+// atomically in the store so the reservations hold across processes, and lets the guardrails reserve their budgets the same way. What a call
 // costs is booked from its generation entry (see Recorder): the key's usage, the credits' usage and the
 // settlement of every hold are written with the record, in one transaction.
 type Billing struct {
 	usage   ports.UsageStore
+	budgets ports.WorkspaceBudgetSource
+	holds   ports.WorkspaceBudgetStore
 	credits ports.CreditStore
 	guard   ports.GuardrailEnforcer
 	enabled CreditsEnabled
 	env     Env
 }
 
-func NewBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.GuardrailEnforcer, enabled CreditsEnabled,
-	env Env) *Billing {
-	return &Billing{usage: usage, credits: credits, guard: guard, enabled: enabled, env: env}
+func NewBilling(usage ports.UsageStore, budgets ports.WorkspaceBudgetSource, holds ports.WorkspaceBudgetStore,
+	credits ports.CreditStore, guard ports.GuardrailEnforcer, enabled CreditsEnabled, env Env) *Billing {
+	return &Billing{usage: usage, budgets: budgets, holds: holds, credits: credits, guard: guard, enabled: enabled, env: env}
 }
 
 // Admit lets a call through, or refuses it, before any upstream call: 402 when the key's limit (in its current
-// window) or the organization's credits (with credits enabled) cannot hold the call's estimate besides what was
+// window), one of its workspace's budgets (in theirs) or the organization's credits (with credits enabled) cannot hold the call's estimate besides what was
 // spent and what calls in flight hold; then the guardrails, which may narrow the endpoints, redact the text and
 // reserve budget. Writing the call's generation entry settles every hold.
 func (b *Billing) Admit(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
@@ -60,7 +64,11 @@ func (b *Billing) Admit(ctx context.Context, by account.Principal, a ports.Admis
 }
 
 func (b *Billing) reserve(ctx context.Context, by account.Principal, a ports.Admission) error {
-	if by.Limit == nil && !b.enabled {
+	budgets, err := b.budgets.ActiveBudgets(ctx, by.WorkspaceID)
+	if err != nil {
+		return fmt.Errorf("read workspace budgets: %w", err)
+	}
+	if by.Limit == nil && len(budgets) == 0 && !b.enabled {
 		return nil
 	}
 	var estimate domain.Micros
@@ -79,6 +87,15 @@ func (b *Billing) reserve(ctx context.Context, by account.Principal, a ports.Adm
 				estimate, res.Left)
 		}
 	}
+	if len(budgets) > 0 {
+		res, err := b.holds.ReserveWorkspace(ctx, a.ID, by.WorkspaceID, budgets, estimate, now, expires)
+		if err != nil {
+			return fmt.Errorf("reserve workspace budget: %w", err)
+		}
+		if !res.Held {
+			return domain.CannotHold(errBudget, "the workspace's budget ("+budgetNames(budgets)+")", estimate, res.Left)
+		}
+	}
 	if b.enabled {
 		res, err := b.credits.ReserveCredits(ctx, a.ID, estimate, now, expires)
 		if err != nil {
@@ -90,4 +107,13 @@ func (b *Billing) reserve(ctx context.Context, by account.Principal, a ports.Adm
 		}
 	}
 	return nil
+}
+
+// budgetNames names a workspace's budgets in a refusal: "$5 daily, $100 monthly".
+func budgetNames(budgets []account.Budget) string {
+	names := make([]string, len(budgets))
+	for i, bu := range budgets {
+		names[i] = "$" + bu.Limit.Decimal() + " " + string(bu.Interval)
+	}
+	return strings.Join(names, ", ")
 }

@@ -192,7 +192,7 @@ func TestRevokedKeyStopsWithoutNotification(t *testing.T) {
 			t.Parallel()
 			now := t0
 			store := &keyStore{key: account.Key{Hash: account.HashSecret(secret), Name: "k"}}
-			a := NewAccounts(store, store, nil, nil, OneProcess{}, ports.NoMetrics{}, Env{Now: func() time.Time { return now }},
+			a := NewAccounts(store, store, nil, nil, nil, OneProcess{}, ports.NoMetrics{}, Env{Now: func() time.Time { return now }},
 				slog.New(slog.DiscardHandler))
 			var pending []func()
 			a.keyCache.spawn = func(f func()) { pending = append(pending, f) }

@@ -101,6 +101,11 @@ type pipeline struct {
 	tokens    *app.LocalTokenLimiter
 }
 
+// noBudgets is a deployment whose workspaces have no budget (test/api tests those on the real stores).
+type noBudgets struct{}
+
+func (noBudgets) ActiveBudgets(context.Context, string) ([]account.Budget, error) { return nil, nil }
+
 func newPipeline(t *testing.T, creditsOn bool, models ...catalog.Model) *pipeline {
 	t.Helper()
 	return newRoutedPipeline(t, creditsOn, nil, models...)
@@ -118,7 +123,7 @@ func newRoutedPipeline(t *testing.T, creditsOn bool, accounts app.ProviderAccoun
 	p := &pipeline{usage: &memstore.Usage{}, credits: &memstore.Credits{}, guard: &guard{},
 		records: &recorded{}, clock: &now}
 	p.env = app.Env{Now: func() time.Time { return *p.clock }, NewID: func() string { n++; return fmt.Sprintf("%08x-0000-4000-8000-%012x", n, n) }} // UUID-shaped
-	p.billing = app.NewBilling(p.usage, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env)
+	p.billing = app.NewBilling(p.usage, noBudgets{}, nil, p.credits, p.guard, app.CreditsEnabled(creditsOn), p.env)
 	p.router = app.NewRouter(c, accounts, app.DefaultHealthConfig(), p.env)
 	p.tokens = app.NewLocalTokenLimiter(p.env)
 	p.inference = app.NewInference(c, p.billing, p.records, ports.NoMetrics{}, p.env, p.router,

@@ -148,3 +148,36 @@ type GenerationService interface {
 	Generation(ctx context.Context, by account.Principal, id string) (generation.Record, error)
 	GenerationContent(ctx context.Context, by account.Principal, id string) (generation.Content, error)
 }
+
+// ActivityDays is how many UTC days before today activity reads go back by default (the reference's `/activity`:
+// the last 30 days), today included beside them.
+const ActivityDays = 30
+
+// ActivityQuery is a caller's question to the activity: the filter's days, dimensions and selections, or when
+// Date is set the one UTC day it names, which must be today or one of the ActivityDays before it.
+type ActivityQuery struct {
+	ActivityFilter
+	Date time.Time
+}
+
+// ActivityService answers usage by day, model, provider, endpoint, workspace and key from the activity
+// aggregates: a management key reads every workspace's (or one's), any other key its own workspace's.
+type ActivityService interface {
+	Activity(ctx context.Context, by account.Principal, q ActivityQuery) ([]generation.Activity, error)
+}
+
+// GenerationLister lists generation records for a caller: a management key every workspace's (or one's), any
+// other key its own workspace's.
+type GenerationLister interface {
+	ListGenerations(ctx context.Context, by account.Principal, f GenerationFilter) (GenerationPage, error)
+}
+
+// FeedbackStore keeps callers' feedback on generations.
+type FeedbackStore interface {
+	AddFeedback(ctx context.Context, f generation.Feedback) error
+}
+
+// FeedbackService takes feedback on a generation from a management key or from the key that made it.
+type FeedbackService interface {
+	SubmitFeedback(ctx context.Context, by account.Principal, generationID, category string, comment *string) error
+}

@@ -10,6 +10,8 @@ const (
 	KeyChanged ChangeKind = "key"
 	// GuardrailsChanged: a guardrail or an assignment changed; which guardrails apply to whom must be read again.
 	GuardrailsChanged ChangeKind = "guardrails"
+	// WorkspaceChanged: a workspace's budgets changed, or it was deleted; ID is its id.
+	WorkspaceChanged ChangeKind = "workspace"
 )
 
 // Change names something cached by every replica that one of them has just changed.

@@ -119,7 +119,9 @@ var accountSet = wire.NewSet(
 	wire.Bind(new(ports.KeyStore), new(*gormstore.AccountStore)),
 	wire.Bind(new(ports.UsageStore), new(*gormstore.AccountStore)),
 	wire.Bind(new(ports.MemberStore), new(*gormstore.AccountStore)),
+	wire.Bind(new(ports.WorkspaceBudgetStore), new(*gormstore.AccountStore)),
 	app.NewAccounts,
+	wire.Bind(new(ports.WorkspaceBudgetSource), new(*app.Accounts)),
 	wire.Bind(new(ports.KeyService), new(*app.Accounts)),
 	wire.Bind(new(ports.MemberService), new(*app.Accounts)),
 	wire.Bind(new(ports.Authenticator), new(*app.Accounts)),
@@ -137,10 +139,16 @@ func defaultRateLimit(l LimitsConfig) httpapi.DefaultRateLimit {
 var generationSet = wire.NewSet(
 	gormstore.NewGenerationStore, wire.Bind(new(ports.GenerationStore), new(*gormstore.GenerationStore)),
 	wire.Bind(new(ports.GenerationRetention), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.GenerationList), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.ActivityStore), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.FeedbackStore), new(*gormstore.GenerationStore)),
 	newRecorder, recorderPort,
 	newRetention, app.NewDays,
 	app.NewGenerations, wire.Bind(new(ports.GenerationService), new(*app.Generations)),
-	httpapi.NewGenerationsHandler,
+	wire.Bind(new(ports.GenerationLister), new(*app.Generations)),
+	wire.Bind(new(ports.FeedbackService), new(*app.Generations)),
+	app.NewActivity, wire.Bind(new(ports.ActivityService), new(*app.Activity)),
+	httpapi.NewGenerationsHandler, httpapi.NewActivityHandler,
 )
 
 // newRecorder opens the spool (replaying what an earlier run left in it); the recorder's writers are one of the
@@ -208,9 +216,9 @@ var billingSet = wire.NewSet(
 	newBilling,
 )
 
-func newBilling(usage ports.UsageStore, credits ports.CreditStore, guard ports.GuardrailEnforcer, cfg CreditsConfig,
-	env app.Env) *app.Billing {
-	return app.NewBilling(usage, credits, guard, app.CreditsEnabled(cfg.Enabled), env)
+func newBilling(usage ports.UsageStore, budgets ports.WorkspaceBudgetSource, holds ports.WorkspaceBudgetStore,
+	credits ports.CreditStore, guard ports.GuardrailEnforcer, cfg CreditsConfig, env app.Env) *app.Billing {
+	return app.NewBilling(usage, budgets, holds, credits, guard, app.CreditsEnabled(cfg.Enabled), env)
 }
 
 var rateLimitSet = wire.NewSet(

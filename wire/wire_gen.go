@@ -56,7 +56,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	wireReadiness := newReadiness(health, recorder)
 	accountStore := gormstore.NewAccountStore(db)
 	changeNotifier := newChangeNotifier(db, log)
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	redisConfig := cfg.Redis
 	wireSharedRedis, cleanup4, err := newRedis(ctx, redisConfig, env, log)
 	if err != nil {
@@ -75,8 +75,10 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	keysHandler := httpapi.NewKeysHandler(accounts, httpapiDefaultRateLimit)
 	membersHandler := httpapi.NewMembersHandler(accounts)
 	workspacesHandler := httpapi.NewWorkspacesHandler(accounts)
-	generations := app.NewGenerations(generationStore)
-	generationsHandler := httpapi.NewGenerationsHandler(generations)
+	generations := app.NewGenerations(generationStore, generationStore, generationStore, accountStore, env)
+	generationsHandler := httpapi.NewGenerationsHandler(generations, generations, generations)
+	activity := app.NewActivity(generationStore, accountStore, env)
+	activityHandler := httpapi.NewActivityHandler(activity)
 	presetStore := gormstore.NewPresetStore(db)
 	presets := app.NewPresets(presetStore, accountStore, env)
 	presetsHandler := httpapi.NewPresetsHandler(presets)
@@ -85,7 +87,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	guardrailsHandler := httpapi.NewGuardrailsHandler(guardrails)
 	creditStore := gormstore.NewCreditStore(db)
 	creditsConfig := cfg.Credits
-	billing := newBilling(accountStore, creditStore, guardrails, creditsConfig, env)
+	billing := newBilling(accountStore, accounts, accountStore, creditStore, guardrails, creditsConfig, env)
 	generationRecorder := recorderPort(recorder, tracing)
 	tokenMeter := app.NewTokenMeter(tokenLimiter, defaultTokenLimits)
 	inference := app.NewInference(catalog, billing, generationRecorder, portsMetrics, env, router, tokenMeter)
@@ -107,13 +109,14 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	videoConfig := cfg.Video
 	videos := app.NewVideos(inference, catalog, providers, videoStore, env, log, videoConfig)
 	videosHandler := httpapi.NewVideosHandler(videos, config)
-	appCatalog := app.NewCatalog(catalog, env)
+	appCatalog := app.NewCatalog(catalog, router, env)
 	modelsHandler := httpapi.NewModelsHandler(appCatalog)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,
 		Workspaces:  workspacesHandler,
 		Generations: generationsHandler,
+		Activity:    activityHandler,
 		Presets:     presetsHandler,
 		Guardrails:  guardrailsHandler,
 		Speech:      speechHandler,
@@ -165,7 +168,7 @@ func initializeAdmin(ctx context.Context, cfg Config, log *slog.Logger, env app.
 	accountStore := gormstore.NewAccountStore(db)
 	changeNotifier := newChangeNotifier(db, log)
 	portsMetrics := _wireNoMetricsValue
-	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
+	accounts := app.NewAccounts(accountStore, accountStore, accountStore, accountStore, accountStore, changeNotifier, portsMetrics, env, log)
 	creditStore := gormstore.NewCreditStore(db)
 	credits := app.NewCredits(creditStore)
 	admin := newAdmin(accounts, credits)

@@ -38,16 +38,24 @@ type organizationRow struct {
 func (organizationRow) TableName() string { return "organizations" }
 
 type workspaceRow struct {
-	ID        string
-	Name      string
-	Slug      string
-	CreatedAt time.Time `gorm:"autoCreateTime:false"`
+	ID          string `gorm:"primaryKey"`
+	Name        string
+	Slug        string
+	Description *string
+	CreatedAt   time.Time  `gorm:"autoCreateTime:false"`
+	UpdatedAt   *time.Time `gorm:"autoUpdateTime:false"`
 }
 
 func (workspaceRow) TableName() string { return "workspaces" }
 
 func (r workspaceRow) domain() account.Workspace {
-	return account.Workspace{ID: r.ID, Name: r.Name, Slug: r.Slug, CreatedAt: r.CreatedAt.UTC()}
+	return account.Workspace{ID: r.ID, Name: r.Name, Slug: r.Slug, Description: r.Description, CreatedAt: r.CreatedAt.UTC(),
+		UpdatedAt: utcPtr(r.UpdatedAt)}
+}
+
+func toWorkspaceRow(w account.Workspace) workspaceRow {
+	return workspaceRow{ID: w.ID, Name: w.Name, Slug: w.Slug, Description: w.Description, CreatedAt: w.CreatedAt.UTC(),
+		UpdatedAt: utcPtr(w.UpdatedAt)}
 }
 
 func (s *AccountStore) Organization(ctx context.Context) (account.Organization, error) {
@@ -79,7 +87,7 @@ func (s *AccountStore) Workspace(ctx context.Context, id string) (account.Worksp
 }
 
 func (s *AccountStore) CreateWorkspace(ctx context.Context, ws account.Workspace) error {
-	r := workspaceRow{ID: ws.ID, Name: ws.Name, Slug: ws.Slug, CreatedAt: ws.CreatedAt.UTC()}
+	r := toWorkspaceRow(ws)
 	err := s.db.WithContext(ctx).Create(&r).Error
 	if errors.Is(err, gorm.ErrDuplicatedKey) {
 		return account.ErrWorkspaceExists.Wrap(err)

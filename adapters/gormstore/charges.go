@@ -46,7 +46,8 @@ type spendKey struct{ guardrailID, window string }
 
 // charges are the statements that book the charges of entries written in the same transaction (see
 // generation.Entry): key usage by UTC day, the organization's credit usage, and the settlement of the holds the
-// calls took against guardrail budgets, the key's limit and the credits (the last two carry the generation id);
+// calls took against guardrail budgets, the key's limit, the credits and the workspace's budgets (the last three
+// carry the generation id);
 // and the records' activity (generation_activity), which so never disagrees with them: a replay that skips
 // records stored before skips their activity with their charges.
 // Rows are touched in a fixed order so that concurrent writers cannot deadlock. The holds are deleted by ids given
@@ -82,7 +83,7 @@ func charges(entries []generation.Entry, dialect string) []statement {
 		where, args := in(ids)
 		return statement{"DELETE FROM " + table + " WHERE id " + where, args, true}
 	}
-	out := []statement{deleteHolds("key_holds", ids), deleteHolds("credit_holds", ids)}
+	out := []statement{deleteHolds("key_holds", ids), deleteHolds("credit_holds", ids), deleteHolds("workspace_holds", ids)}
 	if len(holds) > 0 {
 		out = append(out, deleteHolds("guardrail_holds", holds))
 	}

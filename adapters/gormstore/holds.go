@@ -3,12 +3,15 @@ package gormstore
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
 	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
@@ -43,23 +46,34 @@ func lockBudget(ctx context.Context, tx *txStatements, table, where string, args
 
 // hold is one reservation on a budget.
 type hold struct {
-	id            string
-	limit, amount domain.Micros // limit: a key's (the credits' comes from the store)
-	now, expires  time.Time
+	id string
+	// limits are the budget's, one a window (a key's limit: one; a workspace's budgets: one an interval); the
+	// credits' comes from the store.
+	limits       []domain.Micros
+	amount       domain.Micros
+	now, expires time.Time
 }
 
-// admit decides a batch in its order against a budget of which committed is spent or held: a hold that fits
-// within its limit (limit says which), with what the holds admitted before it in the batch take, is admitted, and
-// one that does not is told what was left. It returns the holds admitted.
-func admit(batch []*pending[hold], limit func(h hold) domain.Micros, committed domain.Micros) []hold {
+// admit decides a batch in its order against a budget of which committed is spent or held, a sum a window: a
+// hold that fits within every window's limit (limits says which), with what the holds admitted before it in the
+// batch take, is admitted, and one that does not is told what was left in the tightest window. It returns the
+// holds admitted.
+func admit(batch []*pending[hold], limits func(h hold) []domain.Micros, committed []domain.Micros) []hold {
 	var taken domain.Micros
 	var out []hold
 	for _, p := range batch {
-		if l := limit(p.req); domain.Within(l, committed, taken, p.req.amount) {
+		fits, left := true, domain.Micros(-1)
+		for i, l := range limits(p.req) {
+			fits = fits && domain.Within(l, committed[i], taken, p.req.amount)
+			if w := domain.Left(l, committed[i], taken); left < 0 || w < left {
+				left = w
+			}
+		}
+		if fits {
 			p.res.Held, taken = true, taken+p.req.amount
 			out = append(out, p.req)
 		} else {
-			p.res.Left = domain.Left(l, committed, taken)
+			p.res.Left = left
 		}
 	}
 	return out
@@ -86,12 +100,13 @@ func settle(batch []*pending[hold], err error) {
 	}
 }
 
-// insertHolds inserts the holds admitted; key, when set, is their key_hash. On PostgreSQL one INSERT takes them all
-// (a statement is a round trip); on SQLite one row at a time, a statement of one shape (see prepared).
-func insertHolds(ctx context.Context, tx *txStatements, table, key string, holds []hold) error {
+// insertHolds inserts the holds admitted; owner, when set, is the column (and value) that says whose they are. On
+// PostgreSQL one INSERT takes them all (a statement is a round trip); on SQLite one row at a time, a statement of
+// one shape (see prepared).
+func insertHolds(ctx context.Context, tx *txStatements, table string, owner *ownerCol, holds []hold) error {
 	cols, width := "(id, amount_micros, expires_at)", 3
-	if key != "" {
-		cols, width = "(id, amount_micros, expires_at, key_hash)", 4
+	if owner != nil {
+		cols, width = "(id, amount_micros, expires_at, "+owner.col+")", 4
 	}
 	n := 1
 	if tx.postgres {
@@ -103,8 +118,8 @@ func insertHolds(ctx context.Context, tx *txStatements, table, key string, holds
 		args := make([]any, 0, width*len(rows))
 		for _, h := range rows {
 			args = append(args, h.id, int64(h.amount), h.expires.UTC())
-			if key != "" {
-				args = append(args, key)
+			if owner != nil {
+				args = append(args, owner.id)
 			}
 		}
 		q := "INSERT INTO " + table + " " + cols + " VALUES " + placeholders(len(rows), width)
@@ -115,40 +130,98 @@ func insertHolds(ctx context.Context, tx *txStatements, table, key string, holds
 	return nil
 }
 
+// ownerCol is the column of a holds table that names whose budget a hold is against, and its value.
+type ownerCol struct{ col, id string }
+
+// ownedBudget is a budget that belongs to a row (a key, a workspace) and whose holds name it: the row that
+// lockBudget locks, the holds' table, and the one statement that reads, in one snapshot, what each of its windows
+// has committed (spent, and held by the calls in flight).
+type ownedBudget struct {
+	name      string // in errors
+	table     string // the owner's table, whose row is locked by its id column
+	idCol     string
+	holds     string
+	owner     ownerCol
+	committed func(now time.Time) (string, []any)
+}
+
+// reserve decides a batch of holds against the budget: its owner's lock, then one read of every window's
+// committed sum, then the holds admitted (expired ones dropped first).
+func (s *AccountStore) reserve(ctx context.Context, b ownedBudget, batch []*pending[hold]) error {
+	now := earliest(batch)
+	return transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
+		if err := lockBudget(ctx, tx, b.table, b.idCol+" = ?", b.owner.id); err != nil {
+			return err
+		}
+		q, args := b.committed(now)
+		windows := len(batch[0].req.limits)
+		sums := make([]int64, windows)
+		dst := make([]any, windows)
+		for i := range sums {
+			dst[i] = &sums[i]
+		}
+		// One statement, so one snapshot: a call booked meanwhile moves from the holds to the spend atomically.
+		if err := tx.queryRow(ctx, q, args...).Scan(dst...); err != nil {
+			return fmt.Errorf("sum %s spend and holds: %w", b.name, err)
+		}
+		committed := make([]domain.Micros, windows)
+		for i, v := range sums {
+			committed[i] = domain.Micros(v)
+		}
+		holds := admit(batch, func(h hold) []domain.Micros { return h.limits }, committed)
+		if len(holds) == 0 {
+			return nil
+		}
+		if _, err := tx.exec(ctx, "DELETE FROM "+b.holds+" WHERE "+b.owner.col+" = ? AND expires_at <= ?", b.owner.id, now); err != nil {
+			return fmt.Errorf("drop expired %s holds: %w", b.name, err)
+		}
+		return insertHolds(ctx, tx, b.holds, &b.owner, holds)
+	})
+}
+
 // ReserveUsage holds amount against the key's limit when its usage on days from since, the holds in flight and
 // amount stay within limit; false when they would not. Reservations on one key (and period) arriving together
 // share a transaction (see batches).
 func (s *AccountStore) ReserveUsage(ctx context.Context, id, hash string, since time.Time, limit, amount domain.Micros,
 	now, expires time.Time) (ports.Reservation, error) {
 	day := since.UTC().Format(dayLayout)
-	return s.reservations.do(ctx, hash+" "+day, hold{id: id, limit: limit, amount: amount, now: now, expires: expires},
-		func(ctx context.Context, batch []*pending[hold]) {
-			settle(batch, s.reserveUsage(ctx, hash, day, batch))
-		})
+	b := ownedBudget{name: "key", table: "api_keys", idCol: "hash", holds: "key_holds", owner: ownerCol{"key_hash", hash},
+		committed: func(now time.Time) (string, []any) {
+			return `SELECT (SELECT COALESCE(SUM(micros), 0) FROM key_usage WHERE key_hash = ? AND day >= ?)
+				+ (SELECT COALESCE(SUM(amount_micros), 0) FROM key_holds WHERE key_hash = ? AND expires_at > ?)`,
+				[]any{hash, day, hash, now}
+		}}
+	return s.reservations.do(ctx, "key "+hash+" "+day,
+		hold{id: id, limits: []domain.Micros{limit}, amount: amount, now: now, expires: expires},
+		func(ctx context.Context, batch []*pending[hold]) { settle(batch, s.reserve(ctx, b, batch)) })
 }
 
-func (s *AccountStore) reserveUsage(ctx context.Context, hash, day string, batch []*pending[hold]) error {
-	now := earliest(batch)
-	return transaction(ctx, s.db, &s.prepared, func(tx *txStatements) error {
-		if err := lockBudget(ctx, tx, "api_keys", "hash = ?", hash); err != nil {
-			return err
+// ReserveWorkspace holds amount against every budget of the workspace (each over its own window of the
+// workspace's activity, with the holds in flight), or none when one of them could not hold it. Reservations on
+// one workspace (with the same budgets and windows) arriving together share a transaction, as a key's do.
+func (s *AccountStore) ReserveWorkspace(ctx context.Context, id, workspaceID string, budgets []account.Budget,
+	amount domain.Micros, now, expires time.Time) (ports.Reservation, error) {
+	limits := make([]domain.Micros, len(budgets))
+	sums := make([]string, len(budgets))
+	var windows []any
+	for i, bu := range budgets {
+		limits[i] = bu.Limit
+		spend := "cost_micros"
+		if bu.IncludeBYOK {
+			spend = "cost_micros + byok_cost_micros"
 		}
-		// One statement, so one snapshot: a call booked meanwhile moves from the holds to the usage atomically.
-		var committed int64
-		if err := tx.queryRow(ctx, `SELECT (SELECT COALESCE(SUM(micros), 0) FROM key_usage WHERE key_hash = ? AND day >= ?)
-			+ (SELECT COALESCE(SUM(amount_micros), 0) FROM key_holds WHERE key_hash = ? AND expires_at > ?)`,
-			hash, day, hash, now).Scan(&committed); err != nil {
-			return fmt.Errorf("sum key usage and holds: %w", err)
-		}
-		holds := admit(batch, func(h hold) domain.Micros { return h.limit }, domain.Micros(committed))
-		if len(holds) == 0 {
-			return nil
-		}
-		if _, err := tx.exec(ctx, "DELETE FROM key_holds WHERE key_hash = ? AND expires_at <= ?", hash, now); err != nil {
-			return fmt.Errorf("drop expired key holds: %w", err)
-		}
-		return insertHolds(ctx, tx, "key_holds", hash, holds)
-	})
+		sums[i] = "(SELECT COALESCE(SUM(" + spend + "), 0) FROM workspace_activity WHERE workspace_id = ? AND day >= ?) + h.held"
+		windows = append(windows, workspaceID, bu.Interval.Start(now).Format(dayLayout))
+	}
+	b := ownedBudget{name: "workspace", table: "workspaces", idCol: "id", holds: "workspace_holds",
+		owner: ownerCol{"workspace_id", workspaceID},
+		committed: func(now time.Time) (string, []any) {
+			return "SELECT " + strings.Join(sums, ", ") + ` FROM (SELECT COALESCE(SUM(amount_micros), 0) AS held
+				FROM workspace_holds WHERE workspace_id = ? AND expires_at > ?) h`, append(slices.Clone(windows), workspaceID, now)
+		}}
+	return s.reservations.do(ctx, fmt.Sprint("workspace ", workspaceID, windows, limits),
+		hold{id: id, limits: limits, amount: amount, now: now, expires: expires},
+		func(ctx context.Context, batch []*pending[hold]) { settle(batch, s.reserve(ctx, b, batch)) })
 }
 
 // ReserveCredits holds amount against the organization's credits when what was used, the holds in flight and
@@ -170,14 +243,15 @@ func (s *CreditStore) reserveCredits(ctx context.Context, batch []*pending[hold]
 			WHERE expires_at > ?) AS committed FROM credit_balance WHERE id = 1`, now).Scan(&total, &committed); err != nil {
 			return fmt.Errorf("select credits and holds: %w", err)
 		}
-		holds := admit(batch, func(hold) domain.Micros { return domain.Micros(total) }, domain.Micros(committed))
+		holds := admit(batch, func(hold) []domain.Micros { return []domain.Micros{domain.Micros(total)} },
+			[]domain.Micros{domain.Micros(committed)})
 		if len(holds) == 0 {
 			return nil
 		}
 		if _, err := tx.exec(ctx, "DELETE FROM credit_holds WHERE expires_at <= ?", now); err != nil {
 			return fmt.Errorf("drop expired credit holds: %w", err)
 		}
-		return insertHolds(ctx, tx, "credit_holds", "", holds)
+		return insertHolds(ctx, tx, "credit_holds", nil, holds)
 	})
 }
 
@@ -209,5 +283,5 @@ func (v *holdsVacuum) settled(ctx context.Context, db *gorm.DB, n int64) {
 	}
 	defer v.running.Store(false)
 	v.dead.Store(0)
-	_ = db.WithContext(ctx).Exec("VACUUM (SKIP_LOCKED) key_holds, credit_holds, guardrail_holds").Error
+	_ = db.WithContext(ctx).Exec("VACUUM (SKIP_LOCKED) key_holds, credit_holds, guardrail_holds, workspace_holds").Error
 }

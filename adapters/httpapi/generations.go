@@ -8,15 +8,21 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
 
-// GenerationsHandler serves GET /generation and GET /generation/content.
-type GenerationsHandler struct{ gens ports.GenerationService }
+// GenerationsHandler serves GET /generation, GET /generation/content, GET /generations and POST
+// /generation/feedback.
+type GenerationsHandler struct {
+	gens     ports.GenerationService
+	lister   ports.GenerationLister
+	feedback ports.FeedbackService
+}
 
-func NewGenerationsHandler(g ports.GenerationService) *GenerationsHandler {
-	return &GenerationsHandler{gens: g}
+func NewGenerationsHandler(g ports.GenerationService, list ports.GenerationLister, feedback ports.FeedbackService) *GenerationsHandler {
+	return &GenerationsHandler{gens: g, lister: list, feedback: feedback}
 }
 
 // millis renders a duration as a JSON number of milliseconds, exact to the microsecond.
@@ -212,4 +218,85 @@ func (h *GenerationsHandler) content(c *gin.Context) {
 		return
 	}
 	data(c, http.StatusOK, toContent(content))
+}
+
+// listFilter reads the list's filters from the query; a malformed one is a 400 naming it.
+func listFilter(c *gin.Context) (ports.GenerationFilter, error) {
+	f := ports.GenerationFilter{WorkspaceID: c.Query("workspace_id"), Model: c.Query("model"),
+		ProviderName: c.Query("provider"), SessionID: c.Query("session_id"), UserID: c.Query("user_id"),
+		ExternalUser: c.Query("user")}
+	var err error
+	for _, t := range [...]struct {
+		name string
+		dst  *time.Time
+	}{{"from", &f.From}, {"to", &f.To}} {
+		if raw := c.Query(t.name); raw != "" {
+			if *t.dst, err = time.Parse(time.RFC3339Nano, raw); err != nil {
+				return f, domain.Invalid(t.name, "must be a time in RFC 3339, such as 2026-01-02T15:04:05Z")
+			}
+		}
+	}
+	if f.KeyHash, err = keyHashQuery(c, "api_key_hash"); err != nil {
+		return f, err
+	}
+	if f.Status, err = queryInt(c, "status", 0, 100, 599); err != nil {
+		return f, err
+	}
+	if f.Limit, err = queryInt(c, "limit", generation.DefaultPage, 1, generation.MaxPage); err != nil {
+		return f, err
+	}
+	if raw := c.Query("cursor"); raw != "" {
+		cur, err := generation.ParseCursor(raw)
+		if err != nil {
+			return f, err
+		}
+		f.After = &cur
+	}
+	return f, nil
+}
+
+// list serves GET /generations (ours): a page of records, newest first, and the cursor of the next page.
+func (h *GenerationsHandler) list(c *gin.Context) {
+	f, err := listFilter(c)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	page, err := h.lister.ListGenerations(c.Request.Context(), principal(c), f)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := make([]generationResp, len(page.Records))
+	for i, r := range page.Records {
+		out[i] = toGeneration(r)
+	}
+	var next *string
+	if page.Next != nil {
+		s := page.Next.String()
+		next = &s
+	}
+	c.JSON(http.StatusOK, gin.H{"data": out, "next_cursor": next})
+}
+
+// submitFeedback serves POST /generation/feedback: {data: {success: true}}.
+func (h *GenerationsHandler) submitFeedback(c *gin.Context) {
+	var req struct {
+		GenerationID *string `json:"generation_id"`
+		Category     *string `json:"category"`
+		Comment      *string `json:"comment"`
+	}
+	if err := bindFields(c, &req); err != nil {
+		writeError(c, err)
+		return
+	}
+	if req.Category == nil {
+		writeError(c, domain.Invalid("category", "is required"))
+		return
+	}
+	if err := h.feedback.SubmitFeedback(c.Request.Context(), principal(c), deref(req.GenerationID), *req.Category, req.Comment); err != nil {
+		writeError(c, err)
+		return
+	}
+	data(c, http.StatusOK, gin.H{"success": true})
 }

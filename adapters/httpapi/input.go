@@ -29,6 +29,8 @@ var pathIDs = map[string]struct {
 	"hash":  {isKeyHash, account.ErrKeyNotFound},
 	"id":    {isUUID, guardrail.ErrNotFound}, // guardrails are the only :id
 	"jobId": {isVideoJobID, video.ErrNotFound},
+	// a workspace is named by its id or its slug
+	"workspace": {func(s string) bool { return isUUID(s) || domain.ValidateSlug("", s) == nil }, account.ErrNoWorkspace},
 }
 
 // queryIDs is the same for query parameters that are ids (an empty one is the handler's to judge).

@@ -80,16 +80,22 @@ func toModelOut(m ports.ListedModel) modelOut {
 		out.Endpoints = append(out.Endpoints, endpointInfo{Provider: e.Provider})
 	}
 	if len(m.Model.Endpoints) > 0 { // the price of the first endpoint, the one tried first
-		p := m.Model.Endpoints[0].Pricing
-		switch {
-		case p.PerMillionChars != nil:
-			out.Pricing.Prompt = perUnit(*p.PerMillionChars)
-		case p.PerMillionPromptTokens != nil:
-			out.Pricing.Prompt = perUnit(*p.PerMillionPromptTokens)
-		}
-		if p.PerMillionCompletionTokens != nil {
-			out.Pricing.Completion = perUnit(*p.PerMillionCompletionTokens)
-		}
+		out.Pricing = endpointPricing(m.Model.Endpoints[0].Pricing)
+	}
+	return out
+}
+
+// endpointPricing is an endpoint's price in the reference's fields.
+func endpointPricing(p catalog.Pricing) modelPricing {
+	out := modelPricing{Prompt: "0", Completion: "0"}
+	switch {
+	case p.PerMillionChars != nil:
+		out.Prompt = perUnit(*p.PerMillionChars)
+	case p.PerMillionPromptTokens != nil:
+		out.Prompt = perUnit(*p.PerMillionPromptTokens)
+	}
+	if p.PerMillionCompletionTokens != nil {
+		out.Completion = perUnit(*p.PerMillionCompletionTokens)
 	}
 	return out
 }
@@ -119,17 +125,7 @@ func (h *ModelsHandler) list(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	var want []string
-	if raw := c.Query("output_modalities"); raw != "" && raw != "all" {
-		want = strings.Split(raw, ",")
-	}
-	models := []modelOut{}
-	for _, m := range h.catalog.Models() {
-		out := toModelOut(m)
-		if want == nil || slices.ContainsFunc(out.Architecture.OutputModalities, func(o string) bool { return slices.Contains(want, o) }) {
-			models = append(models, out)
-		}
-	}
+	models := h.models(c)
 	total := len(models)
 	page := models[min(offset, total):min(offset+limit, total)]
 	var next *string
@@ -156,6 +152,128 @@ func (h *ModelsHandler) providers(c *gin.Context) {
 	out := []providerOut{}
 	for _, slug := range h.catalog.Providers() {
 		out = append(out, providerOut{Name: slug, Slug: slug})
+	}
+	data(c, http.StatusOK, out)
+}
+
+// models are the catalog's models that output one of the modalities in output_modalities (comma-separated, e.g.
+// "audio,video"; "all" or none for every one).
+func (h *ModelsHandler) models(c *gin.Context) []modelOut {
+	var want []string
+	if raw := c.Query("output_modalities"); raw != "" && raw != "all" {
+		want = strings.Split(raw, ",")
+	}
+	models := []modelOut{}
+	for _, m := range h.catalog.Models() {
+		out := toModelOut(m)
+		if want == nil || slices.ContainsFunc(out.Architecture.OutputModalities, func(o string) bool { return slices.Contains(want, o) }) {
+			models = append(models, out)
+		}
+	}
+	return models
+}
+
+// count answers GET /models/count: {data: {count}}, filtered as the list is.
+func (h *ModelsHandler) count(c *gin.Context) {
+	data(c, http.StatusOK, gin.H{"count": len(h.models(c))})
+}
+
+// modelEndpoints is the reference's ListEndpointsResponse: a model and the endpoints that serve it.
+type modelEndpoints struct {
+	ID           string           `json:"id"`
+	Name         string           `json:"name"`
+	Created      int64            `json:"created"`
+	Description  string           `json:"description"`
+	Architecture endpointsArch    `json:"architecture"`
+	Endpoints    []publicEndpoint `json:"endpoints"`
+}
+
+type endpointsArch struct {
+	architecture
+	InstructType *string `json:"instruct_type"`
+	Tokenizer    *string `json:"tokenizer"`
+}
+
+// publicEndpoint is the reference's PublicEndpoint. What the configuration does not say (context, quantization,
+// tool choice) is 0, null or false; status, uptime, latency and throughput are this replica's measures of the
+// endpoint (routing health), null until it has made calls to it.
+type publicEndpoint struct {
+	Name                    string       `json:"name"`
+	ModelID                 string       `json:"model_id"`
+	ModelName               string       `json:"model_name"`
+	ContextLength           int          `json:"context_length"`
+	Pricing                 modelPricing `json:"pricing"`
+	ProviderName            string       `json:"provider_name"`
+	Tag                     string       `json:"tag"`
+	Quantization            *string      `json:"quantization"`
+	MaxCompletionTokens     *int         `json:"max_completion_tokens"`
+	MaxPromptTokens         *int         `json:"max_prompt_tokens"`
+	SupportedParameters     []string     `json:"supported_parameters"`
+	Status                  int          `json:"status"`
+	UptimeLast5m            *float64     `json:"uptime_last_5m"`
+	UptimeLast30m           *float64     `json:"uptime_last_30m"`
+	UptimeLast1d            *float64     `json:"uptime_last_1d"`
+	LatencyLast30m          *percentiles `json:"latency_last_30m"`
+	ThroughputLast30m       *percentiles `json:"throughput_last_30m"`
+	SupportsImplicitCaching bool         `json:"supports_implicit_caching"`
+	SupportsToolChoice      toolChoice   `json:"supports_tool_choice"`
+	SupportsVoiceCloning    bool         `json:"supports_voice_cloning"`
+}
+
+type percentiles struct {
+	P50 float64 `json:"p50"`
+	P75 float64 `json:"p75"`
+	P90 float64 `json:"p90"`
+	P99 float64 `json:"p99"`
+}
+
+type toolChoice struct {
+	Auto     bool `json:"auto"`
+	Function bool `json:"function"`
+	None     bool `json:"none"`
+	Required bool `json:"required"`
+}
+
+// breakerStatus is the reference's endpoint status for a breaker's state: 0 serving, -1 probing after failures,
+// -2 skipped for now.
+var breakerStatus = map[string]int{"closed": 0, "half_open": -1, "open": -2}
+
+func toPublicEndpoint(m ports.ListedModel, e ports.ModelEndpoint) publicEndpoint {
+	out := publicEndpoint{Name: e.Endpoint.Upstream().ID(), ModelID: m.Model.ID, ModelName: m.Model.ID,
+		Pricing: endpointPricing(e.Endpoint.Pricing), ProviderName: e.Endpoint.Provider, Tag: e.Endpoint.Provider,
+		SupportedParameters: []string{}}
+	if p := e.Endpoint.Parameters; p != nil {
+		out.SupportedParameters = append(out.SupportedParameters, *p...)
+	}
+	if !e.Known {
+		return out
+	}
+	h := e.Health
+	out.Status = breakerStatus[h.Breaker]
+	if h.Attempts > 0 {
+		up := 100 * (1 - h.ErrorRate)
+		out.UptimeLast30m = &up
+	}
+	if f := h.Figures; f.LatencyKnown { // seconds to the first token or byte, in milliseconds as the reference's
+		out.LatencyLast30m = &percentiles{f.Latency.P50 * 1000, f.Latency.P75 * 1000, f.Latency.P90 * 1000, f.Latency.P99 * 1000}
+	}
+	if f := h.Figures; f.ThroughputKnown {
+		out.ThroughputLast30m = &percentiles{f.Throughput.P50, f.Throughput.P75, f.Throughput.P90, f.Throughput.P99}
+	}
+	return out
+}
+
+// endpoints answers GET /models/{author}/{slug}/endpoints.
+func (h *ModelsHandler) endpoints(c *gin.Context) {
+	m, eps, err := h.catalog.ModelEndpoints(c.Param("author") + "/" + c.Param("slug"))
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	out := modelEndpoints{ID: m.Model.ID, Name: m.Model.ID, Created: m.Created.Unix(),
+		Architecture: endpointsArch{architecture: modalities[m.Model.Modality]}, Endpoints: make([]publicEndpoint, len(eps))}
+	for i, e := range eps {
+		out.Endpoints[i] = toPublicEndpoint(m, e)
 	}
 	data(c, http.StatusOK, out)
 }

@@ -64,6 +64,7 @@ type Handlers struct {
 	Members     *MembersHandler
 	Workspaces  *WorkspacesHandler
 	Generations *GenerationsHandler
+	Activity    *ActivityHandler
 	Presets     *PresetsHandler
 	Guardrails  *GuardrailsHandler
 	Speech      *SpeechHandler
@@ -137,6 +138,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 	api.GET("/videos/:jobId/content", anyK, h.Videos.content)
 	api.GET("/credits", mgmt, h.Credits.get)
 	api.GET("/models", anyK, h.Models.list)
+	api.GET("/models/count", anyK, h.Models.count)
+	api.GET("/models/:author/:slug/endpoints", anyK, h.Models.endpoints)
 	api.GET("/providers", anyK, h.Models.providers)
 
 	api.GET("/organization/members", mgmt, h.Members.list)
@@ -144,9 +147,24 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 
 	api.GET("/workspaces", mgmt, h.Workspaces.list)
 	api.POST("/workspaces", mgmt, h.Workspaces.create)
+	ws := h.Workspaces
+	api.GET("/workspaces/:workspace", mgmt, ws.get)
+	api.PATCH("/workspaces/:workspace", mgmt, ws.update)
+	api.DELETE("/workspaces/:workspace", mgmt, ws.delete)
+	api.GET("/workspaces/:workspace/members", mgmt, ws.members)
+	api.POST("/workspaces/:workspace/members/add", mgmt, ws.addMembers)
+	api.POST("/workspaces/:workspace/members/remove", mgmt, ws.removeMembers)
+	api.GET("/workspaces/:workspace/budgets", mgmt, ws.budgets)
+	api.GET("/workspaces/:workspace/budgets/:interval", mgmt, ws.budget)
+	api.PUT("/workspaces/:workspace/budgets/:interval", mgmt, ws.setBudget)
+	api.DELETE("/workspaces/:workspace/budgets/:interval", mgmt, ws.deleteBudget)
 
 	api.GET("/generation", anyK, h.Generations.get)
 	api.GET("/generation/content", anyK, h.Generations.content) // management only: the use case answers 403
+	api.GET("/generations", anyK, h.Generations.list)           // ours: a key lists its workspace's
+	// management keys, and the key that made the generation: the use case answers 404 to others
+	api.POST("/generation/feedback", anyK, h.Generations.submitFeedback)
+	api.GET("/activity", mgmt, h.Activity.get)
 
 	// Presets: any key of the workspace reads and writes; a management key may name workspace_id.
 	api.GET("/presets", anyK, h.Presets.list)

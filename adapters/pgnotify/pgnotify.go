@@ -62,7 +62,7 @@ func encode(c ports.Change) string { return string(c.Kind) + ":" + c.ID }
 func decode(payload string) (c ports.Change, ok bool) {
 	kind, id, _ := strings.Cut(payload, ":")
 	switch k := ports.ChangeKind(kind); k {
-	case ports.KeyChanged, ports.GuardrailsChanged:
+	case ports.KeyChanged, ports.GuardrailsChanged, ports.WorkspaceChanged:
 		return ports.Change{Kind: k, ID: id}, true
 	}
 	return ports.Change{}, false

@@ -79,7 +79,8 @@ func TestChangesReachEveryListener(t *testing.T) {
 		r.expect(t, flushed) // listening: whatever happened before is dropped
 	}
 
-	changes := []ports.Change{{Kind: ports.KeyChanged, ID: "hash-1"}, {Kind: ports.GuardrailsChanged}}
+	changes := []ports.Change{{Kind: ports.KeyChanged, ID: "hash-1"}, {Kind: ports.GuardrailsChanged},
+		{Kind: ports.WorkspaceChanged, ID: "w1"}}
 	for _, c := range changes {
 		notifier.Notify(ctx, c)
 	}
@@ -90,7 +91,7 @@ func TestChangesReachEveryListener(t *testing.T) {
 	}
 
 	// A change this version does not know (a newer replica's) drops everything rather than nothing.
-	if err := db.Exec("SELECT pg_notify(?, ?)", pgnotify.Channel, "workspace:w1").Error; err != nil {
+	if err := db.Exec("SELECT pg_notify(?, ?)", pgnotify.Channel, "newer-kind:w1").Error; err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range replicas {

@@ -23,10 +23,12 @@ type Organization struct {
 }
 
 type Workspace struct {
-	ID        string
-	Name      string
-	Slug      string
-	CreatedAt time.Time
+	ID          string
+	Name        string
+	Slug        string
+	Description *string
+	CreatedAt   time.Time
+	UpdatedAt   *time.Time
 }
 
 type Role string

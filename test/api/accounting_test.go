@@ -217,24 +217,31 @@ func hammer(t *testing.T, gws []*harness.Gateway, key string, body map[string]an
 	return ok
 }
 
+// twoGateways are two gateways on one PostgreSQL that serve speech from gemini priced by the second, and a
+// speech call's body that asks gemini for a slower speed (a longer answer, which costs more than its estimate's
+// floor): what the limit tests hammer them with.
+func twoGateways(t *testing.T) (a, b *harness.Gateway, body map[string]any) {
+	u := newUpstreams(t)
+	u.timeout = "1m"
+	cfg := u.config("gemini")
+	a = harness.Start(t, harness.WithConfig(cfg))
+	b = harness.Start(t, harness.WithConfig(cfg), harness.WithEnv("DATABASE_URL", a.DatabaseURL))
+	return a, b, map[string]any{"input": strings.Repeat("Hello there, ", 8), "provider": map[string]any{
+		"options": map[string]any{"gemini": map[string]any{"speed": 0.9}}}}
+}
+
 // TestLimitsHoldAcrossGateways: a key limit of $0.05, a guardrail of $0.05 and per-second pricing (with a slower
 // speed passed through provider.options), hammered at c=32 through two gateways on one PostgreSQL: what is spent
 // never exceeds either limit, and usage equals the records' sum.
 func TestLimitsHoldAcrossGateways(t *testing.T) {
 	t.Parallel()
-	u := newUpstreams(t)
-	u.timeout = "1m"
-	cfg := u.config("gemini")
-	a := harness.Start(t, harness.WithConfig(cfg))
-	b := harness.Start(t, harness.WithConfig(cfg), harness.WithEnv("DATABASE_URL", a.DatabaseURL))
+	a, b, body := twoGateways(t)
 	key, hash := a.Key(t, map[string]any{"limit": 0.05})
 	railedKey, railedHash := a.Key(t, nil)
 	gr := createGuardrail(t, a, `{"name":"budget","limit_usd":0.05,"reset_interval":"daily"}`)
 	if r := a.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", a.Admin, map[string]any{"key_hashes": []string{railedHash}}); r.Status != 200 {
 		t.Fatal(r.Status)
 	}
-	body := map[string]any{"input": strings.Repeat("Hello there, ", 8), "provider": map[string]any{
-		"options": map[string]any{"gemini": map[string]any{"speed": 0.9}}}}
 	okKey := hammer(t, []*harness.Gateway{a, b}, key, body, 96, 32)
 	okRail := hammer(t, []*harness.Gateway{a, b}, railedKey, body, 96, 32)
 	a.Stop()

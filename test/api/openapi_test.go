@@ -69,8 +69,19 @@ models:
 		{"GET", "/credits", "/credits", g.Admin, nil},
 		{"GET", "/models", "/models", key, nil},
 		{"GET", "/providers", "/providers", key, nil},
+		{"GET", "/models/count", "/models/count", key, nil},
+		{"GET", "/models/{author}/{slug}/endpoints", "/models/local/none/endpoints", key, nil},
+		{"POST", "/generation/feedback", "/generation/feedback", key, map[string]any{"generation_id": "gen-0-nope", "category": "other"}},
+		{"POST", "/generation/feedback", "/generation/feedback", key, map[string]any{"category": "x"}},
 		{"GET", "/workspaces", "/workspaces", g.Admin, nil},
 		{"POST", "/workspaces", "/workspaces", g.Admin, map[string]any{"name": "Sample", "slug": "sample"}},
+		{"GET", "/workspaces/{workspace}", "/workspaces/sample", g.Admin, nil},
+		{"PATCH", "/workspaces/{workspace}", "/workspaces/sample", g.Admin, map[string]any{"description": "d"}},
+		{"DELETE", "/workspaces/{workspace}", "/workspaces/default", g.Admin, nil},
+		{"PUT", "/workspaces/{workspace}/budgets/{interval}", "/workspaces/sample/budgets/daily", g.Admin, map[string]any{"limit_usd": 1}},
+		{"GET", "/workspaces/{workspace}/budgets/{interval}", "/workspaces/sample/budgets/weekly", g.Admin, nil},
+		{"GET", "/workspaces/{workspace}/budgets", "/workspaces/sample/budgets", g.Admin, nil},
+		{"GET", "/workspaces/{workspace}/members", "/workspaces/sample/members", g.Admin, nil},
 		{"GET", "/organization/members", "/organization/members", g.Admin, nil},
 		{"POST", "/organization/members", "/organization/members", g.Admin, map[string]any{"email": "a@example.com"}},
 		{"POST", "/audio/speech", "/audio/speech", key, map[string]any{"model": "say", "input": "hi"}},
@@ -83,6 +94,10 @@ models:
 		{"GET", "/videos/models", "/videos/models", key, nil},
 		{"GET", "/videos/{jobId}", "/videos/gen-vid-0-missing", key, nil},
 		{"GET", "/generation", "/generation?id=gen-0-missing", key, nil},
+		{"GET", "/generations", "/generations?limit=2", key, nil},
+		{"GET", "/generations", "/generations?status=1", key, nil},
+		{"GET", "/activity", "/activity", g.Admin, nil},
+		{"GET", "/activity", "/activity?group_by=workspace", g.Admin, nil},
 		{"GET", "/healthz", "/healthz", "", nil},
 		{"GET", "/readyz", "/readyz", "", nil},
 	} {
@@ -119,7 +134,7 @@ func TestOpenAPIListsTheBodyLimit(t *testing.T) {
 		t.Fatalf("load: %v", err)
 	}
 	params := strings.NewReplacer("{hash}", strings.Repeat("0", 64), "{id}", "00000000-0000-0000-0000-000000000000",
-		"{slug}", "sample", "{jobId}", "gen-vid-0-missing", "{version}", "1")
+		"{slug}", "sample", "{jobId}", "gen-vid-0-missing", "{version}", "1", "{workspace}", "default", "{interval}", "daily")
 	oversized := `{"name": "` + strings.Repeat("a", 2048) + `"}`
 	for _, rt := range g.App.Server.Routes() {
 		if rt.Method != "POST" && rt.Method != "PATCH" && rt.Method != "PUT" {

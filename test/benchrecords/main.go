@@ -64,7 +64,7 @@ func main() {
 		"PostgreSQL server to create the scratch database on")
 	flag.StringVar(&o.dbURL, "db", "", "measure this database, seeded before with the same -records, -days, -keys and -content, instead of seeding one")
 	flag.StringVar(&o.bin, "bin", "", "gateway binary (default: build ./cmd/switchboard)")
-	flag.StringVar(&o.phases, "phases", "get,activity,list,recorder,drop", "what to measure, in order (drop last: it removes a month)")
+	flag.StringVar(&o.phases, "phases", "get,routes,activity,list,recorder,drop", "what to measure, in order (drop last: it removes a month)")
 	flag.IntVar(&o.records, "records", 1_000_000, "records to seed (or to migrate, with -migrate)")
 	flag.IntVar(&o.days, "days", 40, "days the records span, ending at -until")
 	flag.StringVar(&o.until, "until", "", "the day after the records' last, YYYY-MM-DD (default today: give the seeding's day with -db)")
@@ -180,6 +180,8 @@ func measure(ctx context.Context, o options, spec recordseed.Spec) error {
 		switch phase {
 		case "get":
 			err = measureGet(ctx, o, spec, bin, cfg, addr, env, cli)
+		case "routes":
+			err = measureRoutes(ctx, o, spec, bin, cfg, addr, env, cli)
 		case "activity":
 			err = measureActivity(ctx, o, spec, store)
 		case "list":
@@ -208,6 +210,30 @@ func measureGet(ctx context.Context, o options, spec recordseed.Spec, bin, cfg, 
 	if err != nil {
 		return err
 	}
+	r := rand.New(rand.NewPCG(1, 2))
+	newestDay := spec.Records - spec.Records/o.days
+	return callInTurn(ctx, o, bin, cfg, addr, env, key, []series{
+		{fmt.Sprintf("GET /generation, any of the %d records", spec.Records),
+			func() string { return "/api/v1/generation?id=" + url.QueryEscape(spec.ID(r.IntN(spec.Records))) }, nil},
+		{"GET /generation, a record of the newest day",
+			func() string {
+				return "/api/v1/generation?id=" + url.QueryEscape(spec.ID(newestDay+r.IntN(spec.Records-newestDay)))
+			}, nil},
+		{"GET /key (the key and its usage read from the database: a route of small reads)", func() string { return "/api/v1/key" }, nil},
+		{"GET /healthz (no database: the HTTP floor)", func() string { return "/healthz" }, nil},
+	})
+}
+
+// series is one kind of call measured: its name, the path of its next call, and the latencies measured.
+type series struct {
+	name string
+	path func() string
+	lat  []time.Duration
+}
+
+// callInTurn starts the gateway and calls each series in turn, at concurrency 1 with key, 500 rounds to warm the
+// gateway's caches and connections and then -gets measured, and prints each series' p50, p99 and longest call.
+func callInTurn(ctx context.Context, o options, bin, cfg, addr string, env []string, key string, all []series) error {
 	gw, err := startGateway(bin, cfg, env, "http://"+addr)
 	if err != nil {
 		return err
@@ -230,38 +256,47 @@ func measureGet(ctx context.Context, o options, spec recordseed.Spec, bin, cfg, 
 		}
 		return took, nil
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	newestDay := spec.Records - spec.Records/o.days
-	series := []struct {
-		name string
-		path func() string
-		lat  []time.Duration
-	}{
-		{fmt.Sprintf("GET /generation, any of the %d records", spec.Records),
-			func() string { return "/api/v1/generation?id=" + url.QueryEscape(spec.ID(r.IntN(spec.Records))) }, nil},
-		{"GET /generation, a record of the newest day",
-			func() string {
-				return "/api/v1/generation?id=" + url.QueryEscape(spec.ID(newestDay+r.IntN(spec.Records-newestDay)))
-			}, nil},
-		{"GET /key (the key and its usage read from the database: a route of small reads)", func() string { return "/api/v1/key" }, nil},
-		{"GET /healthz (no database: the HTTP floor)", func() string { return "/healthz" }, nil},
-	}
 	for i := range 500 + o.gets {
-		for j := range series {
-			took, err := get(series[j].path())
+		for j := range all {
+			took, err := get(all[j].path())
 			if err != nil {
 				return err
 			}
-			if i >= 500 { // the first warm the gateway's caches and connections
-				series[j].lat = append(series[j].lat, took)
+			if i >= 500 {
+				all[j].lat = append(all[j].lat, took)
 			}
 		}
 	}
-	for _, s := range series {
+	for _, s := range all {
 		fmt.Printf("| %s, c=1 through the gateway | p50 %s, p99 %s, max %s (%d calls) |\n", s.name,
 			ms(quantile(s.lat, 0.5)), ms(quantile(s.lat, 0.99)), ms(slices.Max(s.lat)), len(s.lat))
 	}
 	return nil
+}
+
+// measureRoutes starts the gateway and calls the management routes issue 35 added, with a management key, as
+// an operator's client or the console calls them: GET /activity (today and the 30 days before it, every key),
+// the same split by workspace, and GET /generations of a key's last 7 days, first page of 50 (the heaviest key,
+// and any key drawn as calls are), each -gets times in turn, with /healthz beside them as the floor.
+func measureRoutes(ctx context.Context, o options, spec recordseed.Spec, bin, cfg, addr string, env []string,
+	cli func(...string) (string, error)) error {
+	key, err := cli("keys", "create", "--name", "bench-management", "--management")
+	if err != nil {
+		return err
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	week := "&from=" + url.QueryEscape(spec.To.AddDate(0, 0, -7).Format(time.RFC3339)) + "&to=" + url.QueryEscape(spec.To.Format(time.RFC3339))
+	return callInTurn(ctx, o, bin, cfg, addr, env, key, []series{
+		{"GET /activity (30 days by day, model, provider and endpoint)", func() string { return "/api/v1/activity" }, nil},
+		{"GET /activity?group_by=workspace", func() string { return "/api/v1/activity?group_by=workspace" }, nil},
+		{"GET /generations, the heaviest key's 7 days, first page of 50",
+			func() string { return "/api/v1/generations?api_key_hash=" + recordseed.KeyHash(0) + week }, nil},
+		{"GET /generations, a key's 7 days, first page of 50",
+			func() string {
+				return "/api/v1/generations?api_key_hash=" + recordseed.KeyHash(r.IntN(spec.Keys)) + week
+			}, nil},
+		{"GET /healthz (no database: the HTTP floor at the time)", func() string { return "/healthz" }, nil},
+	})
 }
 
 // measureActivity reads the activity /activity shows (30 days by day, model, provider and endpoint, every key), a

@@ -20,7 +20,7 @@ func TestBootstrapManagementKey(t *testing.T) {
 	testdb.Each(t, func(t *testing.T, db *gorm.DB) {
 		ctx := context.Background()
 		s := gormstore.NewAccountStore(db)
-		a := app.NewAccounts(s, s, s, s, app.OneProcess{}, ports.NoMetrics{}, app.SystemEnv(), quiet())
+		a := app.NewAccounts(s, s, s, s, s, app.OneProcess{}, ports.NoMetrics{}, app.SystemEnv(), quiet())
 		if _, err := a.EnsureManagementKey(ctx, "too-short"); err == nil {
 			t.Fatal("a short bootstrap key was accepted")
 		}
@@ -50,7 +50,7 @@ func TestBootstrapByReplicasStartingTogether(t *testing.T) {
 	var wg sync.WaitGroup
 	for range replicas {
 		wg.Go(func() {
-			a := app.NewAccounts(s, s, s, s, app.OneProcess{}, ports.NoMetrics{}, app.SystemEnv(), quiet())
+			a := app.NewAccounts(s, s, s, s, s, app.OneProcess{}, ports.NoMetrics{}, app.SystemEnv(), quiet())
 			ok, err := a.EnsureManagementKey(ctx, "bootstrap-secret-0123456789abcdef0123456789")
 			if err != nil {
 				t.Errorf("a replica failed to start: %v", err)

@@ -64,7 +64,7 @@ func TestSettledHoldsAreVacuumed(t *testing.T) {
 		if err := s.InsertGenerations(ctx, step.batch); err != nil {
 			t.Fatalf("%s: %v", step.name, err)
 		}
-		for _, table := range []string{"credit_holds", "key_holds", "guardrail_holds"} {
+		for _, table := range []string{"credit_holds", "key_holds", "guardrail_holds", "workspace_holds"} {
 			if got := vacuums(table); got != step.vacuums {
 				t.Errorf("%s: %s vacuumed %d times, want %d", step.name, table, got, step.vacuums)
 			}

@@ -57,7 +57,7 @@ func replicas(db *gorm.DB, b ports.ChangeNotifier, n int) []replica {
 	acc, gs := gormstore.NewAccountStore(db), gormstore.NewGuardrailStore(db)
 	out := make([]replica, n)
 	for i := range out {
-		out[i] = replica{accounts: app.NewAccounts(acc, acc, acc, acc, b, ports.NoMetrics{}, env, quiet()),
+		out[i] = replica{accounts: app.NewAccounts(acc, acc, acc, acc, acc, b, ports.NoMetrics{}, env, quiet()),
 			guardrails: app.NewGuardrails(gs, gs, gs, acc, acc, b, ports.NoMetrics{}, env, quiet())}
 	}
 	return out

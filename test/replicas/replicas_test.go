@@ -94,15 +94,22 @@ func TestThreeReplicasBehaveAsOne(t *testing.T) {
 		// Every replica holds the guardrail in its cache since the burst. Raised through one replica, the limit
 		// applies on all three at once, well before their caches would read it again (3 s).
 		f.mgmt(t, 2, "PATCH", "/guardrails/"+gr.Data.ID, map[string]any{"limit_usd": 1000}, http.StatusOK, nil)
-		raised := time.Now()
-		for r := range f.replicas {
-			for f.status(t, r, "POST", "/audio/speech", key.secret, map[string]any{"model": "speech", "input": callText, "voice": "alloy"}) != http.StatusOK {
-				if time.Since(raised) > 1500*time.Millisecond {
-					t.Fatalf("replica %d still refuses the key 1.5 s after its guardrail's limit was raised through replica 2", r)
-				}
-			}
+		t.Logf("MEASURED guardrail change: the raised limit applied on all three replicas %v after the PATCH returned",
+			f.everyReplicaAdmits(t, key, "its guardrail's limit"))
+	})
+
+	t.Run("a workspace budget is not overspent at c=32", func(t *testing.T) {
+		var ws struct {
+			Data struct{ ID string } `json:"data"`
 		}
-		t.Logf("MEASURED guardrail change: the raised limit applied on all three replicas %v after the PATCH returned", time.Since(raised))
+		f.mgmt(t, 0, "POST", "/workspaces", map[string]any{"name": "Budgeted", "slug": "budgeted"}, http.StatusCreated, &ws)
+		key := f.key(t, map[string]any{"name": "budgeted", "workspace_id": ws.Data.ID})
+		f.mgmt(t, 1, "PUT", "/workspaces/budgeted/budgets/daily", map[string]any{"limit_usd": 0.01}, http.StatusOK, nil)
+		f.exactlyTen(t, key, "a $0.01 workspace budget")
+		// Raised through another replica, the budget applies on all three at once (they drop their cached budgets).
+		f.mgmt(t, 2, "PUT", "/workspaces/"+ws.Data.ID+"/budgets/daily", map[string]any{"limit_usd": 1000}, http.StatusOK, nil)
+		t.Logf("MEASURED workspace budget change: applied on all three replicas %v after the PUT returned",
+			f.everyReplicaAdmits(t, key, "its workspace's budget"))
 	})
 
 	t.Run("revocation takes effect on every replica at once", func(t *testing.T) {
@@ -429,6 +436,22 @@ func (f *fleet) exactlyTen(t *testing.T, k key, what string) {
 	if whole > 10 || whole < 10-cut {
 		t.Errorf("%s admitted %d calls of $0.001 (and %d cut) across three replicas, want 10", what, whole, cut)
 	}
+}
+
+// everyReplicaAdmits waits until every replica answers a speech call of k, after what refused it (raised) was
+// raised through one of them, and returns how long that took: it fails past 1.5 s, well before a replica's cache
+// would read the change again (3 s).
+func (f *fleet) everyReplicaAdmits(t *testing.T, k key, raised string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for r := range f.replicas {
+		for f.status(t, r, "POST", "/audio/speech", k.secret, map[string]any{"model": "speech", "input": callText, "voice": "alloy"}) != http.StatusOK {
+			if time.Since(start) > 1500*time.Millisecond {
+				t.Fatalf("replica %d still refuses the key 1.5 s after %s was raised through another replica", r, raised)
+			}
+		}
+	}
+	return time.Since(start)
 }
 
 // speak makes one speech call through replica r and returns its generation id.
