@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-ai/switchboard/adapters/console"
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/adapters/pgnotify"
@@ -137,6 +138,8 @@ func defaultRateLimit(l LimitsConfig) httpapi.DefaultRateLimit {
 var generationSet = wire.NewSet(
 	gormstore.NewGenerationStore, wire.Bind(new(ports.GenerationStore), new(*gormstore.GenerationStore)),
 	wire.Bind(new(ports.GenerationRetention), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.ActivityStore), new(*gormstore.GenerationStore)),
+	wire.Bind(new(ports.GenerationList), new(*gormstore.GenerationStore)),
 	newRecorder, recorderPort,
 	newRetention, app.NewDays,
 	app.NewGenerations, wire.Bind(new(ports.GenerationService), new(*app.Generations)),
@@ -347,8 +350,22 @@ var catalogSet = wire.NewSet(
 	httpapi.NewModelsHandler,
 )
 
+// consoleSet is the web console: its sessions, and the reads of its pages.
+var consoleSet = wire.NewSet(
+	gormstore.NewSessionStore, wire.Bind(new(ports.ConsoleSessionStore), new(*gormstore.SessionStore)),
+	app.NewConsole, wire.Bind(new(ports.ConsoleService), new(*app.Console)),
+	newConsole,
+)
+
+func newConsole(c ports.ConsoleService, keys ports.KeyService, gens ports.GenerationService, health ports.EndpointHealth,
+	rec *app.Recorder, log *slog.Logger, env app.Env) httpapi.Console {
+	return httpapi.Console{Handler: console.New(console.Deps{Console: c, Keys: keys, Generations: gens, Health: health,
+		Spool: rec}, log, env.Now)}
+}
+
 var httpSet = wire.NewSet(
 	catalogSet,
+	consoleSet,
 	wire.Struct(new(httpapi.Handlers), "*"),
 	httpapi.NewServer,
 )

@@ -71,7 +71,11 @@ type Handlers struct {
 	Credits     *CreditsHandler
 	Videos      *VideosHandler
 	Models      *ModelsHandler
+	Console     Console
 }
+
+// Console is the web console (adapters/console), served under /console/ beside the API.
+type Console struct{ http.Handler }
 
 var ginMode sync.Once
 
@@ -103,6 +107,11 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 	e.GET("/readyz", readyz(ready, log))
 	if me.Handler != nil && me.Addr == "" {
 		e.GET("/metrics", gin.WrapH(me.Handler))
+	}
+
+	if h.Console.Handler != nil {
+		e.GET("/console", func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, "/console/") })
+		e.Any("/console/*path", gin.WrapH(h.Console))
 	}
 
 	api := e.Group(cfg.BasePath, bodyLimit(cfg.MaxBodyBytes))
