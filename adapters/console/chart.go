@@ -16,7 +16,7 @@ const (
 	chartWidth  = 600
 	chartHeight = 120
 	// shareWidth is the length of a full bar in a table of shares.
-	shareWidth = 160
+	shareWidth = 100
 )
 
 // chart is a bar chart of one measure by day.

@@ -168,15 +168,17 @@ var (
 		"this form is missing its CSRF token or carries another session's: reload the page and try again")
 )
 
-// sameOrigin reports whether a write comes from a page of this server. Browsers say where a request comes from in
-// Sec-Fetch-Site and Origin; a request with neither (not a browser's) is left to the CSRF token. Origin's host is
-// compared, not its scheme, so that a proxy which ends TLS in front of the gateway does not refuse every write.
+// sameOrigin reports whether a write comes from a page of this server. A browser says where a request comes from
+// in Sec-Fetch-Site, which decides when present. Without it (an older browser), Origin's host must be this
+// server's; its scheme is not compared, so that a proxy which ends TLS in front of the gateway does not refuse
+// every write. Origin is "null" on the console's own forms (their pages send no referrer), and a request with
+// neither header is not a browser's: both are left to the CSRF token.
 func sameOrigin(r *http.Request) bool {
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
-		return false
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
+		return site == "same-origin"
 	}
 	o := r.Header.Get("Origin")
-	if o == "" {
+	if o == "" || o == "null" {
 		return true
 	}
 	u, err := url.Parse(o)

@@ -43,14 +43,27 @@ models:
 // call makes a chat call with prompt and returns its generation id once its record is stored.
 func (g *gateway) call(t *testing.T, prompt string) string {
 	t.Helper()
+	id := g.send(t, prompt)
+	g.stored(t, id)
+	return id
+}
+
+// send makes a chat call with prompt and returns its generation id.
+func (g *gateway) send(t *testing.T, prompt string) string {
+	t.Helper()
 	r := g.Do(t, "POST", "/chat/completions", g.key, map[string]any{"model": "chat/fake",
 		"messages": []any{map[string]any{"role": "user", "content": prompt}}})
 	id := r.Header.Get("X-Generation-Id")
 	if r.Status != http.StatusOK || id == "" {
 		t.Fatalf("chat: %d %s", r.Status, r.Body)
 	}
-	harness.Eventually(t, 10*time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+id, g.key, nil).Status == 200 })
 	return id
+}
+
+// stored waits for the record of a call to be written from the spool to the database.
+func (g *gateway) stored(t *testing.T, id string) {
+	t.Helper()
+	harness.Eventually(t, 10*time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+id, g.key, nil).Status == 200 })
 }
 
 // browser is an HTTP client with a cookie jar, as a browser keeps the console's session, that does not follow

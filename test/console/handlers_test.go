@@ -98,10 +98,13 @@ func TestConsoleWrites(t *testing.T) {
 		{"same origin with the token", csrf, nil, http.StatusCreated},
 		{"no token", "", nil, http.StatusForbidden},
 		{"another session's token", other, nil, http.StatusForbidden},
-		{"another origin", csrf, []string{"Origin", "https://evil.example"}, http.StatusForbidden},
-		{"another port", csrf, []string{"Origin", "http://127.0.0.1:1"}, http.StatusForbidden},
+		{"another origin", csrf, []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"another port", csrf, []string{"Origin", "http://127.0.0.1:1", "Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
 		{"cross-site fetch", csrf, []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
 		{"same-site fetch", csrf, []string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
+		{"own page (no referrer: Origin null)", csrf, []string{"Origin", "null"}, http.StatusCreated},
+		{"null origin from another site", csrf, []string{"Origin", "null", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"older browser, another origin", csrf, []string{"Sec-Fetch-Site", "", "Origin", "https://evil.example"}, http.StatusForbidden},
 		{"not a browser, with the token", csrf, []string{"Origin", "", "Sec-Fetch-Site", ""}, http.StatusCreated},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -120,7 +123,7 @@ func TestConsoleWrites(t *testing.T) {
 		})
 	}
 	// A sign-in from another site is refused too: it would sign the browser in to the other site's key.
-	if p := newBrowser(t, g.Root).do("POST", "/console/login", url.Values{"key": {g.Admin}}, "Origin", "https://evil.example"); p.Status != http.StatusForbidden {
+	if p := newBrowser(t, g.Root).do("POST", "/console/login", url.Values{"key": {g.Admin}}, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); p.Status != http.StatusForbidden {
 		t.Fatalf("cross-origin sign-in: %d", p.Status)
 	}
 }
