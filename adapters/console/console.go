@@ -41,6 +41,8 @@ type Deps struct {
 	Console     ports.ConsoleService
 	Keys        ports.KeyService
 	Generations ports.GenerationService
+	Presets     ports.PresetService
+	Guardrails  ports.GuardrailService
 	Health      ports.EndpointHealth
 	Spool       SpoolDepth
 }
@@ -94,6 +96,11 @@ func New(d Deps, log *slog.Logger, now func() time.Time) *Handler {
 	m.HandleFunc("POST /console/keys", h.authed(h.createKey))
 	m.HandleFunc("GET /console/keys/{hash}", h.authed(h.key))
 	m.HandleFunc("POST /console/keys/{hash}", h.authed(h.updateKey))
+	m.HandleFunc("GET /console/presets", h.authed(h.presets))
+	m.HandleFunc("GET /console/presets/{slug}", h.authed(h.preset))
+	m.HandleFunc("GET /console/guardrails", h.authed(h.guardrails))
+	m.HandleFunc("GET /console/guardrails/{id}", h.authed(h.guardrail))
+	m.HandleFunc("POST /console/guardrails/{id}", h.authed(h.updateGuardrail))
 	m.HandleFunc("GET /console/health", h.authed(h.health))
 	return h
 }

@@ -185,12 +185,12 @@ func (h *Handler) generation(w http.ResponseWriter, r *http.Request, s *session)
 		h.fail(w, r, s, err)
 		return
 	}
-	names, err := h.keyNames(r, s)
-	if err != nil {
+	key, err := h.Keys.GetKey(r.Context(), rec.KeyHash)
+	if err != nil && !errors.Is(err, account.ErrKeyNotFound) { // a deleted key's records stay
 		h.fail(w, r, s, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "generation", s, map[string]any{"R": rec, "C": stored, "KeyName": names[rec.KeyHash]})
+	h.render(w, r, http.StatusOK, "generation", s, map[string]any{"R": rec, "C": stored, "KeyName": key.Name})
 }
 
 // keys lists every key with its spend, and the form that creates one.

@@ -5,13 +5,15 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/switchboard-ai/switchboard/domain"
 )
 
 // pageNames are the templates of templates/<name>.html, each rendered inside templates/layout.html.
-var pageNames = []string{"login", "error", "overview", "generations", "generation", "keys", "key", "health"}
+var pageNames = []string{"login", "error", "overview", "generations", "generation", "keys", "key", "presets", "preset",
+	"guardrails", "guardrail", "health"}
 
 var funcs = template.FuncMap{
 	"usd":   func(m domain.Micros) string { return "$" + m.Decimal() },
@@ -20,6 +22,8 @@ var funcs = template.FuncMap{
 	"short": short,
 	"pct":   func(f float64) string { return strconv.FormatFloat(f*100, 'f', 1, 64) + "%" },
 	"secs":  func(f float64) string { return strconv.FormatFloat(f, 'f', 3, 64) + " s" },
+	"inc":   func(i int) int { return i + 1 },
+	"join":  strings.Join,
 }
 
 // short is the start of a long identifier (a key's hash), enough to tell keys apart on a page.

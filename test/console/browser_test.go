@@ -121,6 +121,16 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("the disabled key is %q, and the API still takes it", state)
 	}
 	do("key page", chromedp.Click(chromedp.Search(row+`/td/a`)), chromedp.WaitVisible(chromedp.CSS("dl.facts")), shot("key"))
+	// A preset's two versions and their difference; a guardrail assigned to a key from its page.
+	do("preset", chromedp.Navigate(g.Root+"/console/presets"), chromedp.WaitVisible(chromedp.ID("presets")), shot("presets"),
+		chromedp.Click(chromedp.CSS("#presets tbody a")), chromedp.WaitVisible(chromedp.ID("diff")), shot("preset"))
+	if diff := text("#diff"); !strings.Contains(diff, "- Be terse.") || !strings.Contains(diff, "+ Be thorough.") {
+		t.Fatalf("the difference of two versions: %q", diff)
+	}
+	do("guardrail", chromedp.Navigate(g.Root+"/console/guardrails"), chromedp.WaitVisible(chromedp.ID("guardrails")),
+		shot("guardrails"), chromedp.Click(chromedp.CSS("#guardrails tbody a")), chromedp.WaitVisible(chromedp.CSS("select[name=key]")),
+		chromedp.SetValue(chromedp.CSS("select[name=key]"), g.keyHash), chromedp.Click(chromedp.Search(`//button[@value="assign_keys"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#key-assignments input[value="`+g.keyHash+`"]`)), shot("guardrail"))
 	do("health", chromedp.Navigate(g.Root+"/console/health"), chromedp.WaitVisible(chromedp.ID("endpoints")), shot("health"))
 
 	// The create form without its CSRF token is refused.
@@ -176,6 +186,16 @@ func seed(t *testing.T, g *gateway, clock *harness.Clock) []string {
 		}
 	}
 	ids = append(ids, g.send(t, hostilePrompt))
+	for _, system := range []string{"Be terse.", "Be thorough."} { // a preset of two versions
+		if r := g.Do(t, "POST", "/presets/support/chat/completions", g.key, map[string]any{"model": "chat/fake", "temperature": 0.2,
+			"messages": []any{map[string]any{"role": "system", "content": system}}}); r.Status != http.StatusOK {
+			t.Fatalf("preset: %d %s", r.Status, r.Body)
+		}
+	}
+	if r := g.Do(t, "POST", "/guardrails", g.Admin, map[string]any{"name": "Support budget", "limit_usd": 25,
+		"reset_interval": "monthly", "allowed_models": []string{"chat/fake"}}); r.Status != http.StatusCreated {
+		t.Fatalf("guardrail: %d %s", r.Status, r.Body)
+	}
 	for _, id := range ids {
 		g.stored(t, id)
 	}

@@ -23,7 +23,7 @@ const hostilePrompt = `<script>document.title="pwned"</script><img src=x onerror
 // gateway is a gateway with a fake OpenAI-compatible upstream, an inference key, and the helpers the tests share.
 type gateway struct {
 	*harness.Gateway
-	key string
+	key, keyHash string
 }
 
 func start(t *testing.T, opts ...harness.Option) *gateway {
@@ -36,8 +36,8 @@ models:
   - {id: chat/fake, modality: chat, endpoints: [{provider: chatfake, upstream_model: fake-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
 `, oai.BaseURL())))
 	g := harness.Start(t, opts...)
-	key, _ := g.Key(t, map[string]any{"name": "app key"})
-	return &gateway{Gateway: g, key: key}
+	key, hash := g.Key(t, map[string]any{"name": "app key"})
+	return &gateway{Gateway: g, key: key, keyHash: hash}
 }
 
 // call makes a chat call with prompt and returns its generation id once its record is stored.
