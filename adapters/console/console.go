@@ -153,19 +153,39 @@ func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *session)
 			return
 		}
 		s := &session{By: by, CSRF: csrfToken(token)}
-		if write {
-			r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-			if err := r.ParseForm(); err != nil {
-				h.fail(w, r, s, domain.Invalid("form", "is not a form this console sent"))
-				return
-			}
-			if subtle.ConstantTimeCompare([]byte(r.PostForm.Get(csrfField)), []byte(s.CSRF)) != 1 {
-				h.fail(w, r, s, errCSRF)
-				return
-			}
+		if err := readInput(w, r); err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+		if write && subtle.ConstantTimeCompare([]byte(r.PostForm.Get(csrfField)), []byte(s.CSRF)) != 1 {
+			h.fail(w, r, s, errCSRF)
+			return
 		}
 		next(w, r, s)
 	}
+}
+
+// readInput parses the request's form (a write's body, at most maxForm bytes) and query, and refuses text a
+// database cannot store (domain.CheckText) in the path or any field, naming it: nothing past it has to care.
+func readInput(w http.ResponseWriter, r *http.Request) error {
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		return domain.Invalid("form", "is not a form this console sent")
+	}
+	if err := domain.CheckText("path", r.URL.Path); err != nil {
+		return err
+	}
+	for field, values := range r.Form {
+		if err := domain.CheckText("field", field); err != nil {
+			return err
+		}
+		for _, v := range values {
+			if err := domain.CheckText(field, v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 var (
@@ -213,9 +233,8 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, nil, errCrossOrigin)
 		return
 	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-	if err := r.ParseForm(); err != nil {
-		h.fail(w, r, nil, domain.Invalid("form", "is not a form this console sent"))
+	if err := readInput(w, r); err != nil {
+		h.fail(w, r, nil, err)
 		return
 	}
 	token, expires, err := h.Console.SignIn(r.Context(), r.PostForm.Get("key"))

@@ -100,8 +100,8 @@ func (h *Handler) keyNames(r *http.Request, s *session) (map[string]string, erro
 func listFilter(q url.Values) (ports.GenerationFilter, error) {
 	f := ports.GenerationFilter{KeyHash: q.Get("key"), Model: q.Get("model"), ProviderName: q.Get("provider"),
 		SessionID: q.Get("session"), UserID: q.Get("user"), Limit: generation.DefaultPage}
-	for _, v := range []string{f.KeyHash, f.Model, f.ProviderName, f.SessionID, f.UserID} {
-		if err := domain.CheckLength("filter", v, 256); err != nil {
+	for _, field := range []string{"key", "model", "provider", "session", "user"} {
+		if err := domain.CheckLength(field, q.Get(field), 256); err != nil {
 			return f, err
 		}
 	}

@@ -122,6 +122,17 @@ func TestConsoleWrites(t *testing.T) {
 			}
 		})
 	}
+	// Bad input is a 400 naming the field, on the form's page.
+	for _, tt := range []struct{ field, value, want string }{
+		{"name", "a\x00b", "valid UTF-8"}, {"name", "\xff", "valid UTF-8"}, {"name", " ", "1 to 200 characters"},
+		{"limit", "-3", "dollars"}, {"limit_reset", "hourly", "daily, weekly, monthly"},
+	} {
+		form := url.Values{"csrf": {csrf}, "name": {"ok"}}
+		form.Set(tt.field, tt.value)
+		if p := b.do("POST", "/console/keys", form); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, tt.want) {
+			t.Errorf("%s=%q: %d %s", tt.field, tt.value, p.Status, p.Body)
+		}
+	}
 	// A sign-in from another site is refused too: it would sign the browser in to the other site's key.
 	if p := newBrowser(t, g.Root).do("POST", "/console/login", url.Values{"key": {g.Admin}}, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); p.Status != http.StatusForbidden {
 		t.Fatalf("cross-origin sign-in: %d", p.Status)
@@ -154,6 +165,10 @@ func TestConsoleHeaders(t *testing.T) {
 		{"/console/static/console.css", 200, "text/css; charset=utf-8"},
 		{"/console/nothing-here", 404, ""},
 		{"/console/generations?status=abc", 400, "text/html; charset=utf-8"},
+		{"/console/generations?model=a%00b", 400, "text/html; charset=utf-8"},
+		{"/console/generations?session=%ff", 400, "text/html; charset=utf-8"},
+		{"/console/generations/gen-%00", 400, "text/html; charset=utf-8"},
+		{"/console/keys/%ff%fe", 400, "text/html; charset=utf-8"},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			p := b.do("GET", tt.path, nil)
