@@ -357,10 +357,11 @@ var consoleSet = wire.NewSet(
 	newConsole,
 )
 
-func newConsole(c ports.ConsoleService, keys ports.KeyService, gens ports.GenerationService, presets ports.PresetService,
-	guardrails ports.GuardrailService, health ports.EndpointHealth, rec *app.Recorder, log *slog.Logger, env app.Env) httpapi.Console {
-	return httpapi.Console{Handler: console.New(console.Deps{Console: c, Keys: keys, Generations: gens, Presets: presets,
-		Guardrails: guardrails, Health: health, Spool: rec}, log, env.Now)}
+func newConsole(c ports.ConsoleService, keys ports.KeyService, gens ports.GenerationService, ws ports.WorkspaceService,
+	presets ports.PresetService, guardrails ports.GuardrailService, health ports.EndpointHealth, rec *app.Recorder,
+	log *slog.Logger, env app.Env) httpapi.Console {
+	return httpapi.Console{Handler: console.New(console.Deps{Console: c, Keys: keys, Generations: gens, Workspaces: ws,
+		Presets: presets, Guardrails: guardrails, Health: health, Spool: rec}, log, env.Now)}
 }
 
 var httpSet = wire.NewSet(

@@ -111,7 +111,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	modelsHandler := httpapi.NewModelsHandler(appCatalog)
 	sessionStore := gormstore.NewSessionStore(db)
 	console := app.NewConsole(sessionStore, accounts, accountStore, generationStore, generationStore, env)
-	httpapiConsole := newConsole(console, accounts, generations, presets, guardrails, router, recorder, log, env)
+	httpapiConsole := newConsole(console, accounts, generations, accounts, presets, guardrails, router, recorder, log, env)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,

@@ -88,6 +88,28 @@ func versionText(v preset.Version) string {
 	return b.String()
 }
 
+// workspaces lists the organization's workspaces, with the form that creates one.
+func (h *Handler) workspaces(w http.ResponseWriter, r *http.Request, s *session) {
+	h.renderWorkspaces(w, r, s, http.StatusOK, "")
+}
+
+func (h *Handler) renderWorkspaces(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
+	list, _, err := h.Workspaces.ListWorkspaces(r.Context(), listPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, status, "workspaces", s, map[string]any{"Workspaces": list, "Error": msg})
+}
+
+func (h *Handler) createWorkspace(w http.ResponseWriter, r *http.Request, s *session) {
+	if _, err := h.Workspaces.CreateWorkspace(r.Context(), r.PostForm.Get("name"), r.PostForm.Get("slug")); err != nil {
+		h.formError(w, r, s, err, func(status int, msg string) { h.renderWorkspaces(w, r, s, status, msg) })
+		return
+	}
+	http.Redirect(w, r, "/console/workspaces", http.StatusSeeOther)
+}
+
 func (h *Handler) guardrails(w http.ResponseWriter, r *http.Request, s *session) {
 	list, _, err := h.Guardrails.List(r.Context(), "", listPage)
 	if err != nil {

@@ -41,6 +41,7 @@ type Deps struct {
 	Console     ports.ConsoleService
 	Keys        ports.KeyService
 	Generations ports.GenerationService
+	Workspaces  ports.WorkspaceService
 	Presets     ports.PresetService
 	Guardrails  ports.GuardrailService
 	Health      ports.EndpointHealth
@@ -96,6 +97,8 @@ func New(d Deps, log *slog.Logger, now func() time.Time) *Handler {
 	m.HandleFunc("POST /console/keys", h.authed(h.createKey))
 	m.HandleFunc("GET /console/keys/{hash}", h.authed(h.key))
 	m.HandleFunc("POST /console/keys/{hash}", h.authed(h.updateKey))
+	m.HandleFunc("GET /console/workspaces", h.authed(h.workspaces))
+	m.HandleFunc("POST /console/workspaces", h.authed(h.createWorkspace))
 	m.HandleFunc("GET /console/presets", h.authed(h.presets))
 	m.HandleFunc("GET /console/presets/{slug}", h.authed(h.preset))
 	m.HandleFunc("GET /console/guardrails", h.authed(h.guardrails))

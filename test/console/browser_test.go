@@ -121,6 +121,10 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("the disabled key is %q, and the API still takes it", state)
 	}
 	do("key page", chromedp.Click(chromedp.Search(row+`/td/a`)), chromedp.WaitVisible(chromedp.CSS("dl.facts")), shot("key"))
+	do("workspace", chromedp.Navigate(g.Root+"/console/workspaces"), chromedp.WaitVisible(chromedp.ID("workspace-name")),
+		chromedp.SendKeys(chromedp.ID("workspace-name"), "Research"), chromedp.Click(chromedp.ID("create-workspace")),
+		chromedp.WaitVisible(chromedp.Search(`//td[text()="Research"]`)), shot("workspaces"))
+
 	// A preset's two versions and their difference; a guardrail assigned to a key from its page.
 	do("preset", chromedp.Navigate(g.Root+"/console/presets"), chromedp.WaitVisible(chromedp.ID("presets")), shot("presets"),
 		chromedp.Click(chromedp.CSS("#presets tbody a")), chromedp.WaitVisible(chromedp.ID("diff")), shot("preset"))
