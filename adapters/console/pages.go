@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -29,20 +32,29 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	for i := range days {
 		days[i] = today.AddDate(0, 0, i-span+1)
 	}
-	window := ports.ActivityFilter{From: days[0], To: today.AddDate(0, 0, 1)}
-	read := func(g ports.ActivityGroup) ([]generation.Activity, error) {
-		f := window
-		f.GroupBy = g
-		return h.Console.Activity(r.Context(), s.By, f)
+	// The four reads of the aggregates, and the keys' names, at once: the page waits for the slowest, not the sum.
+	groups := []ports.ActivityGroup{ports.ByDay, ports.ByModel, ports.ByProvider, ports.ByKey}
+	rows := make([][]generation.Activity, len(groups))
+	var names map[string]string
+	eg, ctx := errgroup.WithContext(r.Context())
+	for i, g := range groups {
+		eg.Go(func() (err error) {
+			f := ports.ActivityFilter{From: days[0], To: today.AddDate(0, 0, 1), GroupBy: g}
+			rows[i], err = h.Console.Activity(ctx, s.By, f)
+			return err
+		})
 	}
-	byDay, err := read(ports.ByDay)
-	if err != nil {
+	eg.Go(func() (err error) {
+		names, err = h.keyNames(ctx)
+		return err
+	})
+	if err := eg.Wait(); err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	usage := make(map[time.Time]generation.Usage, len(byDay))
+	usage := make(map[time.Time]generation.Usage, len(rows[0]))
 	var total generation.Usage
-	for _, a := range byDay {
+	for _, a := range rows[0] {
 		usage[a.Day.UTC()] = a.Usage
 		total = total.Add(a.Usage)
 	}
@@ -50,27 +62,10 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request, s *session) {
 	for i, m := range measures {
 		charts[i] = dailyChart(m, days, usage)
 	}
-	names, err := h.keyNames(r, s)
-	if err != nil {
-		h.fail(w, r, s, err)
-		return
-	}
-	var tables []breakdown
-	for _, d := range []struct {
-		title string
-		group ports.ActivityGroup
-		name  func(generation.ActivityKey) string
-	}{
-		{"By model", ports.ByModel, func(k generation.ActivityKey) string { return k.Model }},
-		{"By provider", ports.ByProvider, func(k generation.ActivityKey) string { return or(k.ProviderName, "(none reached)") }},
-		{"By key", ports.ByKey, func(k generation.ActivityKey) string { return or(names[k.KeyHash], short(k.KeyHash)) }},
-	} {
-		rows, err := read(d.group)
-		if err != nil {
-			h.fail(w, r, s, err)
-			return
-		}
-		tables = append(tables, newBreakdown(d.title, rows, d.name))
+	tables := []breakdown{
+		newBreakdown("By model", rows[1], func(k generation.ActivityKey) string { return k.Model }),
+		newBreakdown("By provider", rows[2], func(k generation.ActivityKey) string { return or(k.ProviderName, "(none reached)") }),
+		newBreakdown("By key", rows[3], func(k generation.ActivityKey) string { return or(names[k.KeyHash], short(k.KeyHash)) }),
 	}
 	h.render(w, r, http.StatusOK, "overview", s, map[string]any{"Span": span, "Spans": overviewSpans, "Total": total,
 		"Charts": charts, "Tables": tables})
@@ -84,8 +79,8 @@ func or(s, otherwise string) string {
 }
 
 // keyNames names every key by its hash, for the pages that show a record's key.
-func (h *Handler) keyNames(r *http.Request, s *session) (map[string]string, error) {
-	keys, err := h.Keys.ListKeys(r.Context(), ports.KeyFilter{IncludeDisabled: true})
+func (h *Handler) keyNames(ctx context.Context) (map[string]string, error) {
+	keys, err := h.Keys.ListKeys(ctx, ports.KeyFilter{IncludeDisabled: true})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +143,7 @@ func (h *Handler) generations(w http.ResponseWriter, r *http.Request, s *session
 		h.fail(w, r, s, err)
 		return
 	}
-	names, err := h.keyNames(r, s)
+	names, err := h.keyNames(r.Context())
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
