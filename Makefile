@@ -1,4 +1,5 @@
-# The README's two commands are `make run` and `make test`; the rest are conveniences.
+# The README's two commands are `make run` and `make test`; the rest are conveniences. `make test` is the full suite
+# and CI's command; `make test-unit` is its fast tier, which needs no service.
 
 # The tests need a PostgreSQL server they may create databases on. Defaults to the local one (trust auth).
 TEST_DATABASE_URL ?= postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable
@@ -10,7 +11,7 @@ export TEST_REDIS_URL
 # The end-to-end tests run the reference API's real clients (@openrouter/sdk, openai) from npm.
 E2E_JS := test/e2e/js
 
-.PHONY: run test test-deps build generate check bench bench-e2e fuzz soak
+.PHONY: run test test-unit test-deps build generate check bench bench-e2e fuzz soak
 
 # What `switchboard version` prints: set at link time.
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -18,11 +19,16 @@ COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
 DATE    ?= $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT) -X main.date=$(DATE)
 
+# ARGS are the command's: make run ARGS="--config switchboard.yaml".
 run:
-	go run -ldflags "$(LDFLAGS)" ./cmd/switchboard
+	go run -ldflags "$(LDFLAGS)" ./cmd/switchboard $(ARGS)
 
 test: test-deps $(E2E_JS)/node_modules/.package-lock.json
 	go test -race -count=1 ./...
+
+# The fast tier: no PostgreSQL, Redis, npm or espeak-ng; the tests that need one skip under -short and say which.
+test-unit:
+	go test -short -count=1 ./...
 
 # A real speech engine for the end-to-end tests: espeak-ng, and lame for mp3, from the distribution's packages; and
 # Debian's Chromium for the console's browser test (test/console). Without them (no apt, or not root) the tests that

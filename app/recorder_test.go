@@ -521,7 +521,7 @@ func TestRecorderSpoolRefusesAppends(t *testing.T) {
 		t.Fatal("the entry the spool refused is not in the database when Record returns")
 	}
 	for range 3 { // each admission probes the spool again
-		// The README's 503 section gives the reason and the Retry-After an operator sees.
+		// docs/operating.md's 503 section gives the reason and the Retry-After an operator sees.
 		var de *domain.Error
 		if err := r.Accepting(); !errors.As(err, &de) || de.Kind.Status() != 503 || de.Code != "spool_unavailable" || de.RetryAfter != 5*time.Second {
 			t.Fatalf("spool refusing appends, Accepting: %v, want a 503 spool_unavailable with Retry-After 5 s", err)

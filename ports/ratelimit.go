@@ -15,7 +15,7 @@ type RateDecision struct {
 }
 
 // RateLimiter admits requests per key and minute; a limit of 0 admits everything. It always decides: an
-// implementation whose shared state is unreachable decides from what it has (see README, rate limits).
+// implementation whose shared state is unreachable decides from what it has (see docs/replicas.md, rate limits).
 type RateLimiter interface {
 	Allow(ctx context.Context, key string, perMinute int) RateDecision
 }

@@ -91,6 +91,7 @@ func (c Config) Readiness() (string, *http.Client, error) {
 // serves. self is how the operator invoked the binary, for the hint on creating a first key.
 func Serve(ctx context.Context, cfg Config, log *slog.Logger, self string) error {
 	defer floorGC(os.Getenv, HeapFloor, nil)()
+	logStart(log, cfg)
 	gw, cleanup, err := InitializeGateway(ctx, cfg, log, app.SystemEnv())
 	if err != nil {
 		return err
@@ -112,6 +113,33 @@ func Serve(ctx context.Context, cfg Config, log *slog.Logger, self string) error
 			" or set SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", self))
 	}
 	return gw.Server.Run(ctx)
+}
+
+// logStart says what a first run needs to know: the configuration file, the database (without its password), the
+// models served, and what to do when there are none.
+func logStart(log *slog.Logger, cfg Config) {
+	file := cfg.File
+	if file == "" {
+		file = "none (the defaults; give one with --config PATH or SWITCHBOARD_CONFIG)"
+	}
+	log.Info("configuration", "file", file, "database", cfg.DescribeDatabase())
+	var models []string
+	for _, mod := range catalog.Modalities {
+		for _, m := range cfg.Catalog.List(mod) {
+			models = append(models, m.ID)
+		}
+	}
+	switch {
+	case len(models) > 0:
+		log.Info("serving models", "count", len(models), "models", strings.Join(models, ", "))
+	case cfg.File == "":
+		log.Warn("serving no models: every inference call is a 404. Give a configuration file with providers and" +
+			" models (--config PATH or SWITCHBOARD_CONFIG; see docs/configuration.md), or install espeak-ng" +
+			" (apt-get install espeak-ng lame) to serve its local voices as local/espeak without one")
+	default:
+		log.Warn("serving no models: every inference call is a 404. Add providers and models to the configuration"+
+			" file (see docs/configuration.md)", "file", cfg.File)
+	}
 }
 
 // Migrate creates the database when it does not exist and brings its schema up to date.

@@ -25,6 +25,7 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/adapters/redisrate"
+	"github.com/switchboard-ai/switchboard/adapters/upstream/espeak"
 	"github.com/switchboard-ai/switchboard/app"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
@@ -49,6 +50,8 @@ type Config struct {
 	Tracing     TracingConfig
 	// Bootstrap is SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY: a management key serve creates when none exists.
 	Bootstrap string
+	// File is the configuration file read, "" for none.
+	File string
 }
 
 type LogConfig struct {
@@ -290,16 +293,45 @@ func (e *ConfigError) Error() string {
 	return b.String() + ": " + e.Msg
 }
 
+// offlineYAML is what a gateway started without a configuration file serves on a host with espeak-ng: its local
+// voices as the free model local/espeak, so that a first run has a model that answers with no account anywhere.
+const offlineYAML = `providers:
+  - {slug: local, kind: espeak}
+models:
+  - {id: local/espeak, modality: tts, endpoints: [{provider: local}]}
+`
+
+// LoadStartConfig is LoadConfig for the binary's commands: without a file, on a host where espeak-ng is
+// installed, the gateway serves the local speech engine (offlineYAML) rather than no model at all.
+func LoadStartConfig(path string, getenv func(string) string) (Config, error) {
+	return loadStartConfig(path, getenv, espeak.Installed)
+}
+
+func loadStartConfig(path string, getenv func(string) string, engineInstalled func() bool) (Config, error) {
+	if path != "" || !engineInstalled() {
+		return LoadConfig(path, getenv)
+	}
+	return load("", []byte(offlineYAML), getenv)
+}
+
 // LoadConfig reads the YAML file at path (none when path is empty), expands ${VAR} from getenv inside values,
 // applies the environment overrides and validates everything, naming the field and line of the first problem.
 func LoadConfig(path string, getenv func(string) string) (Config, error) {
-	f := defaults()
-	root := &yaml.Node{}
+	var raw []byte
 	if path != "" {
-		raw, err := os.ReadFile(path)
-		if err != nil {
+		var err error
+		if raw, err = os.ReadFile(path); err != nil {
 			return Config{}, &ConfigError{File: path, Msg: err.Error()}
 		}
+	}
+	return load(path, raw, getenv)
+}
+
+// load is LoadConfig on the YAML raw (none when nil) of the file path ("" for the built-in settings).
+func load(path string, raw []byte, getenv func(string) string) (Config, error) {
+	f := defaults()
+	root := &yaml.Node{}
+	if raw != nil {
 		if err := decodeOne(raw, root); err != nil {
 			err.File = path
 			return Config{}, err
@@ -338,6 +370,7 @@ func LoadConfig(path string, getenv func(string) string) (Config, error) {
 	if cfg.Bootstrap != "" && len(cfg.Bootstrap) < 32 {
 		return Config{}, &ConfigError{Field: "SWITCHBOARD_BOOTSTRAP_MANAGEMENT_KEY", Msg: "must be at least 32 characters"}
 	}
+	cfg.File = path
 	return cfg, nil
 }
 

@@ -279,12 +279,12 @@ func TestUnknownEnv(t *testing.T) {
 	}
 }
 
-// TestREADMEListsEveryOverride: the README's configuration table has a row for every scalar setting and none for a
+// TestDocsListEveryOverride: the configuration table of docs/configuration.md has a row for every scalar setting and none for a
 // setting the code does not read, each row with its variable (and older name) and its default: the default the
 // row gives, set through the variable, loads the configuration that nothing set loads.
-func TestREADMEListsEveryOverride(t *testing.T) {
+func TestDocsListEveryOverride(t *testing.T) {
 	t.Parallel()
-	table := readme.Table(t, "| setting | default | environment | meaning |")
+	table := readme.Table(t, "docs/configuration.md", "| setting | default | environment | meaning |")
 	rows := map[string][]string{} // setting: its cells
 	for _, line := range strings.Split(table, "\n") {
 		if cells := strings.Split(line, " | "); len(cells) == 4 && strings.HasPrefix(cells[0], "| `") {
@@ -301,28 +301,28 @@ func TestREADMEListsEveryOverride(t *testing.T) {
 		delete(rows, o.Setting)
 		switch {
 		case !ok:
-			t.Errorf("README's configuration table has no row for %s", o.Setting)
+			t.Errorf("docs/configuration.md's configuration table has no row for %s", o.Setting)
 			continue
 		case !strings.HasPrefix(cells[2], "`"+o.Env+"`"):
-			t.Errorf("README gives %s the variable %q, want %s", o.Setting, cells[2], o.Env)
+			t.Errorf("docs/configuration.md gives %s the variable %q, want %s", o.Setting, cells[2], o.Env)
 		case o.Alias != "" && !strings.Contains(cells[2], "(or `"+o.Alias+"`)"):
-			t.Errorf("README does not give %s's older variable %s", o.Setting, o.Alias)
+			t.Errorf("docs/configuration.md does not give %s's older variable %s", o.Setting, o.Alias)
 		}
 		def := backticked.FindStringSubmatch(cells[1])
 		if def == nil {
 			if !strings.HasPrefix(cells[1], "none") {
-				t.Errorf("README's default of %s is %q: a value in backticks, or none", o.Setting, cells[1])
+				t.Errorf("docs/configuration.md's default of %s is %q: a value in backticks, or none", o.Setting, cells[1])
 			}
 			continue // unset: nothing to set it to
 		}
 		got, err := sbwire.LoadConfig("", env(o.Env, def[1]))
 		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("README's default of %s, %s=%s, loads another configuration than the default (err %v)", o.Setting, o.Env, def[1], err)
+			t.Errorf("docs/configuration.md's default of %s, %s=%s, loads another configuration than the default (err %v)", o.Setting, o.Env, def[1], err)
 		}
 	}
 	for setting := range rows {
 		if setting != "providers[]" && setting != "models[]" {
-			t.Errorf("README's configuration table lists %s, which the code does not read", setting)
+			t.Errorf("docs/configuration.md's configuration table lists %s, which the code does not read", setting)
 		}
 	}
 }

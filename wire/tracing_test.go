@@ -22,7 +22,7 @@ import (
 )
 
 // An upstream call's span names its URL without the query string: a provider's video may be downloaded from a
-// signed URL (a redirect's Location) whose query is the credential, and README promises no query string in a
+// signed URL (a redirect's Location) whose query is the credential, and docs/operating.md promises no query string in a
 // span.
 func TestTraceUpstreamKeepsNoQuery(t *testing.T) {
 	t.Parallel()

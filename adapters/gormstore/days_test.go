@@ -15,12 +15,14 @@ import (
 	"gorm.io/gorm"
 
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/test/short"
 )
 
 // scratchPostgres is a migrated database of the test's own on TEST_DATABASE_URL's server, dropped when the test
 // ends (this package's tests cannot use test/testdb, which imports it). Without a server the test fails.
 func scratchPostgres(t *testing.T) *gorm.DB {
 	t.Helper()
+	short.Skip(t, "PostgreSQL")
 	base := os.Getenv("TEST_DATABASE_URL")
 	if base == "" {
 		t.Fatal("TEST_DATABASE_URL is unset: these tests need a PostgreSQL server (make test sets it)")

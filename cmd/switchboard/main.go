@@ -338,7 +338,7 @@ func (c *cli) extractConfig(args []string) ([]string, error) {
 }
 
 func (c *cli) config() (sbwire.Config, error) {
-	return sbwire.LoadConfig(c.configPath, func(k string) string { return c.env[k] })
+	return sbwire.LoadStartConfig(c.configPath, func(k string) string { return c.env[k] })
 }
 
 // unknownEnv is the SWITCHBOARD_* variables of the environment that nothing reads (typos, most likely).

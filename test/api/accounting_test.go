@@ -159,7 +159,7 @@ func TestSpoolFullRefusesBeforeUpstream(t *testing.T) {
 	calls := u.openai.Calls()
 	r := speak(t, g, key, nil)
 	e := harness.AssertError(t, r, 503)
-	// The README's 503 section gives the reason and the Retry-After an operator sees.
+	// docs/operating.md's 503 section gives the reason and the Retry-After an operator sees.
 	if e["metadata"].(map[string]any)["reason"] != "spool_full" || r.Header.Get("Retry-After") != "5" || u.openai.Calls() != calls {
 		t.Fatalf("spool full: Retry-After %q, upstream calls %d -> %d (%v), want spool_full with Retry-After 5 before any",
 			r.Header.Get("Retry-After"), calls, u.openai.Calls(), e)

@@ -20,7 +20,7 @@ import (
 
 // hostileAnswerWithin bounds each answer of the hostile table. It detects hangs and unbounded work (a quadratic
 // list took minutes), not speed: two shared cores under -race with the whole suite running are slow. How fast
-// the answers are is measured without the race detector (README, API).
+// the answers are is measured without the race detector (docs/api.md).
 const hostileAnswerWithin = 30 * time.Second
 
 // hostilePathValues replace every path parameter of every route; they arrive as raw bytes (no client cleans
@@ -327,7 +327,7 @@ func checkRefusedBeforeRouting(t *testing.T, what string, resp *http.Response, r
 	}
 }
 
-// TestPatchNull: null clears what can be cleared, as the README says, and is a 400 naming the field where it
+// TestPatchNull: null clears what can be cleared, as docs/api.md says, and is a 400 naming the field where it
 // cannot; never a silent 200 that changes nothing.
 func TestPatchNull(t *testing.T) {
 	t.Parallel()

@@ -185,11 +185,11 @@ func queuesNamedExported(t *testing.T, fams map[string]*dto.MetricFamily) {
 	}
 }
 
-// readmeListsExported checks that the README's metrics table names exactly the families /metrics exports (each
+// readmeListsExported checks that the metrics table of docs/operating.md names exactly the families /metrics exports (each
 // labelled family has a series by now), the Go runtime's and the process's by their go_* and process_* row.
 func readmeListsExported(t *testing.T, fams map[string]*dto.MetricFamily) {
 	t.Helper()
-	table := readme.Table(t, "| metric | labels | what |")
+	table := readme.Table(t, "docs/operating.md", "| metric | labels | what |")
 	var listed, exported []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+)`").FindAllStringSubmatch(table, -1) {
 		listed = append(listed, m[1])
@@ -202,7 +202,7 @@ func readmeListsExported(t *testing.T, fams map[string]*dto.MetricFamily) {
 	slices.Sort(listed)
 	slices.Sort(exported)
 	if !slices.Equal(listed, exported) {
-		t.Errorf("README's metrics table lists %v, and /metrics exports %v", listed, exported)
+		t.Errorf("docs/operating.md's metrics table lists %v, and /metrics exports %v", listed, exported)
 	}
 }
 

@@ -287,13 +287,14 @@ func TestHostileUpstreams(t *testing.T) {
 	for _, m := range []string{"plain", "stall", "endless", "flood", "usage", "leak"} {
 		fmt.Fprintf(&models, "  - {id: %s, modality: chat, endpoints: [{provider: hostile, upstream_model: %s, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}\n", m, m)
 	}
+	dbURL := testdb.PostgresURL(t) // before the build, which -short skips with it
 	p := startGateway(t, buildGateway(t), fmt.Sprintf(`log: {level: debug, format: json}
 providers:
   - {slug: hostile, kind: openai, base_url: %s, api_key: %s, timeout: 5s, idle_timeout: 1s}
 models:
 %slimits: {requests_per_minute: 100000, answer_timeout: 3s}
 redis: {url: "redis://%s/0"}
-`, up.BaseURL(), providerKey, models.String(), redisAddr), []string{"DATABASE_URL=" + testdb.PostgresURL(t),
+`, up.BaseURL(), providerKey, models.String(), redisAddr), []string{"DATABASE_URL=" + dbURL,
 		"SWITCHBOARD_GENERATIONS_SPOOL_DIR=" + t.TempDir()})
 	key, hash := p.key(t)
 	ask := func(model string, stream bool) map[string]any {

@@ -16,6 +16,7 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
+	"github.com/switchboard-ai/switchboard/test/short"
 )
 
 // videoSuite is the suite TestVideoSDK runs against a gateway of its own, with every video provider.
@@ -25,6 +26,7 @@ const videoSuite = "videos.test.mjs"
 // any fails.
 func runNode(t *testing.T, env map[string]string, keep func(file string) bool) {
 	t.Helper()
+	short.Skip(t, "npm's clients (node)")
 	if _, err := os.Stat("js/node_modules/@openrouter/sdk"); err != nil {
 		t.Fatalf("the SDK is not installed: run `make test` (it runs npm ci in test/e2e/js) or `npm ci` there: %v", err)
 	}

@@ -1,4 +1,5 @@
-// Package readme reads the README's tables, for the tests that hold the code to them.
+// Package readme reads the tables of the README and the pages under docs/, for the tests that hold the code to
+// them, and checks that their relative links resolve (TestLinks).
 package readme
 
 import (
@@ -8,24 +9,24 @@ import (
 	"testing"
 )
 
-// Table returns the README's table under the header line header: its lines after the header, up to the blank line
-// that ends it.
-func Table(t testing.TB, header string) string {
+// Table returns the table under the header line header in doc (a path from the module's folder, such as
+// docs/configuration.md): its lines after the header, up to the blank line that ends it.
+func Table(t testing.TB, doc, header string) string {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(root(t), "README.md"))
+	raw, err := os.ReadFile(filepath.Join(Root(t), doc))
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, table, ok := strings.Cut(string(raw), header)
 	if !ok {
-		t.Fatalf("the README has no table headed %q", header)
+		t.Fatalf("%s has no table headed %q", doc, header)
 	}
 	table, _, _ = strings.Cut(table, "\n\n")
 	return table
 }
 
-// root is the module's folder: the nearest above the test's working directory (its package's) with a go.mod.
-func root(t testing.TB) string {
+// Root is the module's folder: the nearest above the test's working directory (its package's) with a go.mod.
+func Root(t testing.TB) string {
 	dir, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)

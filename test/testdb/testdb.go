@@ -27,6 +27,7 @@ import (
 	"gorm.io/gorm/logger"
 
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
+	"github.com/switchboard-ai/switchboard/test/short"
 )
 
 var server struct {
@@ -40,6 +41,7 @@ var server struct {
 // when the test ends.
 func PostgresURL(t testing.TB) string {
 	t.Helper()
+	short.Skip(t, "PostgreSQL")
 	server.once.Do(func() {
 		ctx := context.Background()
 		if server.url, server.err = serverURL(ctx); server.err == nil {

@@ -29,6 +29,12 @@ type Engine struct {
 
 var _ ports.SpeechProvider = (*Engine)(nil)
 
+// Installed reports whether espeak-ng is on PATH.
+func Installed() bool {
+	_, err := exec.LookPath("espeak-ng")
+	return err == nil
+}
+
 // New finds espeak-ng and lame on PATH and reads the installed voices.
 func New() *Engine {
 	e := &Engine{voices: map[string]bool{}}

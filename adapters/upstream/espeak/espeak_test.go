@@ -13,11 +13,13 @@ import (
 	"github.com/switchboard-ai/switchboard/domain/speech"
 	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/fakes"
+	"github.com/switchboard-ai/switchboard/test/short"
 )
 
 // engine needs espeak-ng: `make test` installs it (with lame) where apt can; the tests say so plainly otherwise.
 func engine(t *testing.T) *espeak.Engine {
 	t.Helper()
+	short.Skip(t, "espeak-ng")
 	e := espeak.New()
 	if err := e.Check(); err != nil {
 		t.Fatal("espeak-ng is not installed: run `make test` (it installs espeak-ng and lame) or `apt-get install espeak-ng lame`")
