@@ -83,6 +83,7 @@ func New(d Deps, log *slog.Logger, now func() time.Time) *Handler {
 		panic(err) // the embedded directory exists
 	}
 	m := h.mux
+	m.Handle("GET /console", http.RedirectHandler(Prefix, http.StatusMovedPermanently))
 	m.Handle("GET /console/static/", http.StripPrefix("/console/static/", http.FileServerFS(static)))
 	m.HandleFunc("GET /console/{$}", h.authed(func(w http.ResponseWriter, r *http.Request, _ *session) {
 		http.Redirect(w, r, "/console/overview", http.StatusSeeOther)

@@ -100,18 +100,21 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 		e.Use(traceRequests(tracing))
 	}
 	e.Use(accessLog(log), recovery())
-	e.NoRoute(func(c *gin.Context) { writeError(c, errNoRoute) })
+	// The web console (its own pages, not the API: no envelope, no OpenAPI) answers every path under /console/
+	// that the API's routes leave.
+	e.NoRoute(func(c *gin.Context) {
+		if p := c.Request.URL.Path; h.Console.Handler != nil && (p == "/console" || strings.HasPrefix(p, "/console/")) {
+			h.Console.ServeHTTP(c.Writer, c.Request)
+			return
+		}
+		writeError(c, errNoRoute)
+	})
 	e.NoMethod(func(c *gin.Context) { respond(c, http.StatusMethodNotAllowed, errNoMethod) })
 
 	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })
 	e.GET("/readyz", readyz(ready, log))
 	if me.Handler != nil && me.Addr == "" {
 		e.GET("/metrics", gin.WrapH(me.Handler))
-	}
-
-	if h.Console.Handler != nil {
-		e.GET("/console", func(c *gin.Context) { c.Redirect(http.StatusMovedPermanently, "/console/") })
-		e.Any("/console/*path", gin.WrapH(h.Console))
 	}
 
 	api := e.Group(cfg.BasePath, bodyLimit(cfg.MaxBodyBytes))

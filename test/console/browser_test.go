@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/switchboard-ai/switchboard/test/harness"
+	"github.com/switchboard-ai/switchboard/test/short"
 )
 
 // chromiumPath is Debian's Chromium, which `make test-deps` installs.
@@ -31,6 +32,7 @@ const screenshotsEnv = "SWITCHBOARD_CONSOLE_SCREENSHOTS"
 // form posted from another origin, with the session's cookie and even its token, refused.
 func TestConsoleBrowser(t *testing.T) {
 	t.Parallel()
+	short.Skip(t, "Chromium and PostgreSQL")
 	if _, err := exec.LookPath(chromiumPath); err != nil {
 		t.Fatalf("the console's browser test needs Debian's Chromium at %s: run `make test-deps` or `apt-get install -y chromium` (%v)",
 			chromiumPath, err)

@@ -164,6 +164,7 @@ func TestConsoleHeaders(t *testing.T) {
 		{"/console/health", 200, "text/html; charset=utf-8"},
 		{"/console/static/console.css", 200, "text/css; charset=utf-8"},
 		{"/console/nothing-here", 404, ""},
+		{"/console", 301, ""},
 		{"/console/generations?status=abc", 400, "text/html; charset=utf-8"},
 		{"/console/generations?model=a%00b", 400, "text/html; charset=utf-8"},
 		{"/console/generations?session=%ff", 400, "text/html; charset=utf-8"},
