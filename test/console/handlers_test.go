@@ -8,14 +8,17 @@ import (
 	"testing"
 
 	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/test/harness"
 )
 
 // TestConsoleSignIn: only a live management key opens a session; the cookie is HttpOnly and SameSite=Strict (and
 // not Secure over plain HTTP); pages without a session, after sign-out, or once the key is disabled send the
 // browser to the sign-in page.
 func TestConsoleSignIn(t *testing.T) {
-	t.Parallel()
-	g := start(t)
+	harness.Dialects(t, func(t *testing.T, db harness.Option) { signIn(t, start(t, db)) })
+}
+
+func signIn(t *testing.T, g *gateway) {
 	for _, tt := range []struct {
 		name, key string
 		status    int
