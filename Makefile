@@ -30,13 +30,14 @@ test: test-deps $(E2E_JS)/node_modules/.package-lock.json
 test-unit:
 	go test -short -count=1 ./...
 
-# A real speech engine for the end-to-end tests: espeak-ng, and lame for mp3, from the distribution's packages.
-# Without them (no apt, or not root) the tests that need them fail and say how to install them.
+# A real speech engine for the end-to-end tests: espeak-ng, and lame for mp3, from the distribution's packages; and
+# Debian's Chromium for the console's browser test (test/console). Without them (no apt, or not root) the tests that
+# need them fail and say how to install them.
 test-deps:
-	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null; then \
+	@if ! command -v espeak-ng >/dev/null || ! command -v lame >/dev/null || [ ! -x /usr/bin/chromium ]; then \
 	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
-	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng lame >/dev/null 2>&1 || \
-	    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng lame >/dev/null 2>&1; } || true; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng lame chromium >/dev/null 2>&1 || \
+	    { apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq espeak-ng lame chromium >/dev/null 2>&1; } || true; \
 	  fi; \
 	fi
 

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"gorm.io/gorm"
 
+	"github.com/switchboard-ai/switchboard/adapters/console"
 	"github.com/switchboard-ai/switchboard/adapters/gormstore"
 	"github.com/switchboard-ai/switchboard/adapters/httpapi"
 	"github.com/switchboard-ai/switchboard/adapters/pgnotify"
@@ -355,8 +356,25 @@ var catalogSet = wire.NewSet(
 	httpapi.NewModelsHandler,
 )
 
+// consoleSet is the web console: its sessions, and the use cases its pages read and change.
+var consoleSet = wire.NewSet(
+	gormstore.NewSessionStore, wire.Bind(new(ports.ConsoleSessionStore), new(*gormstore.SessionStore)),
+	app.NewConsole, wire.Bind(new(ports.ConsoleService), new(*app.Console)),
+	newConsole,
+)
+
+func newConsole(c ports.ConsoleService, keys ports.KeyService, gens ports.GenerationService,
+	activity ports.ActivityService, list ports.GenerationLister, ws ports.WorkspaceService, presets ports.PresetService,
+	guardrails ports.GuardrailService, health ports.EndpointHealth, rec *app.Recorder, log *slog.Logger,
+	env app.Env) httpapi.Console {
+	return httpapi.Console{Handler: console.New(console.Deps{Console: c, Keys: keys, Generations: gens,
+		Activity: activity, List: list, Workspaces: ws, Presets: presets, Guardrails: guardrails, Health: health,
+		Spool: rec}, log, env.Now)}
+}
+
 var httpSet = wire.NewSet(
 	catalogSet,
+	consoleSet,
 	wire.Struct(new(httpapi.Handlers), "*"),
 	httpapi.NewServer,
 )

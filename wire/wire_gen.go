@@ -111,6 +111,9 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	videosHandler := httpapi.NewVideosHandler(videos, config)
 	appCatalog := app.NewCatalog(catalog, router, env)
 	modelsHandler := httpapi.NewModelsHandler(appCatalog)
+	sessionStore := gormstore.NewSessionStore(db)
+	console := app.NewConsole(sessionStore, accounts, accountStore, env)
+	httpapiConsole := newConsole(console, accounts, generations, activity, generations, accounts, presets, guardrails, router, recorder, log, env)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,
@@ -124,6 +127,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
 		Models:      modelsHandler,
+		Console:     httpapiConsole,
 	}
 	server := httpapi.NewServer(config, log, wireReadiness, accounts, rateLimiter, httpapiDefaultRateLimit, tokenLimits, portsMetrics, metricsEndpoint, tracing, handlers)
 	caches := app.NewCaches(accounts, guardrails)

@@ -72,7 +72,11 @@ type Handlers struct {
 	Credits     *CreditsHandler
 	Videos      *VideosHandler
 	Models      *ModelsHandler
+	Console     Console
 }
+
+// Console is the web console (adapters/console), served under /console/ beside the API.
+type Console struct{ http.Handler }
 
 var ginMode sync.Once
 
@@ -97,7 +101,15 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 		e.Use(traceRequests(tracing))
 	}
 	e.Use(accessLog(log), recovery())
-	e.NoRoute(func(c *gin.Context) { writeError(c, errNoRoute) })
+	// The web console (its own pages, not the API: no envelope, no OpenAPI) answers every path under /console/
+	// that the API's routes leave.
+	e.NoRoute(func(c *gin.Context) {
+		if p := c.Request.URL.Path; h.Console.Handler != nil && (p == "/console" || strings.HasPrefix(p, "/console/")) {
+			h.Console.ServeHTTP(c.Writer, c.Request)
+			return
+		}
+		writeError(c, errNoRoute)
+	})
 	e.NoMethod(func(c *gin.Context) { respond(c, http.StatusMethodNotAllowed, errNoMethod) })
 
 	e.GET("/healthz", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"status": "ok"}) })

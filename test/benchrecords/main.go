@@ -64,7 +64,7 @@ func main() {
 		"PostgreSQL server to create the scratch database on")
 	flag.StringVar(&o.dbURL, "db", "", "measure this database, seeded before with the same -records, -days, -keys and -content, instead of seeding one")
 	flag.StringVar(&o.bin, "bin", "", "gateway binary (default: build ./cmd/switchboard)")
-	flag.StringVar(&o.phases, "phases", "get,routes,activity,list,recorder,drop", "what to measure, in order (drop last: it removes a month)")
+	flag.StringVar(&o.phases, "phases", "get,routes,activity,list,recorder,drop", "what to measure, in order (get, routes, activity, list, console, recorder, drop; drop last: it removes a month)")
 	flag.IntVar(&o.records, "records", 1_000_000, "records to seed (or to migrate, with -migrate)")
 	flag.IntVar(&o.days, "days", 40, "days the records span, ending at -until")
 	flag.StringVar(&o.until, "until", "", "the day after the records' last, YYYY-MM-DD (default today: give the seeding's day with -db)")
@@ -175,17 +175,30 @@ func measure(ctx context.Context, o options, spec recordseed.Spec) error {
 		return err
 	}
 	fmt.Printf("| the records' tables, contents and indexes | %s on disk |\n", size)
+	serve := func(keyArgs ...string) (string, func(), error) {
+		key, err := cli(append([]string{"keys", "create"}, keyArgs...)...)
+		if err != nil {
+			return "", nil, err
+		}
+		gw, err := startGateway(bin, cfg, env, "http://"+addr)
+		if err != nil {
+			return "", nil, err
+		}
+		return key, gw.stop, nil
+	}
 	for _, phase := range strings.Split(o.phases, ",") {
 		var err error
 		switch phase {
 		case "get":
-			err = measureGet(ctx, o, spec, bin, cfg, addr, env, cli)
+			err = measureGet(ctx, o, spec, addr, serve)
 		case "routes":
-			err = measureRoutes(ctx, o, spec, bin, cfg, addr, env, cli)
+			err = measureRoutes(ctx, o, spec, addr, serve)
 		case "activity":
 			err = measureActivity(ctx, o, spec, store)
 		case "list":
 			err = measureList(ctx, o, spec, store)
+		case "console":
+			err = measureConsole(ctx, o, spec, addr, serve)
 		case "recorder":
 			err = measureRecorder(ctx, o, db, store)
 		case "drop":
@@ -204,15 +217,15 @@ func measure(ctx context.Context, o options, spec recordseed.Spec) error {
 // all of them, of one drawn from the newest day's (a client asks for a call's record soon after it), GET /key (a
 // route whose reads are small rows of small tables) and GET /healthz (the HTTP path and no database), with a key
 // of the default workspace: the last two are the floors the machine and the gateway give a lookup at the time.
-func measureGet(ctx context.Context, o options, spec recordseed.Spec, bin, cfg, addr string, env []string,
-	cli func(...string) (string, error)) error {
-	key, err := cli("keys", "create", "--name", "bench")
+func measureGet(ctx context.Context, o options, spec recordseed.Spec, addr string, serve serveFunc) error {
+	key, stop, err := serve("--name", "bench")
 	if err != nil {
 		return err
 	}
+	defer stop()
 	r := rand.New(rand.NewPCG(1, 2))
 	newestDay := spec.Records - spec.Records/o.days
-	return callInTurn(ctx, o, bin, cfg, addr, env, key, []series{
+	series := []getSeries{
 		{fmt.Sprintf("GET /generation, any of the %d records", spec.Records),
 			func() string { return "/api/v1/generation?id=" + url.QueryEscape(spec.ID(r.IntN(spec.Records))) }, nil},
 		{"GET /generation, a record of the newest day",
@@ -221,72 +234,67 @@ func measureGet(ctx context.Context, o options, spec recordseed.Spec, bin, cfg, 
 			}, nil},
 		{"GET /key (the key and its usage read from the database: a route of small reads)", func() string { return "/api/v1/key" }, nil},
 		{"GET /healthz (no database: the HTTP floor)", func() string { return "/healthz" }, nil},
-	})
+	}
+	// The first 500 warm the gateway's caches and connections.
+	return timeGets(ctx, "http://"+addr, func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }, 500, o.gets, series)
 }
 
-// series is one kind of call measured: its name, the path of its next call, and the latencies measured.
-type series struct {
+// serveFunc creates a key with the CLI (keyArgs follow "keys create") and starts the built gateway; it returns the
+// key's secret and what stops the gateway.
+type serveFunc func(keyArgs ...string) (key string, stop func(), err error)
+
+// getSeries is one kind of GET a phase times: its name, the path of each call, and the latencies measured.
+type getSeries struct {
 	name string
 	path func() string
 	lat  []time.Duration
 }
 
-// callInTurn starts the gateway and calls each series in turn, at concurrency 1 with key, 500 rounds to warm the
-// gateway's caches and connections and then -gets measured, and prints each series' p50, p99 and longest call.
-func callInTurn(ctx context.Context, o options, bin, cfg, addr string, env []string, key string, all []series) error {
-	gw, err := startGateway(bin, cfg, env, "http://"+addr)
-	if err != nil {
-		return err
-	}
-	defer gw.stop()
+// timeGets calls each series in turn, warm+n times at concurrency 1, each request with its credentials set by auth,
+// and prints the quantiles of the last n calls of each.
+func timeGets(ctx context.Context, base string, auth func(*http.Request), warm, n int, series []getSeries) error {
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
-	get := func(path string) (time.Duration, error) {
-		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+path, nil)
-		req.Header.Set("Authorization", "Bearer "+key)
-		start := time.Now()
-		resp, err := client.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		took := time.Since(start)
-		if resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
-		}
-		return took, nil
-	}
-	for i := range 500 + o.gets {
-		for j := range all {
-			took, err := get(all[j].path())
+	for i := range warm + n {
+		for j := range series {
+			path := series[j].path()
+			req, _ := http.NewRequestWithContext(ctx, "GET", base+path, nil)
+			auth(req)
+			start := time.Now()
+			resp, err := client.Do(req)
 			if err != nil {
 				return err
 			}
-			if i >= 500 {
-				all[j].lat = append(all[j].lat, took)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			took := time.Since(start)
+			if resp.StatusCode != http.StatusOK {
+				return fmt.Errorf("GET %s: %d %s", path, resp.StatusCode, body)
+			}
+			if i >= warm {
+				series[j].lat = append(series[j].lat, took)
 			}
 		}
 	}
-	for _, s := range all {
+	for _, s := range series {
 		fmt.Printf("| %s, c=1 through the gateway | p50 %s, p99 %s, max %s (%d calls) |\n", s.name,
 			ms(quantile(s.lat, 0.5)), ms(quantile(s.lat, 0.99)), ms(slices.Max(s.lat)), len(s.lat))
 	}
 	return nil
 }
 
-// measureRoutes starts the gateway and calls the management routes issue 35 added, with a management key, as
-// an operator's client or the console calls them: GET /activity (today and the 30 days before it, every key),
-// the same split by workspace, and GET /generations of a key's last 7 days, first page of 50 (the heaviest key,
-// and any key drawn as calls are), each -gets times in turn, with /healthz beside them as the floor.
-func measureRoutes(ctx context.Context, o options, spec recordseed.Spec, bin, cfg, addr string, env []string,
-	cli func(...string) (string, error)) error {
-	key, err := cli("keys", "create", "--name", "bench-management", "--management")
+// measureRoutes starts the gateway and calls the management routes an operator's client calls, with a management
+// key: GET /activity (today and the 30 days before it, every key), the same split by workspace, and GET /generations
+// of a key's last 7 days, first page of 50 (the heaviest key, and any key drawn as calls are), each -gets times in
+// turn, with /healthz beside them as the floor.
+func measureRoutes(ctx context.Context, o options, spec recordseed.Spec, addr string, serve serveFunc) error {
+	key, stop, err := serve("--management", "--name", "bench-management")
 	if err != nil {
 		return err
 	}
+	defer stop()
 	r := rand.New(rand.NewPCG(7, 8))
 	week := "&from=" + url.QueryEscape(spec.To.AddDate(0, 0, -7).Format(time.RFC3339)) + "&to=" + url.QueryEscape(spec.To.Format(time.RFC3339))
-	return callInTurn(ctx, o, bin, cfg, addr, env, key, []series{
+	series := []getSeries{
 		{"GET /activity (30 days by day, model, provider and endpoint)", func() string { return "/api/v1/activity" }, nil},
 		{"GET /activity?group_by=workspace", func() string { return "/api/v1/activity?group_by=workspace" }, nil},
 		{"GET /generations, the heaviest key's 7 days, first page of 50",
@@ -296,7 +304,48 @@ func measureRoutes(ctx context.Context, o options, spec recordseed.Spec, bin, cf
 				return "/api/v1/generations?api_key_hash=" + recordseed.KeyHash(r.IntN(spec.Keys)) + week
 			}, nil},
 		{"GET /healthz (no database: the HTTP floor at the time)", func() string { return "/healthz" }, nil},
-	})
+	}
+	return timeGets(ctx, "http://"+addr, func(r *http.Request) { r.Header.Set("Authorization", "Bearer "+key) }, 500, o.gets, series)
+}
+
+// measureConsole signs in to the web console of the built gateway with a management key and loads its pages, -reads
+// times each at concurrency 1, as a browser does (the whole page, its HTML rendered): the overview (30 days of
+// activity by day, model, provider and key), the newest page of the generations list, a key's, a page deep in the
+// list (a cursor in the middle of the records), a record's detail with its content, the keys and the health.
+func measureConsole(ctx context.Context, o options, spec recordseed.Spec, addr string, serve serveFunc) error {
+	key, stop, err := serve("--management", "--name", "console bench")
+	if err != nil {
+		return err
+	}
+	defer stop()
+	base := "http://" + addr
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, _ := http.NewRequestWithContext(ctx, "POST", base+"/console/login", strings.NewReader(url.Values{"key": {key}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := client.Do(req)
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	cookies := resp.Cookies()
+	if resp.StatusCode != http.StatusSeeOther || len(cookies) != 1 {
+		return fmt.Errorf("sign in: %d", resp.StatusCode)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	deep := func() string {
+		i := spec.Records/4 + r.IntN(spec.Records/2)
+		return "/console/generations?after=" + generation.Cursor{CreatedAt: spec.At(i).UTC(), ID: spec.ID(i)}.String()
+	}
+	series := []getSeries{
+		{"console overview (30 days by day, model, provider, key)", func() string { return "/console/overview" }, nil},
+		{"console generations, the newest page", func() string { return "/console/generations" }, nil},
+		{"console generations of the busiest key", func() string { return "/console/generations?key=" + recordseed.KeyHash(0) }, nil},
+		{"console generations, a page in the middle (cursor)", deep, nil},
+		{"console generation detail with content", func() string { return "/console/generations/" + spec.ID(r.IntN(spec.Records)) }, nil},
+		{"console keys", func() string { return "/console/keys" }, nil},
+		{"console health", func() string { return "/console/health" }, nil},
+	}
+	return timeGets(ctx, base, func(r *http.Request) { r.AddCookie(cookies[0]) }, 20, o.reads, series)
 }
 
 // measureActivity reads the activity /activity shows (30 days by day, model, provider and endpoint, every key), a

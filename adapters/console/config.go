@@ -1,0 +1,201 @@
+package console
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/guardrail"
+	"github.com/switchboard-ai/switchboard/domain/preset"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// The pages of the gateway's configuration that operators change: presets and guardrails.
+
+// listPage is how many presets, versions, guardrails or assignments a page shows.
+var listPage = ports.Page{Limit: 100}
+
+func (h *Handler) presets(w http.ResponseWriter, r *http.Request, s *session) {
+	list, _, err := h.Presets.List(r.Context(), ports.PresetScope{By: s.By, WorkspaceID: r.URL.Query().Get("workspace")}, listPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "presets", s, map[string]any{"Presets": list, "Workspace": r.URL.Query().Get("workspace")})
+}
+
+// preset shows a preset's versions and the line difference between two of them (?a=&b=, by number; the last two
+// by default).
+func (h *Handler) preset(w http.ResponseWriter, r *http.Request, s *session) {
+	q := r.URL.Query()
+	scope := ports.PresetScope{By: s.By, WorkspaceID: q.Get("workspace"), Slug: r.PathValue("slug")}
+	p, current, err := h.Presets.Get(r.Context(), scope)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	versions, _, err := h.Presets.Versions(r.Context(), scope, listPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	data := map[string]any{"P": p, "Current": current, "Versions": versions, "Workspace": q.Get("workspace")}
+	if n := len(versions); n > 0 {
+		a, b := versions[max(n-2, 0)].Number, versions[n-1].Number
+		for _, f := range []struct {
+			field string
+			dst   *int
+		}{{"a", &a}, {"b", &b}} {
+			if v := q.Get(f.field); v != "" {
+				if *f.dst, err = strconv.Atoi(v); err != nil {
+					h.fail(w, r, s, domain.Invalid(f.field, "must be a version number"))
+					return
+				}
+			}
+		}
+		va, err := h.Presets.Version(r.Context(), scope, a)
+		if err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+		vb, err := h.Presets.Version(r.Context(), scope, b)
+		if err != nil {
+			h.fail(w, r, s, err)
+			return
+		}
+		data["A"], data["B"], data["Diff"] = a, b, lineDiff(versionText(va), versionText(vb))
+	}
+	h.render(w, r, http.StatusOK, "preset", s, data)
+}
+
+// versionText is a version as the diff compares it: its system prompt, then its configuration, one field a line
+// (JSON, keys sorted).
+func versionText(v preset.Version) string {
+	var b strings.Builder
+	b.WriteString("system prompt:\n")
+	if v.SystemPrompt != nil {
+		b.WriteString(*v.SystemPrompt)
+	}
+	b.WriteString("\nconfiguration:\n")
+	raw, err := json.MarshalIndent(v.Config, "", "  ")
+	if err != nil { // a stored configuration is JSON: it was read from JSON
+		raw = []byte(err.Error())
+	}
+	b.Write(raw)
+	return b.String()
+}
+
+// workspaces lists the organization's workspaces, with the form that creates one.
+func (h *Handler) workspaces(w http.ResponseWriter, r *http.Request, s *session) {
+	h.renderWorkspaces(w, r, s, http.StatusOK, "")
+}
+
+func (h *Handler) renderWorkspaces(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
+	list, _, err := h.Workspaces.ListWorkspaces(r.Context(), listPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, status, "workspaces", s, map[string]any{"Workspaces": list, "Error": msg})
+}
+
+func (h *Handler) createWorkspace(w http.ResponseWriter, r *http.Request, s *session) {
+	if _, err := h.Workspaces.CreateWorkspace(r.Context(), r.PostForm.Get("name"), r.PostForm.Get("slug")); err != nil {
+		h.formError(w, r, s, err, func(status int, msg string) { h.renderWorkspaces(w, r, s, status, msg) })
+		return
+	}
+	http.Redirect(w, r, "/console/workspaces", http.StatusSeeOther)
+}
+
+func (h *Handler) guardrails(w http.ResponseWriter, r *http.Request, s *session) {
+	list, _, err := h.Guardrails.List(r.Context(), "", listPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, http.StatusOK, "guardrails", s, map[string]any{"Guardrails": list})
+}
+
+func (h *Handler) guardrail(w http.ResponseWriter, r *http.Request, s *session) {
+	h.renderGuardrail(w, r, s, http.StatusOK, "")
+}
+
+func (h *Handler) renderGuardrail(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
+	id := r.PathValue("id")
+	g, err := h.Guardrails.Get(r.Context(), id)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	keys, _, err := h.Guardrails.KeyAssignments(r.Context(), id, listPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	members, _, err := h.Guardrails.MemberAssignments(r.Context(), id, listPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	all, err := h.Keys.ListKeys(r.Context(), ports.KeyFilter{})
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, status, "guardrail", s, map[string]any{"G": g, "KeyAssignments": keys, "MemberAssignments": members,
+		"Keys": all, "Resets": resets, "Error": msg})
+}
+
+// updateGuardrail applies one of the guardrail page's forms: action "edit" (name, description, budget, allowed
+// models and providers), or assigning or unassigning keys (by hash) and members (by id).
+func (h *Handler) updateGuardrail(w http.ResponseWriter, r *http.Request, s *session) {
+	f, id, ctx := r.PostForm, r.PathValue("id"), r.Context()
+	var err error
+	switch f.Get("action") {
+	case "edit":
+		var limit *domain.Micros
+		var reset domain.Interval
+		if limit, err = usdField(f, "limit"); err == nil {
+			reset, err = resetField(f)
+		}
+		if err == nil {
+			_, err = h.Guardrails.Update(ctx, id, func(sp *guardrail.Spec) {
+				sp.Name, sp.LimitUSD, sp.ResetInterval = f.Get("name"), limit, reset
+				sp.Description = nil
+				if d := strings.TrimSpace(f.Get("description")); d != "" {
+					sp.Description = &d
+				}
+				sp.AllowedModels, sp.AllowedProviders = lines(f, "allowed_models"), lines(f, "allowed_providers")
+			})
+		}
+	case "assign_keys":
+		_, err = h.Guardrails.AssignKeys(ctx, s.By, id, f["key"])
+	case "unassign_keys":
+		_, err = h.Guardrails.UnassignKeys(ctx, id, f["key"])
+	case "assign_members":
+		_, err = h.Guardrails.AssignMembers(ctx, s.By, id, lines(f, "members"))
+	case "unassign_members":
+		_, err = h.Guardrails.UnassignMembers(ctx, id, f["member"])
+	default:
+		err = domain.Invalid("action", "must be edit, assign_keys, unassign_keys, assign_members or unassign_members")
+	}
+	if err != nil {
+		h.formError(w, r, s, err, func(status int, msg string) { h.renderGuardrail(w, r, s, status, msg) })
+		return
+	}
+	http.Redirect(w, r, "/console/guardrails/"+url.PathEscape(id), http.StatusSeeOther)
+}
+
+// lines reads a text field of one entry a line (or separated by commas), without empty entries; nil when empty.
+func lines(f url.Values, field string) []string {
+	var out []string
+	for _, l := range strings.FieldsFunc(f.Get(field), func(r rune) bool { return r == '\n' || r == ',' }) {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}

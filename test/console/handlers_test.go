@@ -1,0 +1,214 @@
+package console_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/test/harness"
+)
+
+// TestConsoleSignIn: only a live management key opens a session; the cookie is HttpOnly and SameSite=Strict (and
+// not Secure over plain HTTP); pages without a session, after sign-out, or once the key is disabled send the
+// browser to the sign-in page.
+func TestConsoleSignIn(t *testing.T) {
+	harness.Dialects(t, func(t *testing.T, db harness.Option) { signIn(t, start(t, db)) })
+}
+
+func signIn(t *testing.T, g *gateway) {
+	for _, tt := range []struct {
+		name, key string
+		status    int
+		body      string
+	}{
+		{"no key", "", http.StatusUnauthorized, "not a live API key"},
+		{"wrong key", "sk-sb-v1-nope", http.StatusUnauthorized, "not a live API key"},
+		{"inference key", g.key, http.StatusForbidden, "takes a management key"},
+		{"management key", g.Admin, http.StatusSeeOther, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newBrowser(t, g.Root).do("POST", "/console/login", url.Values{"key": {tt.key}})
+			if p.Status != tt.status || !strings.Contains(p.Body, tt.body) {
+				t.Fatalf("%d %s", p.Status, p.Body)
+			}
+			cookie := p.Header.Get("Set-Cookie")
+			if tt.status != http.StatusSeeOther {
+				if cookie != "" {
+					t.Fatalf("a refused sign-in set %q", cookie)
+				}
+				return
+			}
+			for _, want := range []string{"switchboard_console=", "Path=/console/", "HttpOnly", "SameSite=Strict"} {
+				if !strings.Contains(cookie, want) {
+					t.Errorf("cookie %q lacks %q", cookie, want)
+				}
+			}
+			if strings.Contains(cookie, "Secure") || strings.Contains(cookie, tt.key) {
+				t.Errorf("cookie %q: Secure over plain HTTP, or the key itself", cookie)
+			}
+		})
+	}
+
+	toLogin := func(t *testing.T, b *browser, why string) {
+		t.Helper()
+		for _, path := range []string{"/console/", "/console/overview", "/console/generations", "/console/keys", "/console/health"} {
+			if p := b.do("GET", path, nil); p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/console/login" {
+				t.Errorf("%s %s: %d %s", why, path, p.Status, p.Header.Get("Location"))
+			}
+		}
+	}
+	toLogin(t, newBrowser(t, g.Root), "no session")
+
+	b := newBrowser(t, g.Root)
+	csrf := b.signIn(g.Admin)
+	if p := b.do("POST", "/console/logout", url.Values{"csrf": {csrf}}); p.Status != http.StatusSeeOther {
+		t.Fatalf("sign out: %d %s", p.Status, p.Body)
+	}
+	toLogin(t, b, "signed out")
+
+	// A key disabled through the API (as on another replica) ends the sessions opened with it.
+	v, second, err := g.App.Accounts.CreateKey(context.Background(), account.Principal{}, account.KeySpec{Name: "second admin", Management: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hash := v.Hash
+	b = newBrowser(t, g.Root)
+	b.signIn(second)
+	if r := g.Do(t, "PATCH", "/keys/"+hash, g.Admin, map[string]any{"disabled": true}); r.Status != http.StatusOK {
+		t.Fatalf("disable: %d %s", r.Status, r.Body)
+	}
+	toLogin(t, b, "key disabled")
+}
+
+// TestConsoleWrites: a write needs its session's CSRF token and, from a browser, the console's own origin.
+func TestConsoleWrites(t *testing.T) {
+	t.Parallel()
+	g := start(t)
+	b := newBrowser(t, g.Root)
+	csrf := b.signIn(g.Admin)
+	other := newBrowser(t, g.Root).signIn(g.Admin)
+	if other == csrf {
+		t.Fatal("two sessions share a CSRF token")
+	}
+	for _, tt := range []struct {
+		name, csrf string
+		headers    []string
+		status     int
+	}{
+		{"same origin with the token", csrf, nil, http.StatusCreated},
+		{"no token", "", nil, http.StatusForbidden},
+		{"another session's token", other, nil, http.StatusForbidden},
+		{"another origin", csrf, []string{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"another port", csrf, []string{"Origin", "http://127.0.0.1:1", "Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
+		{"cross-site fetch", csrf, []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"same-site fetch", csrf, []string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
+		{"own page (no referrer: Origin null)", csrf, []string{"Origin", "null"}, http.StatusCreated},
+		{"null origin from another site", csrf, []string{"Origin", "null", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
+		{"older browser, another origin", csrf, []string{"Sec-Fetch-Site", "", "Origin", "https://evil.example"}, http.StatusForbidden},
+		{"not a browser, with the token", csrf, []string{"Origin", "", "Sec-Fetch-Site", ""}, http.StatusCreated},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			form := url.Values{"name": {tt.name}}
+			if tt.csrf != "" {
+				form.Set("csrf", tt.csrf)
+			}
+			p := b.do("POST", "/console/keys", form, tt.headers...)
+			if p.Status != tt.status {
+				t.Fatalf("%d %s", p.Status, p.Body)
+			}
+			created := strings.Contains(p.Body, `id="secret"`)
+			if created != (tt.status == http.StatusCreated) {
+				t.Fatalf("key shown: %v, status %d", created, p.Status)
+			}
+		})
+	}
+	// Bad input is a 400 naming the field, on the form's page.
+	for _, tt := range []struct{ field, value, want string }{
+		{"name", "a\x00b", "valid UTF-8"}, {"name", "\xff", "valid UTF-8"}, {"name", " ", "1 to 200 characters"},
+		{"limit", "-3", "dollars"}, {"limit_reset", "hourly", "daily, weekly, monthly"},
+	} {
+		form := url.Values{"csrf": {csrf}, "name": {"ok"}}
+		form.Set(tt.field, tt.value)
+		if p := b.do("POST", "/console/keys", form); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, tt.want) {
+			t.Errorf("%s=%q: %d %s", tt.field, tt.value, p.Status, p.Body)
+		}
+	}
+	// A sign-in from another site is refused too: it would sign the browser in to the other site's key.
+	if p := newBrowser(t, g.Root).do("POST", "/console/login", url.Values{"key": {g.Admin}}, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); p.Status != http.StatusForbidden {
+		t.Fatalf("cross-origin sign-in: %d", p.Status)
+	}
+}
+
+// TestConsoleHeaders: every console response carries the strict policy, signed in or not, found or not.
+func TestConsoleHeaders(t *testing.T) {
+	t.Parallel()
+	g := start(t)
+	b := newBrowser(t, g.Root)
+	b.signIn(g.Admin)
+	want := map[string]string{
+		"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; " +
+			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+		"X-Content-Type-Options": "nosniff",
+		"Referrer-Policy":        "no-referrer",
+		"X-Frame-Options":        "DENY",
+	}
+	for _, tt := range []struct {
+		path   string
+		status int
+		ctype  string
+	}{
+		{"/console/login", 200, "text/html; charset=utf-8"},
+		{"/console/overview", 200, "text/html; charset=utf-8"},
+		{"/console/generations", 200, "text/html; charset=utf-8"},
+		{"/console/keys", 200, "text/html; charset=utf-8"},
+		{"/console/health", 200, "text/html; charset=utf-8"},
+		{"/console/static/console.css", 200, "text/css; charset=utf-8"},
+		{"/console/nothing-here", 404, ""},
+		{"/console", 301, ""},
+		{"/console/generations?status=abc", 400, "text/html; charset=utf-8"},
+		{"/console/generations?model=a%00b", 400, "text/html; charset=utf-8"},
+		{"/console/generations?session=%ff", 400, "text/html; charset=utf-8"},
+		{"/console/generations/gen-%00", 400, "text/html; charset=utf-8"},
+		{"/console/keys/%ff%fe", 400, "text/html; charset=utf-8"},
+	} {
+		t.Run(tt.path, func(t *testing.T) {
+			p := b.do("GET", tt.path, nil)
+			if p.Status != tt.status || tt.ctype != "" && p.Header.Get("Content-Type") != tt.ctype {
+				t.Fatalf("%d %q %s", p.Status, p.Header.Get("Content-Type"), p.Body)
+			}
+			for k, v := range want {
+				if got := p.Header.Get(k); got != v {
+					t.Errorf("%s: %q, want %q", k, got, v)
+				}
+			}
+		})
+	}
+}
+
+// TestConsoleEscaping: stored texts (a caller's prompt, a key's name) are shown as text on every page that shows
+// them, never as markup.
+func TestConsoleEscaping(t *testing.T) {
+	t.Parallel()
+	g := start(t)
+	id := g.call(t, hostilePrompt)
+	g.Key(t, map[string]any{"name": hostilePrompt})
+	b := newBrowser(t, g.Root)
+	b.signIn(g.Admin)
+	for _, path := range []string{"/console/generations/" + id, "/console/keys", "/console/overview", "/console/generations"} {
+		t.Run(path, func(t *testing.T) {
+			p := b.do("GET", path, nil)
+			if p.Status != http.StatusOK {
+				t.Fatalf("%d %s", p.Status, p.Body)
+			}
+			if strings.Contains(p.Body, "<script>") || strings.Contains(p.Body, "<img") {
+				t.Fatalf("markup from a stored text: %s", p.Body)
+			}
+		})
+	}
+	if p := b.do("GET", "/console/generations/"+id, nil); !strings.Contains(p.Body, "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;&lt;img src=x onerror=") {
+		t.Fatalf("the prompt is not shown as text: %s", p.Body)
+	}
+}
