@@ -164,6 +164,24 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	return c.ID(), p.finish(ctx, c, d)
 }
 
+// Endpoints are the endpoints a call to model of modality mod with prefs would try, in order, as Run plans them;
+// an error when the model is unknown, serves not mod, or has no endpoint to try.
+func (p *Inference) Endpoints(model string, prefs routing.Preferences, mod catalog.Modality) ([]catalog.Endpoint, error) {
+	spec := Spec{Model: model, Route: prefs, Modality: mod}
+	m, err := p.model(&spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Serves(mod); err != nil {
+		return nil, err
+	}
+	plan, err := p.router.Plan(m.ID, spec.Route, nil, m.Endpoints)
+	if err != nil {
+		return nil, err
+	}
+	return p.router.Candidates(m.ID, plan)
+}
+
 // model is the catalog model the request names: the model of that id, or, for an id the catalog does not hold, the
 // model a routing variant names (":floor", ":nitro"), whose sort the call takes unless it names one.
 func (p *Inference) model(spec *Spec) (catalog.Model, error) {

@@ -46,11 +46,20 @@ func (h *ChatHandler) create(c *gin.Context) {
 // Content-Length the body does not live up to holds no more memory than its bytes. A read that fails is the
 // caller's error: a body past the server's bound is a 413.
 func readChatBody(r io.Reader, length int64) (*chatcompletions.Body, error) {
+	raw, err := readInferenceBody(r, length)
+	if err != nil {
+		return nil, err
+	}
+	return chatcompletions.Decode(raw)
+}
+
+// readInferenceBody reads an inference request's body whole, as readChatBody says, for any wire format.
+func readInferenceBody(r io.Reader, length int64) ([]byte, error) {
 	raw, err := readBody(r, make([]byte, 0, min(max(length, 0), preallocated)+1)) // +1: room for the read of its end
 	if err != nil {
 		return nil, jsonError(err, raw, nil)
 	}
-	return chatcompletions.Decode(raw)
+	return raw, nil
 }
 
 // preallocated bounds the buffer a chat body's Content-Length sizes before its bytes come.

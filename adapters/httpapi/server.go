@@ -131,6 +131,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 
 	api.POST("/audio/speech", append(infer, h.Speech.create)...)
 	api.POST("/chat/completions", append(metered, h.Chat.create)...)
+	api.POST("/messages", append(append([]gin.HandlerFunc{anthropicErrors}, metered...), h.Chat.messages)...)
+	api.POST("/messages/count_tokens", append(append([]gin.HandlerFunc{anthropicErrors}, infer...), h.Chat.countTokens)...)
 	api.POST("/videos", append(infer, h.Videos.create)...)
 	api.GET("/videos/models", anyK, h.Videos.models)
 	api.GET("/videos/:jobId", anyK, h.Videos.get)

@@ -66,6 +66,10 @@ func (a *Anthropic) serve(f *Fake, w http.ResponseWriter, r *http.Request, body 
 		jsonError(w, 401, anthropicBadKey)
 		return
 	}
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens" {
+		a.countTokens(w, body)
+		return
+	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
 		jsonError(w, 404, `{"type":"error","error":{"type":"not_found_error","message":"Not Found"}}`)
 		return
@@ -191,4 +195,24 @@ func (a *Anthropic) serve(f *Fake, w http.ResponseWriter, r *http.Request, body 
 			"usage": map[string]any{"output_tokens": reply.CompletionTokens}}),
 		ev("message_stop", map[string]any{"type": "message_stop"}))
 	sse(w, r, events, step)
+}
+
+// countTokens answers count_tokens as Anthropic does, refusing the fields it does not take: its count is the body's
+// bytes / 4, rounded up, so that a caller can tell it from the gateway's estimate.
+func (a *Anthropic) countTokens(w http.ResponseWriter, body []byte) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		anthropicInvalid(w, "There was an error parsing the body: "+err.Error())
+		return
+	}
+	for k := range fields {
+		switch k {
+		case "model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers":
+		default:
+			anthropicInvalid(w, k+": Extra inputs are not permitted")
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"input_tokens": (len(body) + 3) / 4})
 }

@@ -139,7 +139,7 @@ func TestStreamUsageBounds(t *testing.T) {
 			for _, ev := range events {
 				body.WriteString("event: x\ndata: " + ev + "\n\n")
 			}
-			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200))
+			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200, false))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +170,7 @@ func TestStreamEndsWithoutMessageStop(t *testing.T) {
 			for _, ev := range tc.events {
 				body.WriteString("event: x\ndata: " + ev + "\n\n")
 			}
-			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200))
+			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200, false))
 			if tc.broke {
 				if err == nil {
 					t.Fatalf("a stream cut before its stop reason read as whole: %q", res.Content.String())
