@@ -1,10 +1,15 @@
 package e2e_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/switchboard-ai/switchboard/test/fakes"
 	"github.com/switchboard-ai/switchboard/test/harness"
@@ -117,5 +122,68 @@ func TestAnthropicSDKTranslated(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("the system prompt never reached the upstream")
+	}
+}
+
+// claude runs the Claude Code CLI in print mode against the gateway, configured as agent-clients.md says, in dir
+// with a home of its own, and returns what it printed.
+func claude(t *testing.T, g *harness.Gateway, key, dir, model, prompt string, args ...string) string {
+	t.Helper()
+	bin, err := filepath.Abs("js/node_modules/.bin/claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("Claude Code is not installed: run npm ci in test/e2e/js: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-p", prompt}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "ANTHROPIC_BASE_URL=" + strings.TrimSuffix(g.URL, "/v1"),
+		"ANTHROPIC_AUTH_TOKEN=" + key, "ANTHROPIC_API_KEY=", "ANTHROPIC_MODEL=" + model, "ANTHROPIC_SMALL_FAST_MODEL=" + model,
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1"}
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("claude -p: %v\nstdout: %s\nstderr: %s", err, out.String(), errOut.String())
+	}
+	return out.String()
+}
+
+// TestClaudeCode runs the Claude Code CLI against /messages routed to an Anthropic fake: it prints the fake's
+// answer; and when the fake calls its Read tool, Claude Code reads the file and the result reaches the fake.
+func TestClaudeCode(t *testing.T) {
+	t.Parallel()
+	g, anthropic, _, _ := messagesGateway(t)
+	key, _ := g.Key(t, nil)
+	dir := t.TempDir()
+	anthropic.CallTool("none", "") // no tool call: Claude Code prints the answer
+	if got := claude(t, g, key, dir, "claude/sonnet", "Say hello"); !strings.Contains(got, "Hello from the fake upstream.") {
+		t.Fatalf("claude -p printed %q", got)
+	}
+	var sawBeta bool
+	for _, r := range anthropic.Requests() {
+		sawBeta = sawBeta || strings.Contains(r.Header.Get("anthropic-beta"), "claude-code")
+	}
+	if !sawBeta {
+		t.Error("Claude Code's anthropic-beta never reached the upstream")
+	}
+
+	secret := filepath.Join(dir, "note.txt")
+	if err := os.WriteFile(secret, []byte("TOOL-RESULT-7f3a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	anthropic.CallTool("Read", fmt.Sprintf(`{"file_path":%q}`, secret))
+	got := claude(t, g, key, dir, "claude/sonnet", "Read note.txt")
+	if !strings.Contains(got, "The tool said:") || !strings.Contains(got, "TOOL-RESULT-7f3a") {
+		t.Fatalf("claude -p printed %q", got)
+	}
+	var reached bool
+	for _, r := range anthropic.Requests() {
+		reached = reached || strings.Contains(string(r.Body), `"tool_result"`) && strings.Contains(string(r.Body), "TOOL-RESULT-7f3a")
+	}
+	if !reached {
+		t.Error("the tool's result never reached the upstream")
 	}
 }

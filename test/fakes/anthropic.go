@@ -23,6 +23,16 @@ type Anthropic struct {
 	*Fake
 	Key        string
 	Overloaded bool
+	// tool, when set (CallTool), is the only tool the fake calls, with toolArgs, when a request offers it and holds
+	// no tool result yet (an agent offers many: the first offered is called otherwise).
+	tool, toolArgs string
+}
+
+// CallTool makes the fake call only the tool name, with args (JSON), when a request offers it; "none" calls none.
+func (a *Anthropic) CallTool(name, args string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tool, a.toolArgs = name, args
 }
 
 func NewAnthropic(t testing.TB, key string) *Anthropic {
@@ -137,7 +147,21 @@ func (a *Anthropic) serve(f *Fake, w http.ResponseWriter, r *http.Request, body 
 	if len(req.Tools) > 0 {
 		tool = req.Tools[0].Name
 	}
+	f.mu.Lock()
+	only, args := a.tool, a.toolArgs
+	f.mu.Unlock()
+	if only != "" {
+		tool = ""
+		for _, t := range req.Tools {
+			if t.Name == only {
+				tool = t.Name
+			}
+		}
+	}
 	reply := replyTo(msgs, req.MaxTokens, tool)
+	if only != "" && reply.ToolName != "" {
+		reply.ToolArgs = args
+	}
 	stop := map[string]string{"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}[reply.Finish]
 	toolID := "toolu_fake_1"
 	const id = "msg_fake"

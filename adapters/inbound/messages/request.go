@@ -159,7 +159,7 @@ func system(f inbound.Fields) ([]chat.Message, error) {
 	return []chat.Message{m}, nil
 }
 
-// conversation reads the messages, each a user's or an assistant's, into the domain's: a user's tool results become
+// conversation reads the messages, each a user's, an assistant's or a system message, into the domain's: a user's tool results become
 // tool messages before the rest of its content (as OpenAI's format has them right after the assistant's calls), an
 // assistant's tool_use blocks its tool calls. Blocks of other kinds (documents, thinking) are parts kept as they
 // came, for an upstream of this format; the others' adapters drop them.
@@ -182,8 +182,8 @@ func conversation(raw json.RawMessage) ([]chat.Message, error) {
 		if err != nil {
 			return nil, err
 		}
-		if role != "user" && role != "assistant" {
-			return nil, domain.Invalid(path+".role", `must be "user" or "assistant" (the system prompt is the system field)`)
+		if role != "user" && role != "assistant" && role != "system" { // Claude Code sends system messages among them
+			return nil, domain.Invalid(path+".role", `must be "user", "assistant" or "system"`)
 		}
 		content, ok := f.Present("content")
 		if !ok {
