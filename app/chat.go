@@ -420,7 +420,7 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 		}
 		return d // nothing was delivered: the caller gets the failure, and pays nothing
 	}
-	d.Cost = b.Cost
+	d.Cost, d.CacheDiscount = b.Cost, b.CacheDiscount
 	switch {
 	case err == nil:
 		if ferr := s.sink.Finish(&res, d.Cost); ferr != nil {

@@ -84,8 +84,10 @@ type Delivery struct {
 	// Err is nil when the answer was delivered whole; otherwise the failure the caller gets, or, when the caller
 	// left (callerLeft), whatever failure that caused.
 	Err error
-	// Cost is what the caller pays for what was delivered: 0 when the call is not billed.
-	Cost domain.Micros
+	// Cost is what the caller pays for what was delivered: 0 when the call is not billed. CacheDiscount is what
+	// prompt caching took off it, nil when the call read and wrote no cache.
+	Cost          domain.Micros
+	CacheDiscount *domain.Micros
 	// Counts are what delivery measured, added to the request's own.
 	Counts generation.Counts
 	// FinishReason is the modality's word for how the call ended, when it has one ("stop" otherwise), and
@@ -304,7 +306,7 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	}
 	c.rec.Flags = append(c.rec.Flags, d.Flags...)
 	c.rec.Counts = c.counts.Add(d.Counts)
-	c.rec.TotalCost, c.rec.UpstreamCost = d.Cost, d.Cost
+	c.rec.TotalCost, c.rec.UpstreamCost, c.rec.CacheDiscount = d.Cost, d.Cost, d.CacheDiscount
 	if !c.timed {
 		c.rec.GenerationTime = time.Since(c.begin)
 	}

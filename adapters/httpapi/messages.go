@@ -234,13 +234,15 @@ func stopReason(finish string) string {
 	return "end_turn"
 }
 
-// anthropicUsage is a usage in Anthropic's shape: the input without what was read from the cache, which it counts apart.
+// anthropicUsage is a usage in Anthropic's shape: the input without what was read from and written to the cache,
+// which it counts apart.
 func anthropicUsage(u *chat.Usage) map[string]int64 {
 	if u == nil {
 		return map[string]int64{"input_tokens": 0, "output_tokens": 0}
 	}
-	return map[string]int64{"input_tokens": u.PromptTokens - u.CachedTokens, "output_tokens": u.CompletionTokens,
-		"cache_read_input_tokens": u.CachedTokens}
+	writes := u.CacheWriteTokens + u.CacheWrite1hTokens
+	return map[string]int64{"input_tokens": u.PromptTokens - u.CachedTokens - writes, "output_tokens": u.CompletionTokens,
+		"cache_read_input_tokens": u.CachedTokens, "cache_creation_input_tokens": writes}
 }
 
 func (s *messagesSink) Finish(r *chat.Result, _ domain.Micros) error {

@@ -48,6 +48,10 @@ type architecture struct {
 type modelPricing struct {
 	Prompt     string `json:"prompt"`
 	Completion string `json:"completion"`
+	// InputCacheRead and InputCacheWrite are the prices of a token read from and written to the prompt cache (a
+	// 5-minute write), where they are set.
+	InputCacheRead  string `json:"input_cache_read,omitempty"`
+	InputCacheWrite string `json:"input_cache_write,omitempty"`
 }
 
 type topProvider struct {
@@ -89,6 +93,12 @@ func toModelOut(m ports.ListedModel) modelOut {
 		}
 		if p.PerMillionCompletionTokens != nil {
 			out.Pricing.Completion = perUnit(*p.PerMillionCompletionTokens)
+		}
+		if p.PerMillionCacheReadTokens != nil {
+			out.Pricing.InputCacheRead = perUnit(*p.PerMillionCacheReadTokens)
+		}
+		if p.PerMillionCacheWriteTokens != nil {
+			out.Pricing.InputCacheWrite = perUnit(*p.PerMillionCacheWriteTokens)
 		}
 	}
 	return out

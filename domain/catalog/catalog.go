@@ -34,6 +34,10 @@ type Pricing struct {
 	// Chat is priced per million tokens of prompt and of completion.
 	PerMillionPromptTokens     *domain.Micros
 	PerMillionCompletionTokens *domain.Micros
+	// Prompt caching prices the prompt's tokens read from the provider's cache, and those written to it for 5
+	// minutes and for an hour, each apart; an absent one is the price of the prompt (a 1-hour write: of a 5-minute
+	// one, when that is set).
+	PerMillionCacheReadTokens, PerMillionCacheWriteTokens, PerMillionCacheWrite1hTokens *domain.Micros
 	// Video is priced per second of video (PerSecond), at PerSecondWithAudio when the video has sound, and at
 	// the rates of its resolution where Resolutions has them (over the two above).
 	PerSecondWithAudio *domain.Micros

@@ -187,3 +187,77 @@ func TestClaudeCode(t *testing.T) {
 		t.Error("the tool's result never reached the upstream")
 	}
 }
+
+// TestMessagesCacheBilling: a call whose upstream reports cache reads and 1-hour cache writes is billed from the
+// configured prices to the micro-dollar, through /messages and /chat/completions alike, and GET /generation shows
+// what caching took off the cost and the cached count.
+func TestMessagesCacheBilling(t *testing.T) {
+	t.Parallel()
+	anthropic := fakes.NewAnthropic(t, "sk-ant-fake")
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`
+providers:
+  - {slug: anthropic, kind: anthropic, base_url: %s, api_key: sk-ant-fake}
+models:
+  - id: claude/cached
+    modality: chat
+    endpoints:
+      - provider: anthropic
+        upstream_model: claude-sonnet-4-5
+        pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15, per_million_cache_read_tokens: 0.3,
+                  per_million_cache_write_tokens: 3.75, per_million_cache_write_1h_tokens: 6}
+`, anthropic.BaseURL())))
+	key, _ := g.Key(t, nil)
+	// 1,001 tokens of input, 200,001 read from the cache, 10,000 written to it for an hour and none for 5 minutes;
+	// 501 out. A prompt that large is only plausible for a request about as large: one of 120,000 bytes.
+	const usage = `"usage":{"input_tokens":1001,"cache_creation_input_tokens":10000,"cache_creation":{"ephemeral_5m_input_tokens":0,"ephemeral_1h_input_tokens":10000},"cache_read_input_tokens":200001,"output_tokens":1}`
+	events := []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-sonnet-4-5\",\"content\":[],\"stop_reason\":null,\"stop_sequence\":null," + usage + "}}\n\n",
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"cached\"}}\n\n",
+		"event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+		"event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\",\"stop_sequence\":null},\"usage\":{\"output_tokens\":501}}\n\n",
+		"event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+	}
+	anthropic.Script(fakes.Step{Events: events}, fakes.Step{Events: events})
+	// At $ per million: 1,001 × 3 + 200,001 × 0.3 + 10,000 × 6 + 501 × 15 = 130,518.3 micro-dollars, rounded once;
+	// without caching the whole prompt (211,002 tokens) at 3: 640,521, so caching took 510,002.7 off.
+	const wantCost, wantDiscount = "0.130518", "0.510003"
+	big := strings.Repeat("cache me ", 120_000/9)
+	for _, call := range []struct {
+		path string
+		body map[string]any
+	}{
+		{"/messages", map[string]any{"model": "claude/cached", "max_tokens": 1024, "system": []any{map[string]any{"type": "text", "text": big,
+			"cache_control": map[string]any{"type": "ephemeral", "ttl": "1h"}}}, "messages": []any{map[string]any{"role": "user", "content": "Hi"}}}},
+		{"/chat/completions", map[string]any{"model": "claude/cached", "max_tokens": 1024, "messages": []any{
+			map[string]any{"role": "system", "content": []any{map[string]any{"type": "text", "text": big, "cache_control": map[string]any{"type": "ephemeral", "ttl": "1h"}}}},
+			map[string]any{"role": "user", "content": "Hi"}}}},
+	} {
+		r := g.Do(t, "POST", call.path, key, call.body)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", call.path, r.Status, r.Body)
+		}
+		id := r.Header.Get("X-Generation-Id")
+		var gen map[string]any
+		harness.Eventually(t, 10*time.Second, func() bool {
+			res := g.Do(t, "GET", "/generation?id="+id, key, nil)
+			if res.Status == 200 {
+				gen = res.JSON(t)["data"].(map[string]any)
+			}
+			return res.Status == 200
+		})
+		cost, _ := json.Marshal(gen["total_cost"])
+		discount, _ := json.Marshal(gen["cache_discount"])
+		if string(cost) != wantCost || string(discount) != wantDiscount || fmt.Sprint(gen["native_tokens_cached"]) != "200001" ||
+			fmt.Sprint(gen["native_tokens_prompt"]) != "211002" {
+			t.Errorf("%s: total_cost %s cache_discount %s native_tokens_cached %v native_tokens_prompt %v, want %s %s 200001 211002",
+				call.path, cost, discount, gen["native_tokens_cached"], gen["native_tokens_prompt"], wantCost, wantDiscount)
+		}
+	}
+	// The chat completions call's cache_control reached Anthropic on its system block.
+	reqs := anthropic.Requests()
+	var sent struct{ System json.RawMessage }
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &sent); err != nil || !strings.Contains(string(sent.System), `"cache_control":{"ttl":"1h","type":"ephemeral"}`) /* as the test sent it */ {
+		t.Errorf("system upstream from chat completions: %.200s", sent.System)
+	}
+}

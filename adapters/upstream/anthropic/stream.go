@@ -124,15 +124,33 @@ func readUsage(s *jsonenc.Scanner, u *usage) error {
 			return s.Int(&u.CacheCreationInputTokens)
 		case jsonenc.Is(key, "cache_read_input_tokens"):
 			return s.Int(&u.CacheReadInputTokens)
+		case jsonenc.Is(key, "cache_creation"):
+			if s.Null() { // as encoding/json clears a pointer
+				u.split, u.Cache5m, u.Cache1h = false, 0, 0
+				return nil
+			}
+			u.split = true
+			return s.Object(func(key []byte) error {
+				switch {
+				case jsonenc.Is(key, "ephemeral_5m_input_tokens"):
+					return s.Int(&u.Cache5m)
+				case jsonenc.Is(key, "ephemeral_1h_input_tokens"):
+					return s.Int(&u.Cache1h)
+				}
+				return s.Skip()
+			})
 		}
 		return s.Skip()
 	})
 }
 
-// usage is Anthropic's count: the prompt is its input plus what was written to and read from the cache.
+// usage is Anthropic's count: the prompt is its input plus what was written to and read from the cache. The
+// writes are split by their duration in cache_creation (split), when it is there.
 type usage struct {
 	InputTokens, OutputTokens                      int64
 	CacheCreationInputTokens, CacheReadInputTokens int64
+	Cache5m, Cache1h                               int64
+	split                                          bool
 }
 
 // stream reads the Messages API's events and yields OpenAI-shaped chunks: text and thinking deltas as content
@@ -254,6 +272,11 @@ func (s *stream) stop() chat.Chunk {
 func (s *stream) count(u usage) {
 	if prompt := chat.SumTokens(u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens); prompt != 0 {
 		s.usage.PromptTokens, s.usage.CachedTokens = prompt, u.CacheReadInputTokens
+		// writes of unknown duration are 5-minute ones, Anthropic's default
+		s.usage.CacheWriteTokens, s.usage.CacheWrite1hTokens = u.CacheCreationInputTokens, 0
+		if u.split {
+			s.usage.CacheWriteTokens, s.usage.CacheWrite1hTokens = u.Cache5m, u.Cache1h
+		}
 	}
 	if u.OutputTokens != 0 {
 		s.usage.CompletionTokens = u.OutputTokens
