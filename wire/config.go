@@ -143,7 +143,9 @@ type fileConfig struct {
 		IdleTimeout time.Duration `yaml:"idle_timeout"`
 	} `yaml:"providers"`
 	Models []struct {
-		ID        string     `yaml:"id"`
+		ID string `yaml:"id"`
+		// Aliases are other names requests may call the model by (claude-sonnet-4-5-20250929).
+		Aliases   []string   `yaml:"aliases"`
 		Modality  string     `yaml:"modality"`
 		Video     *videoCaps `yaml:"video"`
 		Endpoints []struct {
@@ -645,7 +647,7 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err("needs at least one endpoint", "models", i, "endpoints")
 		}
 		seen[m.ID] = true
-		model := catalog.Model{ID: m.ID, Modality: mod}
+		model := catalog.Model{ID: m.ID, Aliases: m.Aliases, Modality: mod}
 		if m.Video != nil {
 			if mod != catalog.Video {
 				return Config{}, loc.err("is for video models only", "models", i, "video")

@@ -143,7 +143,10 @@ func (e Endpoint) Supports(params []string) bool {
 }
 
 type Model struct {
-	ID        string
+	ID string
+	// Aliases are other names a request may call the model by (the names a client sends, such as Claude Code's
+	// claude-sonnet-4-5-20250929), resolved to it before routing.
+	Aliases   []string
 	Modality  Modality
 	Endpoints []Endpoint
 	// Video is what a video model takes, when the configuration says.
@@ -158,11 +161,13 @@ var (
 type Catalog struct {
 	byID  map[string]Model
 	order []string
+	// aliases are the models' aliases, each to its model's id.
+	aliases map[string]string
 }
 
-// New indexes models; ids must be unique.
+// New indexes models; ids and aliases must be unique, together.
 func New(models []Model) (*Catalog, error) {
-	c := &Catalog{byID: make(map[string]Model, len(models))}
+	c := &Catalog{byID: make(map[string]Model, len(models)), aliases: map[string]string{}}
 	for _, m := range models {
 		if _, dup := c.byID[m.ID]; dup {
 			return nil, fmt.Errorf("duplicate model id %q", m.ID)
@@ -170,12 +175,26 @@ func New(models []Model) (*Catalog, error) {
 		c.byID[m.ID] = m
 		c.order = append(c.order, m.ID)
 	}
+	for _, m := range models {
+		for _, a := range m.Aliases {
+			if _, dup := c.byID[a]; dup {
+				return nil, fmt.Errorf("model %q: alias %q is a model id", m.ID, a)
+			}
+			if other, dup := c.aliases[a]; dup {
+				return nil, fmt.Errorf("model %q: alias %q is also model %q's", m.ID, a, other)
+			}
+			c.aliases[a] = m.ID
+		}
+	}
 	return c, nil
 }
 
-// Model returns the model with id, or ErrUnknownModel (naming the model: its first maxEchoed bytes, so that a
-// megabyte of model name does not come back as a megabyte of error).
+// Model returns the model with id, or with id as an alias, or ErrUnknownModel (naming the model: its first
+// maxEchoed bytes, so that a megabyte of model name does not come back as a megabyte of error).
 func (c *Catalog) Model(id string) (Model, error) {
+	if canonical, ok := c.aliases[id]; ok {
+		id = canonical
+	}
 	m, ok := c.byID[id]
 	if !ok {
 		named := echoed(id)

@@ -35,7 +35,7 @@ providers:
   - {slug: openaifake, kind: openai, base_url: %s, api_key: sk-openai-fake}
   - {slug: limited, kind: anthropic, base_url: %s, api_key: sk-ant-limited}
 models:
-  - {id: claude/sonnet, modality: chat, endpoints: [{provider: anthropic, upstream_model: claude-sonnet-4-5, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]}
+  - {id: claude/sonnet, aliases: [claude-sonnet-4-5-20250929], modality: chat, endpoints: [{provider: anthropic, upstream_model: claude-sonnet-4-5, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]}
   - {id: gpt/fake, modality: chat, endpoints: [{provider: openaifake, upstream_model: fake-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
   - {id: claude/limited, modality: chat, endpoints: [{provider: limited, upstream_model: claude-x, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]}
 `, anthropic.BaseURL(), openai.BaseURL(), limited.BaseURL())))
@@ -50,7 +50,8 @@ func TestAnthropicSDK(t *testing.T) {
 	g, anthropic, _, _ := messagesGateway(t)
 	key, _ := g.Key(t, nil)
 	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ANTHROPIC_URL": strings.TrimSuffix(g.URL, "/v1"), "SB_KEY": key,
-		"SB_MESSAGES_MODEL": "claude/sonnet", "SB_FAILING_MODEL": "claude/limited"},
+		"SB_MESSAGES_MODEL": "claude/sonnet", "SB_FAILING_MODEL": "claude/limited",
+		"SB_MODEL_ALIAS": "claude-sonnet-4-5-20250929"},
 		func(f string) bool { return f == messagesSuite })
 
 	var found bool

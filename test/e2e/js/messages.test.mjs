@@ -118,3 +118,21 @@ test("errors are the SDK's typed errors", async () => {
     );
   }
 });
+
+test("models.list answers Anthropic's list, and an alias names its model", async (t) => {
+  const alias = process.env.SB_MODEL_ALIAS;
+  if (!alias) return t.skip("no alias configured");
+  const page = await client().models.list({ limit: 1000 });
+  const ids = page.data.map((m) => m.id);
+  assert.ok(ids.includes(model()) && ids.includes(alias), ids.join(","));
+  const listed = page.data.find((m) => m.id === alias);
+  assert.equal(listed.type, "model");
+  assert.equal(listed.display_name, model());
+  assert.ok(!Number.isNaN(Date.parse(listed.created_at)));
+  const first = await client().models.list({ limit: 1 });
+  assert.equal(first.data.length, 1);
+  assert.equal(first.has_more, true);
+  assert.equal(first.first_id, first.data[0].id);
+  const msg = await client().messages.create({ model: alias, max_tokens: 1024, messages: [{ role: "user", content: "Hi" }] });
+  assert.equal(msg.content[0].text, sentence);
+});
