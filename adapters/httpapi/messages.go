@@ -90,6 +90,7 @@ var anthropicTypes = map[int]string{
 	http.StatusServiceUnavailable:    "overloaded_error",
 	529:                              "overloaded_error",
 	http.StatusGatewayTimeout:        "timeout_error",
+	524:                              "timeout_error",
 }
 
 // anthropicError is an error in Anthropic's shape, with the reference's code and metadata beside its type and
