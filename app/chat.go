@@ -80,7 +80,7 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body ports.Ch
 		call := &chatCall{chat: s, req: req, presetID: presetID, sink: sink}
 		id, err = s.inference.Run(ctx, by, caller, call)
 		if err == nil || call.delivering || i == len(req.Fallbacks) || !fallsBack(ctx, err) {
-			return id, err
+			return id, unheld(req, err)
 		}
 	}
 	return id, err
@@ -132,6 +132,19 @@ func (s *Chat) CountTokens(ctx context.Context, by account.Principal, body ports
 		}
 	}
 	return ports.TokenCount{InputTokens: req.PromptTokens()}, nil
+}
+
+// unheld says, in a refusal of the call's reservation (402: the key's limit or the credits cannot hold it), what
+// the caller can change: the reservation counts the whole completion limit, which agents set high (Claude Code
+// sends max_tokens 32000 and more), so that a smaller one is admitted where this one was not.
+func unheld(req chat.Request, err error) error {
+	var e *domain.Error
+	if !errors.As(err, &e) || e.Kind != domain.KindPaymentRequired {
+		return err
+	}
+	return e.WithMsg(fmt.Sprintf("%s; the reservation counts the whole completion limit (max_tokens %d) at the completion "+
+		"price: send a smaller max_tokens (Claude Code: CLAUDE_CODE_MAX_OUTPUT_TOKENS) or raise the limit",
+		e.Msg, req.MaxCompletionTokens(nil)))
 }
 
 // fallsBack reports a failure of one model that the next model of the fallback list may not have: the model

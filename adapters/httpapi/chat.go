@@ -28,11 +28,14 @@ func (h *ChatHandler) create(c *gin.Context) {
 		return
 	}
 	sink := &chatSink{flushWriter: newFlushWriter(c)}
+	h.complete(c, body, sink, &sink.flushWriter)
+}
+
+// complete runs the chat use case with body, its answer going into sink (which writes through w), and answers its
+// failure when nothing was sent yet: a stream that broke has ended with its error event.
+func (h *ChatHandler) complete(c *gin.Context, body ports.ChatBody, sink ports.ChatSink, w *flushWriter) {
 	id, err := h.chat.Complete(c.Request.Context(), principal(c), body, caller(c), sink)
-	switch {
-	case err == nil || sink.started:
-		// a stream that broke has ended with its error event
-	default:
+	if err != nil && !w.started {
 		if id != "" {
 			c.Header("X-Generation-Id", id)
 		}
@@ -278,16 +281,7 @@ func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 	out := completionOut{ID: s.head.GenerationID, Object: "chat.completion", Created: s.head.Created, Model: s.head.Model,
 		Provider: s.head.Provider, Choices: []choiceOut{{Message: msg, FinishReason: &finish, NativeFinishReason: &native}},
 		Usage: usage(r.Usage, cost)}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	s.header("Content-Type", "application/json; charset=utf-8")
-	s.start(http.StatusOK)
-	if err := s.Write(b); err != nil {
-		return err
-	}
-	return s.Flush()
+	return s.whole(json.Marshal(out))
 }
 
 // doneEvent ends a stream: one slice for every stream (the response copies it), where the conversion of a

@@ -21,38 +21,28 @@ import (
 // (messages.Decode) and an answer written as Messages (messagesSink). Its errors are in Anthropic's shape
 // (anthropicErrors, on the route).
 func (h *ChatHandler) messages(c *gin.Context) {
-	raw, err := readInferenceBody(c.Request.Body, c.Request.ContentLength)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	body, err := messages.Decode(raw, c.GetHeader)
+	body, err := readMessagesBody(c)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
 	sink := &messagesSink{flushWriter: newFlushWriter(c)}
-	id, err := h.chat.Complete(c.Request.Context(), principal(c), body, caller(c), sink)
-	switch {
-	case err == nil || sink.started:
-		// a stream that broke has ended with its error event
-	default:
-		if id != "" {
-			c.Header("X-Generation-Id", id)
-		}
-		writeError(c, err)
+	h.complete(c, body, sink, &sink.flushWriter)
+}
+
+// readMessagesBody reads the request's body whole and decodes it as Messages, with its headers.
+func readMessagesBody(c *gin.Context) (*messages.Body, error) {
+	raw, err := readInferenceBody(c.Request.Body, c.Request.ContentLength)
+	if err != nil {
+		return nil, err
 	}
+	return messages.Decode(raw, c.GetHeader)
 }
 
 // countTokens serves POST /messages/count_tokens: the input tokens of a Messages request, as its upstream counts
 // them when it can (an anthropic one), else the gateway's estimate; X-Token-Count says which.
 func (h *ChatHandler) countTokens(c *gin.Context) {
-	raw, err := readInferenceBody(c.Request.Body, c.Request.ContentLength)
-	if err != nil {
-		writeError(c, err)
-		return
-	}
-	body, err := messages.Decode(raw, c.GetHeader)
+	body, err := readMessagesBody(c)
 	if err != nil {
 		writeError(c, err)
 		return
@@ -260,22 +250,10 @@ func (s *messagesSink) Finish(r *chat.Result, _ domain.Micros) error {
 		}
 		return s.Flush()
 	}
-	var out []byte
-	var err error
 	if s.native {
-		out, err = s.gather.message()
-	} else {
-		out, err = json.Marshal(s.translated(r))
+		return s.whole(s.gather.message())
 	}
-	if err != nil {
-		return err
-	}
-	s.header("Content-Type", "application/json; charset=utf-8")
-	s.start(http.StatusOK)
-	if err := s.Write(out); err != nil {
-		return err
-	}
-	return s.Flush()
+	return s.whole(json.Marshal(s.translated(r)))
 }
 
 // translated is a whole answer of an upstream of another format as a message.

@@ -84,6 +84,19 @@ func (s *flushWriter) Flush() error {
 	return s.rc.Flush()
 }
 
+// whole sends an answer that is not streamed: b, a JSON body (or err, its encoding's failure), at once.
+func (s *flushWriter) whole(b []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	s.header("Content-Type", "application/json; charset=utf-8")
+	s.start(http.StatusOK)
+	if err := s.Write(b); err != nil {
+		return err
+	}
+	return s.Flush()
+}
+
 // quarterClock counts the quarters of streamIdle that passed since its first use. A stream whose deadline was
 // pushed at count n, writing while the count is still n, pushed it less than a quarter of streamIdle ago.
 type quarterClock struct {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/routing"
 )
 
 // Fields are a body's members, each value's bytes as the caller sent them, as encoding/json decodes an object into
@@ -343,11 +342,33 @@ func CheckConfig(config map[string]any, base Fields, decode func(Fields) error) 
 	return decode(base)
 }
 
-// ProviderField reads the fields' provider object into the options and the routing preferences (Provider).
-func (f Fields) ProviderField() (map[string]any, routing.Preferences, error) {
+// ReadModels reads what every wire format's request begins with: the fields passed on as they came (Extra: all
+// but gateway), then model and models.
+func (f Fields) ReadModels(r *chat.Request, gateway, checked []string) error {
+	var err error
+	if r.Extra, err = f.Extra(gateway, checked); err != nil {
+		return err
+	}
+	if err := Field(f, "model", &r.Model); err != nil {
+		return err
+	}
+	return Field(f, "models", &r.Models)
+}
+
+// ReadCaller reads what every wire format's request ends with: the caller's ids (user, session_id) and the
+// provider object (the options passed through, the routing preferences).
+func (f Fields) ReadCaller(r *chat.Request) error {
+	if err := Field(f, "user", &r.User); err != nil {
+		return err
+	}
+	if err := Field(f, "session_id", &r.SessionID); err != nil {
+		return err
+	}
 	raw, ok := f.Present("provider")
 	if !ok {
-		return nil, routing.Preferences{}, nil
+		return nil
 	}
-	return Provider(raw)
+	var err error
+	r.Options, r.Route, err = Provider(raw)
+	return err
 }

@@ -54,6 +54,20 @@ func TestAnthropicSDK(t *testing.T) {
 		"SB_MODEL_ALIAS": "claude-sonnet-4-5-20250929"},
 		func(f string) bool { return f == messagesSuite })
 
+	// Claude Code's max_tokens 32000 at $15 a million is $0.48 reserved: a key limited to $0.10 is refused, in
+	// Anthropic's shape, saying what to change.
+	small, _ := g.Key(t, map[string]any{"limit": 0.1})
+	r := g.Do(t, "POST", "/messages", small, map[string]any{"model": "claude/sonnet", "max_tokens": 32000,
+		"messages": []any{map[string]any{"role": "user", "content": "Hi"}}})
+	var refused struct {
+		Type  string
+		Error struct{ Type, Message string }
+	}
+	if err := json.Unmarshal(r.Body, &refused); err != nil || r.Status != 402 || refused.Type != "error" ||
+		refused.Error.Type != "billing_error" || !strings.Contains(refused.Error.Message, "smaller max_tokens") {
+		t.Errorf("a reservation the key cannot hold: %d %s", r.Status, r.Body)
+	}
+
 	var found bool
 	for _, r := range anthropic.Requests() {
 		if !strings.Contains(string(r.Body), "SYSTEM-CACHED") {

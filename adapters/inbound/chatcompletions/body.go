@@ -22,18 +22,13 @@ var _ ports.ChatBody = (*Body)(nil)
 // free-form options decoded whole. Other values are kept as their bytes (fields passed on, a tool's schema, a
 // part of a kind the gateway does not read) or are single values.
 var limits = inbound.NewLimits(chat.MaxFields, map[string]inbound.Limit{
-	"messages": {Items: chat.MaxMessages, Refuse: func(string, bool) error { return chat.TooManyMessages("messages") }},
-	"messages[].content": {Items: chat.MaxParts, Total: chat.MaxTotalParts, Refuse: func(path string, total bool) error {
-		if total {
-			return chat.TooManyParts(path)
-		}
-		return chat.BadContent(path)
-	}},
+	"messages":              inbound.MessagesLimit,
+	"messages[].content":    inbound.ContentLimit,
 	"messages[].tool_calls": {Items: chat.MaxToolCalls, Refuse: func(path string, _ bool) error { return chat.TooManyToolCalls(path) }},
-	"tools":                 {Items: chat.MaxTools, Refuse: func(string, bool) error { return chat.TooManyTools("tools") }},
-	"stop":                  {Items: chat.MaxStops, Refuse: func(string, bool) error { return chat.TooManyStops("stop") }},
-	"models":                {Items: chat.MaxModels, Refuse: func(string, bool) error { return chat.TooManyModels("models") }},
-	"provider":              {Free: true},
+	"tools":                 inbound.ToolsLimit,
+	"stop":                  inbound.StopsLimit("stop"),
+	"models":                inbound.ModelsLimit,
+	"provider":              inbound.ProviderLimit,
 })
 
 // Decode reads body, a chat completions request body: its lists counted first (a 400 naming the first past its

@@ -15,16 +15,10 @@ import (
 // another type is a 400 naming it), and holds the request to the domain's rules.
 func decode(f inbound.Fields) (chat.Request, error) {
 	r := chat.Request{Format: chat.ChatCompletions}
+	if err := f.ReadModels(&r, gatewayFields, checkedFields); err != nil {
+		return r, err
+	}
 	var err error
-	if r.Extra, err = f.Extra(gatewayFields, checkedFields); err != nil {
-		return r, err
-	}
-	if err := inbound.Field(f, "model", &r.Model); err != nil {
-		return r, err
-	}
-	if err := inbound.Field(f, "models", &r.Models); err != nil {
-		return r, err
-	}
 	raw, ok := f.Present("messages")
 	if !ok {
 		return r, domain.Invalid("messages", "is required")
@@ -89,13 +83,7 @@ func decode(f inbound.Fields) (chat.Request, error) {
 			*choice.dst = domain.Opaque(raw)
 		}
 	}
-	if err := inbound.Field(f, "user", &r.User); err != nil {
-		return r, err
-	}
-	if err := inbound.Field(f, "session_id", &r.SessionID); err != nil {
-		return r, err
-	}
-	if r.Options, r.Route, err = f.ProviderField(); err != nil {
+	if err := f.ReadCaller(&r); err != nil {
 		return r, err
 	}
 	if err := r.Validate(); err != nil {

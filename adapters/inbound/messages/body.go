@@ -26,19 +26,14 @@ var _ ports.ChatBody = (*Body)(nil)
 // limits are the bounds counted on a body's bytes before it is decoded: its fields, the lists decoded item by item
 // (each message, block and tool a struct of its own, the system prompt's blocks), and provider, decoded whole.
 var limits = inbound.NewLimits(chat.MaxFields, map[string]inbound.Limit{
-	"messages": {Items: chat.MaxMessages, Refuse: func(string, bool) error { return chat.TooManyMessages("messages") }},
-	"messages[].content": {Items: chat.MaxParts, Total: chat.MaxTotalParts, Refuse: func(path string, total bool) error {
-		if total {
-			return chat.TooManyParts(path)
-		}
-		return chat.BadContent(path)
-	}},
+	"messages":                     inbound.MessagesLimit,
+	"messages[].content":           inbound.ContentLimit,
 	"messages[].content[].content": {Items: chat.MaxParts, Refuse: func(path string, _ bool) error { return chat.BadContent(path) }},
 	"system":                       {Items: chat.MaxParts, Refuse: func(path string, _ bool) error { return chat.BadContent(path) }},
-	"tools":                        {Items: chat.MaxTools, Refuse: func(string, bool) error { return chat.TooManyTools("tools") }},
-	"stop_sequences":               {Items: chat.MaxStops, Refuse: func(string, bool) error { return chat.TooManyStops("stop_sequences") }},
-	"models":                       {Items: chat.MaxModels, Refuse: func(string, bool) error { return chat.TooManyModels("models") }},
-	"provider":                     {Free: true},
+	"tools":                        inbound.ToolsLimit,
+	"stop_sequences":               inbound.StopsLimit("stop_sequences"),
+	"models":                       inbound.ModelsLimit,
+	"provider":                     inbound.ProviderLimit,
 })
 
 // Headers are the request headers of the format that go on to an upstream that speaks it, as Anthropic's gateway

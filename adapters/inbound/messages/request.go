@@ -20,16 +20,10 @@ import (
 // would read another text than the one the guardrails passed.
 func decode(f inbound.Fields) (chat.Request, error) {
 	r := chat.Request{Format: chat.Messages}
+	if err := f.ReadModels(&r, gatewayFields, checkedFields); err != nil {
+		return r, err
+	}
 	var err error
-	if r.Extra, err = f.Extra(gatewayFields, checkedFields); err != nil {
-		return r, err
-	}
-	if err := inbound.Field(f, "model", &r.Model); err != nil {
-		return r, err
-	}
-	if err := inbound.Field(f, "models", &r.Models); err != nil {
-		return r, err
-	}
 	if r.Messages, err = system(f); err != nil {
 		return r, err
 	}
@@ -76,13 +70,7 @@ func decode(f inbound.Fields) (chat.Request, error) {
 	if r.ToolChoice, err = toolChoice(f); err != nil {
 		return r, err
 	}
-	if err := inbound.Field(f, "session_id", &r.SessionID); err != nil {
-		return r, err
-	}
-	if err := inbound.Field(f, "user", &r.User); err != nil {
-		return r, err
-	}
-	if r.Options, r.Route, err = f.ProviderField(); err != nil {
+	if err := f.ReadCaller(&r); err != nil {
 		return r, err
 	}
 	if err := r.Validate(); err != nil {
