@@ -140,6 +140,27 @@ func TestAnthropicSDKTranslated(t *testing.T) {
 	}
 }
 
+// TestAnthropicSDKGemini runs the same suite routed to a Gemini fake, translated both ways as for OpenAI.
+func TestAnthropicSDKGemini(t *testing.T) {
+	t.Parallel()
+	gemini := fakes.NewGemini(t, "gemini-key")
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`
+providers:
+  - {slug: gemini, kind: google-ai-studio, base_url: %s, api_key: gemini-key}
+models:
+  - {id: google/gemini, modality: chat, endpoints: [{provider: gemini, upstream_model: gemini-2.5-flash, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
+`, gemini.BaseURL())))
+	key, _ := g.Key(t, nil)
+	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ANTHROPIC_URL": strings.TrimSuffix(g.URL, "/v1"), "SB_KEY": key,
+		"SB_MESSAGES_MODEL": "google/gemini"}, func(f string) bool { return f == messagesSuite })
+	for _, r := range gemini.Requests() {
+		if body := string(r.Body); strings.Contains(body, "SYSTEM-CACHED") &&
+			(strings.Contains(body, "cache_control") || strings.Contains(body, "THINKING-SENT-BACK")) {
+			t.Errorf("what Gemini cannot take reached it: %s", body)
+		}
+	}
+}
+
 // claude runs the Claude Code CLI in print mode against the gateway, configured as agent-clients.md says, in dir
 // with a home of its own, and returns what it printed.
 func claude(t *testing.T, g *harness.Gateway, key, dir, model, prompt string, args ...string) string {

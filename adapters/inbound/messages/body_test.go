@@ -15,7 +15,7 @@ import (
 
 func noHeader(string) string { return "" }
 
-func decode(t *testing.T, body string) (chat.Request, error) {
+func decode(t testing.TB, body string) (chat.Request, error) {
 	t.Helper()
 	b, err := messages.Decode([]byte(body), noHeader)
 	if err != nil {
@@ -161,5 +161,40 @@ func TestCheckConfig(t *testing.T) {
 	var de *domain.Error
 	if !errors.As(err, &de) || de.Meta["field"] != "max_tokens" {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// typicalBody is chatcompletions' typical body as Messages: the same prompt, the system prompt its own field.
+const typicalBody = `{"model":"anthropic/claude-sonnet-4.5","stream":true,"temperature":0.7,"max_tokens":256,` +
+	`"system":"You are a helpful assistant. Answer briefly.",` +
+	`"messages":[{"role":"user","content":"What is the capital of France, and what is it known for?"}]}`
+
+// BenchmarkDecode times a body's way to its request (Decode, then Request), beside chatcompletions'
+// BenchmarkDecode/typical: the typical body, and an agent's turn (system blocks with cache_control, a tool call and
+// its result, thinking sent back, 20 turns).
+func BenchmarkDecode(b *testing.B) {
+	var turns strings.Builder
+	for i := range 10 {
+		if i > 0 {
+			turns.WriteByte(',')
+		}
+		fmt.Fprintf(&turns, `{"role":"user","content":[{"type":"tool_result","tool_use_id":"t%d","content":"file contents %d"},{"type":"text","text":"go on","cache_control":{"type":"ephemeral"}}]},`+
+			`{"role":"assistant","content":[{"type":"thinking","thinking":"","signature":"c2lnbmF0dXJl"},{"type":"text","text":"Reading."},{"type":"tool_use","id":"t%d","name":"Read","input":{"file_path":"/a/b%d.go"}}]}`, i, i, i+1, i)
+	}
+	agent := `{"model":"claude-sonnet-4-5","max_tokens":32000,"stream":true,"thinking":{"type":"adaptive"},` +
+		`"system":[{"type":"text","text":"You are Claude Code."},{"type":"text","text":"Be careful.","cache_control":{"type":"ephemeral","ttl":"1h"}}],` +
+		`"tools":[{"name":"Read","description":"Reads a file","input_schema":{"type":"object","properties":{"file_path":{"type":"string"}}}}],` +
+		`"messages":[` + turns.String() + `,{"role":"user","content":"Now fix it."}]}`
+	for _, bc := range []struct{ name, body string }{{"typical", typicalBody}, {"agent", agent}} {
+		b.Run(bc.name, func(b *testing.B) {
+			raw := []byte(bc.body)
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := decode(b, bc.body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
