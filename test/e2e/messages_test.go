@@ -297,3 +297,35 @@ models:
 		t.Errorf("system upstream from chat completions: %.200s", sent.System)
 	}
 }
+
+// TestMessagesPreset: a preset saved from a Messages body is used by /messages: its fields lie under the call's
+// (max_tokens, temperature), its system prompt is laid when the call has none, and @preset/slug names it.
+func TestMessagesPreset(t *testing.T) {
+	t.Parallel()
+	g, anthropic, _, _ := messagesGateway(t)
+	key, _ := g.Key(t, nil)
+	if r := g.Do(t, "POST", "/presets/pirate/messages", key, map[string]any{"model": "claude/sonnet", "max_tokens": 300,
+		"temperature": 0.3, "system": "You are a pirate.", "messages": []any{map[string]any{"role": "user", "content": "saved"}}}); r.Status != 200 {
+		t.Fatalf("save the preset: %d %s", r.Status, r.Body)
+	}
+	r := g.Do(t, "POST", "/messages", key, map[string]any{"model": "@preset/pirate",
+		"messages": []any{map[string]any{"role": "user", "content": "Ahoy"}}}, "anthropic-version", "2023-06-01")
+	if r.Status != 200 {
+		t.Fatalf("/messages with the preset: %d %s", r.Status, r.Body)
+	}
+	reqs := anthropic.Requests()
+	var sent struct {
+		Model       string
+		System      string
+		MaxTokens   int `json:"max_tokens"`
+		Temperature float64
+		Messages    []struct{ Role string }
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &sent); err != nil {
+		t.Fatal(err)
+	}
+	if sent.Model != "claude-sonnet-4-5" || sent.System != "You are a pirate." || sent.MaxTokens != 300 || sent.Temperature != 0.3 ||
+		len(sent.Messages) != 1 || sent.Messages[0].Role != "user" {
+		t.Fatalf("upstream got %s", reqs[len(reqs)-1].Body)
+	}
+}
