@@ -61,11 +61,23 @@ func (h *ChatHandler) countTokens(c *gin.Context) {
 	c.JSON(http.StatusOK, gin.H{"input_tokens": n.InputTokens})
 }
 
-// anthropicErrors marks the request's errors as Anthropic's clients read them ({"type": "error", "error": {"type",
-// "message"}}, see respond): put before the guard, so that a refused key is answered so too.
-func anthropicErrors(c *gin.Context) {
-	requestOf(c).anthropic = true
-	c.Next()
+// The routes of Anthropic's API, under the API base.
+const (
+	messagesPath    = "/messages"
+	countTokensPath = "/messages/count_tokens"
+)
+
+// anthropicErrors marks the errors of a request to Anthropic's routes under base to be answered as Anthropic's
+// clients read them ({"type": "error", "error": {"type", "message"}}, see respond). It runs before every other
+// middleware that may refuse (the body's bound, the key), on the route the router matched.
+func anthropicErrors(base string) gin.HandlerFunc {
+	messages, count := base+messagesPath, base+countTokensPath
+	return func(c *gin.Context) {
+		if p := c.FullPath(); p == messages || p == count {
+			requestOf(c).anthropic = true
+		}
+		c.Next()
+	}
 }
 
 // anthropicTypes are the error types of Anthropic's API, by the status it answers them with.

@@ -19,7 +19,8 @@ import (
 const messagesSuite = "messages.test.mjs"
 
 // messagesGateway starts a gateway with a model on an Anthropic fake (claude/sonnet), one on an OpenAI-compatible
-// fake (gpt/fake), and one whose Anthropic fake is rate limited (claude/limited).
+// fake (gpt/fake), one whose Anthropic fake is rate limited (claude/limited), and one whose stream breaks
+// (claude/broken).
 func messagesGateway(t *testing.T) (*harness.Gateway, *fakes.Anthropic, *fakes.OpenAI, *fakes.Anthropic) {
 	anthropic := fakes.NewAnthropic(t, "sk-ant-fake")
 	openai := fakes.NewOpenAI(t, "sk-openai-fake")
@@ -29,16 +30,26 @@ func messagesGateway(t *testing.T) (*harness.Gateway, *fakes.Anthropic, *fakes.O
 		steps[i] = fakes.Step{Status: 429, Body: fakes.AnthropicRateLimited}
 	}
 	limited.Script(steps...)
+	// claude/broken's fake breaks its stream with an overloaded_error event after the first token, every time.
+	broken := fakes.NewAnthropic(t, "sk-ant-broken")
+	broken.Default = fakes.Step{Events: []string{
+		"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_b\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"claude-x\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":3,\"output_tokens\":1}}}\n\n",
+		"event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n",
+		"event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"partial\"}}\n\n",
+		"event: error\ndata: " + fakes.AnthropicOverloaded + "\n\n",
+	}}
 	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`
 providers:
   - {slug: anthropic, kind: anthropic, base_url: %s, api_key: sk-ant-fake}
   - {slug: openaifake, kind: openai, base_url: %s, api_key: sk-openai-fake}
   - {slug: limited, kind: anthropic, base_url: %s, api_key: sk-ant-limited}
+  - {slug: broken, kind: anthropic, base_url: %s, api_key: sk-ant-broken}
 models:
   - {id: claude/sonnet, aliases: [claude-sonnet-4-5-20250929], modality: chat, endpoints: [{provider: anthropic, upstream_model: claude-sonnet-4-5, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]}
   - {id: gpt/fake, modality: chat, endpoints: [{provider: openaifake, upstream_model: fake-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
   - {id: claude/limited, modality: chat, endpoints: [{provider: limited, upstream_model: claude-x, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]}
-`, anthropic.BaseURL(), openai.BaseURL(), limited.BaseURL())))
+  - {id: claude/broken, modality: chat, endpoints: [{provider: broken, upstream_model: claude-x, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]}
+`, anthropic.BaseURL(), openai.BaseURL(), limited.BaseURL(), broken.BaseURL())))
 	return g, anthropic, openai, limited
 }
 
@@ -50,7 +61,7 @@ func TestAnthropicSDK(t *testing.T) {
 	g, anthropic, _, _ := messagesGateway(t)
 	key, _ := g.Key(t, nil)
 	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ANTHROPIC_URL": strings.TrimSuffix(g.URL, "/v1"), "SB_KEY": key,
-		"SB_MESSAGES_MODEL": "claude/sonnet", "SB_FAILING_MODEL": "claude/limited",
+		"SB_MESSAGES_MODEL": "claude/sonnet", "SB_FAILING_MODEL": "claude/limited", "SB_BROKEN_MODEL": "claude/broken",
 		"SB_MODEL_ALIAS": "claude-sonnet-4-5-20250929"},
 		func(f string) bool { return f == messagesSuite })
 

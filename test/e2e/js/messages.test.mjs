@@ -136,3 +136,13 @@ test("models.list answers Anthropic's list, and an alias names its model", async
   const msg = await client().messages.create({ model: alias, max_tokens: 1024, messages: [{ role: "user", content: "Hi" }] });
   assert.equal(msg.content[0].text, sentence);
 });
+
+test("a stream that breaks after its first token ends with an error event the SDK raises", async (t) => {
+  const broken = process.env.SB_BROKEN_MODEL;
+  if (!broken) return t.skip("no broken model configured");
+  let text = "";
+  const stream = client().messages.stream({ model: broken, max_tokens: 100, messages: [{ role: "user", content: "Hi" }] });
+  stream.on("text", (d) => (text += d));
+  await assert.rejects(stream.finalMessage(), (e) => e instanceof Anthropic.APIError && /overloaded/i.test(e.message));
+  assert.equal(text, "partial");
+});
