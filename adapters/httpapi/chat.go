@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -83,12 +82,7 @@ type chatSink struct {
 
 func (s *chatSink) Start(h ports.ChatHead) {
 	s.head = h
-	s.header("X-Generation-Id", h.GenerationID)
-	if h.Stream {
-		hdr := s.c.Writer.Header()
-		hdr["Content-Type"], hdr["X-Accel-Buffering"] = eventStream, noBuffering
-		s.start(http.StatusOK)
-	}
+	s.startAnswer(h)
 }
 
 // eventStream and noBuffering are a stream's Content-Type and X-Accel-Buffering: one slice each for every

@@ -138,12 +138,7 @@ type messagesSink struct {
 
 func (s *messagesSink) Start(h ports.ChatHead) {
 	s.head = h
-	s.header("X-Generation-Id", h.GenerationID)
-	if h.Stream {
-		hdr := s.c.Writer.Header()
-		hdr["Content-Type"], hdr["X-Accel-Buffering"] = eventStream, noBuffering
-		s.start(http.StatusOK)
-	}
+	s.startAnswer(h)
 }
 
 func (s *messagesSink) Chunk(c chat.Chunk) error {
