@@ -67,22 +67,8 @@ func NewChat(inference *Inference, providers ports.Providers, presets *Presets, 
 const chatHold = 30 * time.Minute
 
 func (s *Chat) Complete(ctx context.Context, by account.Principal, body ports.ChatBody, caller generation.Caller, sink ports.ChatSink) (string, error) {
-	ref, err := body.Preset()
+	req, presetID, err := s.request(ctx, by, body)
 	if err != nil {
-		return "", err
-	}
-	var presetID *string
-	var system chat.SystemPrompt
-	if ref != nil {
-		if presetID, system, err = s.applyPreset(ctx, by, body, *ref); err != nil {
-			return "", err
-		}
-	}
-	req, err := body.Request()
-	if err != nil {
-		return "", err
-	}
-	if req, err = req.WithSystem(system); err != nil {
 		return "", err
 	}
 	// Each model of the fallback list is a call of its own through the pipeline — admitted on its own (the
@@ -94,10 +80,71 @@ func (s *Chat) Complete(ctx context.Context, by account.Principal, body ports.Ch
 		call := &chatCall{chat: s, req: req, presetID: presetID, sink: sink}
 		id, err = s.inference.Run(ctx, by, caller, call)
 		if err == nil || call.delivering || i == len(req.Fallbacks) || !fallsBack(ctx, err) {
-			return id, err
+			return id, unheld(req, err)
 		}
 	}
 	return id, err
+}
+
+// request is the request body holds, laid over the preset it names (with that preset's id).
+func (s *Chat) request(ctx context.Context, by account.Principal, body ports.ChatBody) (chat.Request, *string, error) {
+	ref, err := body.Preset()
+	if err != nil {
+		return chat.Request{}, nil, err
+	}
+	var presetID *string
+	var system chat.SystemPrompt
+	if ref != nil {
+		if presetID, system, err = s.applyPreset(ctx, by, body, *ref); err != nil {
+			return chat.Request{}, nil, err
+		}
+	}
+	req, err := body.Request()
+	if err != nil {
+		return chat.Request{}, nil, err
+	}
+	req, err = req.WithSystem(system)
+	return req, presetID, err
+}
+
+// CountTokens asks the upstream of the first endpoint the call would be routed to for its count, when it counts
+// (ports.TokenCounter), and estimates otherwise, or when that upstream fails to.
+func (s *Chat) CountTokens(ctx context.Context, by account.Principal, body ports.ChatBody) (ports.TokenCount, error) {
+	req, _, err := s.request(ctx, by, body)
+	if err != nil {
+		return ports.TokenCount{}, err
+	}
+	eps, err := s.inference.Endpoints(req.Model, req.Route, catalog.Chat)
+	if err != nil {
+		return ports.TokenCount{}, err
+	}
+	if len(eps) == 0 {
+		return ports.TokenCount{InputTokens: req.PromptTokens()}, nil
+	}
+	if p, ok := s.providers[eps[0].Client()].(ports.TokenCounter); ok {
+		opts, err := catalog.PassThrough(req.Options, eps[0].Provider)
+		if err == nil {
+			n, err := p.CountTokens(ctx, ports.ChatRequest{UpstreamModel: eps[0].UpstreamModel, Request: req, Options: opts})
+			if err == nil {
+				return ports.TokenCount{InputTokens: n, Exact: true}, nil
+			}
+			s.log.WarnContext(ctx, "an upstream failed to count tokens: estimated", "provider", eps[0].Provider, "err", err)
+		}
+	}
+	return ports.TokenCount{InputTokens: req.PromptTokens()}, nil
+}
+
+// unheld says, in a refusal of the call's reservation (402: the key's limit or the credits cannot hold it), what
+// the caller can change: the reservation counts the whole completion limit, which agents set high (Claude Code
+// sends max_tokens 32000 and more), so that a smaller one is admitted where this one was not.
+func unheld(req chat.Request, err error) error {
+	var e *domain.Error
+	if !errors.As(err, &e) || e.Kind != domain.KindPaymentRequired {
+		return err
+	}
+	return e.WithMsg(fmt.Sprintf("%s; the reservation counts the whole completion limit (max_tokens %d) at the completion "+
+		"price: send a smaller max_tokens (Claude Code: CLAUDE_CODE_MAX_OUTPUT_TOKENS) or raise the limit",
+		e.Msg, req.MaxCompletionTokens(nil)))
 }
 
 // fallsBack reports a failure of one model that the next model of the fallback list may not have: the model
@@ -386,7 +433,7 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 		}
 		return d // nothing was delivered: the caller gets the failure, and pays nothing
 	}
-	d.Cost = b.Cost
+	d.Cost, d.CacheDiscount = b.Cost, b.CacheDiscount
 	switch {
 	case err == nil:
 		if ferr := s.sink.Finish(&res, d.Cost); ferr != nil {

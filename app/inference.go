@@ -84,8 +84,10 @@ type Delivery struct {
 	// Err is nil when the answer was delivered whole; otherwise the failure the caller gets, or, when the caller
 	// left (callerLeft), whatever failure that caused.
 	Err error
-	// Cost is what the caller pays for what was delivered: 0 when the call is not billed.
-	Cost domain.Micros
+	// Cost is what the caller pays for what was delivered: 0 when the call is not billed. CacheDiscount is what
+	// prompt caching took off it, nil when the call read and wrote no cache.
+	Cost          domain.Micros
+	CacheDiscount *domain.Micros
 	// Counts are what delivery measured, added to the request's own.
 	Counts generation.Counts
 	// FinishReason is the modality's word for how the call ended, when it has one ("stop" otherwise), and
@@ -162,6 +164,24 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 		return c.ID(), nil
 	}
 	return c.ID(), p.finish(ctx, c, d)
+}
+
+// Endpoints are the endpoints a call to model of modality mod with prefs would try, in order, as Run plans them;
+// an error when the model is unknown, serves not mod, or has no endpoint to try.
+func (p *Inference) Endpoints(model string, prefs routing.Preferences, mod catalog.Modality) ([]catalog.Endpoint, error) {
+	spec := Spec{Model: model, Route: prefs, Modality: mod}
+	m, err := p.model(&spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.Serves(mod); err != nil {
+		return nil, err
+	}
+	plan, err := p.router.Plan(m.ID, spec.Route, nil, m.Endpoints)
+	if err != nil {
+		return nil, err
+	}
+	return p.router.Candidates(m.ID, plan)
 }
 
 // model is the catalog model the request names: the model of that id, or, for an id the catalog does not hold, the
@@ -286,7 +306,7 @@ func (p *Inference) finish(ctx context.Context, c *Call, d Delivery) error {
 	}
 	c.rec.Flags = append(c.rec.Flags, d.Flags...)
 	c.rec.Counts = c.counts.Add(d.Counts)
-	c.rec.TotalCost, c.rec.UpstreamCost = d.Cost, d.Cost
+	c.rec.TotalCost, c.rec.UpstreamCost, c.rec.CacheDiscount = d.Cost, d.Cost, d.CacheDiscount
 	if !c.timed {
 		c.rec.GenerationTime = time.Since(c.begin)
 	}

@@ -43,6 +43,19 @@ type ChatProvider interface {
 	Chat(ctx context.Context, req ChatRequest) (ChatReply, error)
 }
 
+// TokenCounter is a chat provider that counts a request's input tokens as it bills them (Anthropic's
+// count_tokens), found by type assertion. Errors are *UpstreamError.
+type TokenCounter interface {
+	CountTokens(ctx context.Context, req ChatRequest) (int64, error)
+}
+
+// TokenCount is a request's input tokens: counted by the upstream of the endpoint it would go to first (Exact),
+// or the gateway's estimate (chat.Request.PromptTokens) when that upstream counts none.
+type TokenCount struct {
+	InputTokens int64
+	Exact       bool
+}
+
 // ChatHead is what a chat answer's first line says: its generation id, model and time, and how it is sent.
 type ChatHead struct {
 	GenerationID, Model, Provider string
@@ -88,4 +101,7 @@ type ChatBody interface {
 // also when it fails (a failed call has a record too, unless it failed validation).
 type ChatService interface {
 	Complete(ctx context.Context, by account.Principal, body ChatBody, caller generation.Caller, sink ChatSink) (string, error)
+	// CountTokens counts the input tokens of the request body holds, as the call would send it (its preset
+	// applied); it makes no call, record or charge.
+	CountTokens(ctx context.Context, by account.Principal, body ChatBody) (TokenCount, error)
 }

@@ -146,7 +146,9 @@ type fileConfig struct {
 		IdleTimeout time.Duration `yaml:"idle_timeout"`
 	} `yaml:"providers"`
 	Models []struct {
-		ID        string     `yaml:"id"`
+		ID string `yaml:"id"`
+		// Aliases are other names requests may call the model by (claude-sonnet-4-5-20250929).
+		Aliases   []string   `yaml:"aliases"`
 		Modality  string     `yaml:"modality"`
 		Video     *videoCaps `yaml:"video"`
 		Endpoints []struct {
@@ -166,6 +168,10 @@ type fileConfig struct {
 				Resolutions                map[string]secondRates `yaml:"resolutions"`
 				PerMillionPromptTokens     *price                 `yaml:"per_million_prompt_tokens"`
 				PerMillionCompletionTokens *price                 `yaml:"per_million_completion_tokens"`
+				// Prompt caching: tokens read from the cache, written to it for 5 minutes, and for an hour.
+				PerMillionCacheReadTokens    *price `yaml:"per_million_cache_read_tokens"`
+				PerMillionCacheWriteTokens   *price `yaml:"per_million_cache_write_tokens"`
+				PerMillionCacheWrite1hTokens *price `yaml:"per_million_cache_write_1h_tokens"`
 			} `yaml:"pricing"`
 		} `yaml:"endpoints"`
 	} `yaml:"models"`
@@ -674,7 +680,7 @@ func (f fileConfig) build(loc locator) (Config, error) {
 			return Config{}, loc.err("needs at least one endpoint", "models", i, "endpoints")
 		}
 		seen[m.ID] = true
-		model := catalog.Model{ID: m.ID, Modality: mod}
+		model := catalog.Model{ID: m.ID, Aliases: m.Aliases, Modality: mod}
 		if m.Video != nil {
 			if mod != catalog.Video {
 				return Config{}, loc.err("is for video models only", "models", i, "video")
@@ -713,10 +719,13 @@ func (f fileConfig) build(loc locator) (Config, error) {
 				rank = *e.Rank
 			}
 			pricing := catalog.Pricing{PerMillionChars: (*domain.Micros)(e.Pricing.PerMillionCharacters),
-				PerSecond:                  (*domain.Micros)(e.Pricing.PerSecond),
-				PerSecondWithAudio:         (*domain.Micros)(e.Pricing.PerSecondWithAudio),
-				PerMillionPromptTokens:     (*domain.Micros)(e.Pricing.PerMillionPromptTokens),
-				PerMillionCompletionTokens: (*domain.Micros)(e.Pricing.PerMillionCompletionTokens)}
+				PerSecond:                    (*domain.Micros)(e.Pricing.PerSecond),
+				PerSecondWithAudio:           (*domain.Micros)(e.Pricing.PerSecondWithAudio),
+				PerMillionPromptTokens:       (*domain.Micros)(e.Pricing.PerMillionPromptTokens),
+				PerMillionCompletionTokens:   (*domain.Micros)(e.Pricing.PerMillionCompletionTokens),
+				PerMillionCacheReadTokens:    (*domain.Micros)(e.Pricing.PerMillionCacheReadTokens),
+				PerMillionCacheWriteTokens:   (*domain.Micros)(e.Pricing.PerMillionCacheWriteTokens),
+				PerMillionCacheWrite1hTokens: (*domain.Micros)(e.Pricing.PerMillionCacheWrite1hTokens)}
 			if len(e.Pricing.Resolutions) > 0 {
 				rates := catalog.ResolutionRates{}
 				for _, res := range slices.Sorted(maps.Keys(e.Pricing.Resolutions)) {

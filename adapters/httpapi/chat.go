@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"net/http"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -28,11 +27,14 @@ func (h *ChatHandler) create(c *gin.Context) {
 		return
 	}
 	sink := &chatSink{flushWriter: newFlushWriter(c)}
+	h.complete(c, body, sink, &sink.flushWriter)
+}
+
+// complete runs the chat use case with body, its answer going into sink (which writes through w), and answers its
+// failure when nothing was sent yet: a stream that broke has ended with its error event.
+func (h *ChatHandler) complete(c *gin.Context, body ports.ChatBody, sink ports.ChatSink, w *flushWriter) {
 	id, err := h.chat.Complete(c.Request.Context(), principal(c), body, caller(c), sink)
-	switch {
-	case err == nil || sink.started:
-		// a stream that broke has ended with its error event
-	default:
+	if err != nil && !w.started {
 		if id != "" {
 			c.Header("X-Generation-Id", id)
 		}
@@ -46,11 +48,20 @@ func (h *ChatHandler) create(c *gin.Context) {
 // Content-Length the body does not live up to holds no more memory than its bytes. A read that fails is the
 // caller's error: a body past the server's bound is a 413.
 func readChatBody(r io.Reader, length int64) (*chatcompletions.Body, error) {
+	raw, err := readInferenceBody(r, length)
+	if err != nil {
+		return nil, err
+	}
+	return chatcompletions.Decode(raw)
+}
+
+// readInferenceBody reads an inference request's body whole, as readChatBody says, for any wire format.
+func readInferenceBody(r io.Reader, length int64) ([]byte, error) {
 	raw, err := readBody(r, make([]byte, 0, min(max(length, 0), preallocated)+1)) // +1: room for the read of its end
 	if err != nil {
 		return nil, jsonError(err, raw, nil)
 	}
-	return chatcompletions.Decode(raw)
+	return raw, nil
 }
 
 // preallocated bounds the buffer a chat body's Content-Length sizes before its bytes come.
@@ -71,12 +82,7 @@ type chatSink struct {
 
 func (s *chatSink) Start(h ports.ChatHead) {
 	s.head = h
-	s.header("X-Generation-Id", h.GenerationID)
-	if h.Stream {
-		hdr := s.c.Writer.Header()
-		hdr["Content-Type"], hdr["X-Accel-Buffering"] = eventStream, noBuffering
-		s.start(http.StatusOK)
-	}
+	s.startAnswer(h)
 }
 
 // eventStream and noBuffering are a stream's Content-Type and X-Accel-Buffering: one slice each for every
@@ -269,16 +275,7 @@ func (s *chatSink) Finish(r *chat.Result, cost domain.Micros) error {
 	out := completionOut{ID: s.head.GenerationID, Object: "chat.completion", Created: s.head.Created, Model: s.head.Model,
 		Provider: s.head.Provider, Choices: []choiceOut{{Message: msg, FinishReason: &finish, NativeFinishReason: &native}},
 		Usage: usage(r.Usage, cost)}
-	b, err := json.Marshal(out)
-	if err != nil {
-		return err
-	}
-	s.header("Content-Type", "application/json; charset=utf-8")
-	s.start(http.StatusOK)
-	if err := s.Write(b); err != nil {
-		return err
-	}
-	return s.Flush()
+	return s.whole(json.Marshal(out))
 }
 
 // doneEvent ends a stream: one slice for every stream (the response copies it), where the conversion of a

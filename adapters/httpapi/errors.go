@@ -50,5 +50,9 @@ func respond(c *gin.Context, status int, de *domain.Error) {
 		meta[k] = v
 	}
 	meta["reason"] = de.Code
+	if r := recordOf(c.Request.Context()); r != nil && r.anthropic {
+		c.AbortWithStatusJSON(status, toAnthropicError(status, de.Msg, meta))
+		return
+	}
 	c.AbortWithStatusJSON(status, errorEnvelope{Error: errorObject{Code: status, Message: de.Msg, Metadata: meta}})
 }

@@ -58,6 +58,10 @@ func (stubChat) Complete(_ context.Context, _ account.Principal, _ ports.ChatBod
 	return id, sink.Finish(&chat.Result{Usage: &stubUsage}, 15)
 }
 
+func (stubChat) CountTokens(context.Context, account.Principal, ports.ChatBody) (ports.TokenCount, error) {
+	return ports.TokenCount{InputTokens: stubUsage.PromptTokens}, nil
+}
+
 // stubSpeech streams one clip of audio and flushes it.
 type stubSpeech struct{ clip []byte }
 

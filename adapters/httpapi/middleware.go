@@ -35,6 +35,8 @@ type request struct {
 	log       *slog.Logger
 	principal account.Principal
 	admitted  bool
+	// anthropic answers the request's errors in Anthropic's shape (anthropicErrors).
+	anthropic bool
 	// idValue is X-Request-Id's value; rateValues X-Ratelimit-Limit's, -Remaining's and -Reset's.
 	idValue    [1]string
 	rateValues [3]string
@@ -276,6 +278,10 @@ const (
 func (g guard) require(kinds keyKinds) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		secret, ok := bearer(c.GetHeader("Authorization"))
+		if !ok { // Anthropic's clients send their key as x-api-key
+			secret = strings.TrimSpace(c.GetHeader("X-Api-Key"))
+			ok = secret != ""
+		}
 		if !ok {
 			writeError(c, account.ErrUnauthenticated)
 			return

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -48,6 +49,10 @@ type architecture struct {
 type modelPricing struct {
 	Prompt     string `json:"prompt"`
 	Completion string `json:"completion"`
+	// InputCacheRead and InputCacheWrite are the prices of a token read from and written to the prompt cache (a
+	// 5-minute write), where they are set.
+	InputCacheRead  string `json:"input_cache_read,omitempty"`
+	InputCacheWrite string `json:"input_cache_write,omitempty"`
 }
 
 type topProvider struct {
@@ -97,6 +102,12 @@ func endpointPricing(p catalog.Pricing) modelPricing {
 	if p.PerMillionCompletionTokens != nil {
 		out.Completion = perUnit(*p.PerMillionCompletionTokens)
 	}
+	if p.PerMillionCacheReadTokens != nil {
+		out.InputCacheRead = perUnit(*p.PerMillionCacheReadTokens)
+	}
+	if p.PerMillionCacheWriteTokens != nil {
+		out.InputCacheWrite = perUnit(*p.PerMillionCacheWriteTokens)
+	}
 	return out
 }
 
@@ -115,6 +126,10 @@ func perUnit(perMillion domain.Micros) string {
 // SDK's), filtered by output_modalities (comma-separated, e.g. "audio,video"; "all" for every one). Other
 // reference filters are accepted and ignored.
 func (h *ModelsHandler) list(c *gin.Context) {
+	if c.GetHeader("anthropic-version") != "" {
+		h.anthropicList(c)
+		return
+	}
 	limit, err := queryInt(c, "limit", 500, 1, 1000)
 	if err != nil {
 		writeError(c, err)
@@ -137,6 +152,45 @@ func (h *ModelsHandler) list(c *gin.Context) {
 		next = &u
 	}
 	c.JSON(http.StatusOK, gin.H{"data": page, "links": gin.H{"next": next}, "total_count": total})
+}
+
+// anthropicModel is a model in Anthropic's list (GET /v1/models), which Claude Code's model discovery reads.
+type anthropicModel struct {
+	Type        string `json:"type"`
+	ID          string `json:"id"`
+	DisplayName string `json:"display_name"`
+	CreatedAt   string `json:"created_at"`
+}
+
+// anthropicList answers GET /models as Anthropic's API does, for a caller that says its anthropic-version: the
+// chat models (the ones /messages serves) and their aliases, a page of limit (1 to 1000, 20 by default) after
+// after_id, with has_more, first_id and last_id.
+func (h *ModelsHandler) anthropicList(c *gin.Context) {
+	limit, err := queryInt(c, "limit", 20, 1, 1000)
+	if err != nil {
+		writeError(c, err)
+		return
+	}
+	all := []anthropicModel{}
+	for _, m := range h.catalog.Models() {
+		if m.Model.Modality != catalog.Chat {
+			continue
+		}
+		created := m.Created.UTC().Format(time.RFC3339)
+		for _, id := range append([]string{m.Model.ID}, m.Model.Aliases...) {
+			all = append(all, anthropicModel{Type: "model", ID: id, DisplayName: m.Model.ID, CreatedAt: created})
+		}
+	}
+	if after := c.Query("after_id"); after != "" {
+		i := slices.IndexFunc(all, func(m anthropicModel) bool { return m.ID == after })
+		all = all[i+1:] // none after an id not listed: from the start
+	}
+	page := all[:min(limit, len(all))]
+	out := gin.H{"data": page, "has_more": len(page) < len(all), "first_id": nil, "last_id": nil}
+	if len(page) > 0 {
+		out["first_id"], out["last_id"] = page[0].ID, page[len(page)-1].ID
+	}
+	c.JSON(http.StatusOK, out)
 }
 
 type providerOut struct {

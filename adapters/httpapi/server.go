@@ -96,7 +96,7 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 	// No redirects to "fixed" paths (a trailing slash, ..%2F): they answered in HTML. Such paths are a 404 here.
 	e.RedirectTrailingSlash, e.RedirectFixedPath = false, false
 	e.ContextWithFallback = true
-	e.Use(observe(metrics), requestID())
+	e.Use(observe(metrics), requestID(), anthropicErrors(cfg.BasePath))
 	if tracing.Provider != nil {
 		e.Use(traceRequests(tracing))
 	}
@@ -144,6 +144,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 
 	api.POST("/audio/speech", append(infer, h.Speech.create)...)
 	api.POST("/chat/completions", append(metered, h.Chat.create)...)
+	api.POST(messagesPath, append(metered, h.Chat.messages)...)
+	api.POST(countTokensPath, append(infer, h.Chat.countTokens)...)
 	api.POST("/videos", append(infer, h.Videos.create)...)
 	api.GET("/videos/models", anyK, h.Videos.models)
 	api.GET("/videos/:jobId", anyK, h.Videos.get)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+
+	"github.com/switchboard-ai/switchboard/ports"
 )
 
 // streamIdle bounds how long one chunk may take to reach a slow caller; there is no total write timeout.
@@ -82,6 +84,29 @@ func (s *flushWriter) Flush() error {
 	}
 	s.unsent = false
 	return s.rc.Flush()
+}
+
+// startAnswer sets an answer's generation id and, for a stream, its event-stream headers, and sends its head.
+func (s *flushWriter) startAnswer(h ports.ChatHead) {
+	s.header("X-Generation-Id", h.GenerationID)
+	if h.Stream {
+		hdr := s.c.Writer.Header()
+		hdr["Content-Type"], hdr["X-Accel-Buffering"] = eventStream, noBuffering
+		s.start(http.StatusOK)
+	}
+}
+
+// whole sends an answer that is not streamed: b, a JSON body (or err, its encoding's failure), at once.
+func (s *flushWriter) whole(b []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	s.header("Content-Type", "application/json; charset=utf-8")
+	s.start(http.StatusOK)
+	if err := s.Write(b); err != nil {
+		return err
+	}
+	return s.Flush()
 }
 
 // quarterClock counts the quarters of streamIdle that passed since its first use. A stream whose deadline was

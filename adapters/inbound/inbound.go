@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -184,7 +185,11 @@ func spelled(key, field string) error {
 
 // FirstSpelled is the refusal of the first key, in byte order, that names one of fields otherwise, nil when none
 // does: of several, the same is named whatever order they came in.
-func (f Fields) FirstSpelled(fields ...[]string) error {
+func (f Fields) FirstSpelled(fields ...[]string) error { return f.FirstSpelledIn("", fields...) }
+
+// FirstSpelledIn is FirstSpelled for the members of an object within a body, at path (messages[2].content[0]),
+// which the refusal names the key under.
+func (f Fields) FirstSpelledIn(path string, fields ...[]string) error {
 	var smuggled, as string
 	for k := range f {
 		if name, ok := spelledAs(k, fields...); ok && (smuggled == "" || k < smuggled) {
@@ -193,6 +198,9 @@ func (f Fields) FirstSpelled(fields ...[]string) error {
 	}
 	if smuggled == "" {
 		return nil
+	}
+	if path != "" {
+		smuggled = path + "." + smuggled
 	}
 	return spelled(smuggled, as)
 }
@@ -225,4 +233,142 @@ func NamesField(key, field string) bool {
 		i++
 	}
 	return i == len(field)
+}
+
+// Field decodes f[name] into dst when it is present and not null, naming the field when it holds another type.
+func Field[T any](f Fields, name string, dst *T) error {
+	raw, ok := f.Present(name)
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return domain.Invalid(name, "must be "+typeName(dst))
+	}
+	return nil
+}
+
+func typeName(dst any) string {
+	switch dst.(type) {
+	case *string:
+		return "a string"
+	case *bool:
+		return "a boolean"
+	case **int64, *int64:
+		return "an integer"
+	case **float64:
+		return "a number"
+	case *[]string:
+		return "an array of strings"
+	}
+	return "an object"
+}
+
+// Preset is the preset the fields name (chat.PresetOf: their model and preset fields), nil when none; the
+// reference leaves the fields (a model "m@preset/x" is then m), as every wire format names a preset alike.
+func (f Fields) Preset() (*chat.PresetRef, error) {
+	var model, named string
+	if err := Field(f, "model", &model); err != nil {
+		return nil, err
+	}
+	if err := Field(f, "preset", &named); err != nil {
+		return nil, err
+	}
+	own, ref, err := chat.PresetOf(model, named)
+	if err != nil || ref == nil {
+		return nil, err
+	}
+	if own != model { // the model named it: the model it names with it, if any, stays
+		f.Set("model", own)
+	}
+	delete(f, "preset")
+	return ref, nil
+}
+
+// UnderPreset lays the fields over a preset version's configuration (Under): model and models are one setting,
+// the models a call may use in order, so when the fields name any, the configuration's are left out.
+func (f *Fields) UnderPreset(config map[string]any, ref chat.PresetRef, maxBytes int64) (int64, error) {
+	_, model := f.Present("model")
+	_, models := f.Present("models")
+	own := model || models
+	return f.Under(config, func(k string) bool { return own && (k == "model" || k == "models") }, ref, chat.MaxFields, maxBytes)
+}
+
+// Extra are the fields sent on as they came to an upstream of the body's own format (chat.Request.Extra): all but
+// gateway, the fields the gateway answers to itself or rewrites, each held to being UTF-8 (domain.CheckOpaque: a
+// string the gateway decodes itself is mended by encoding/json, but these go as their bytes). A field that names
+// one of gateway or checked (the fields the gateway reads, then passes on) in another case ("MODEL", "Stream",
+// "ſtream", whose ſ folds to s) or before a NUL is refused, naming it as sent: the gateway reads its fields by
+// their names only, but an upstream that decodes as encoding/json does (Ollama, many proxies) matches keys without
+// regard to case, and takes the last. Sent on, such a field would have the upstream serve another model than the
+// one routed and priced, stream under a call that does not, or take a limit the call's budget was not reserved for.
+func (f Fields) Extra(gateway, checked []string) (map[string]domain.Opaque, error) {
+	if err := f.FirstSpelled(gateway, checked); err != nil {
+		return nil, err
+	}
+	var out map[string]domain.Opaque
+	for k, v := range f {
+		if slices.Contains(gateway, k) {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]domain.Opaque, len(f))
+		}
+		out[k] = domain.Opaque(v)
+	}
+	return out, nil
+}
+
+// CheckExtra holds the fields sent on as they came to being UTF-8 (domain.CheckOpaque).
+func CheckExtra(extra map[string]domain.Opaque) error {
+	for k, v := range extra {
+		if err := domain.CheckOpaque(k, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckConfig reads a preset's configuration as decode would read a request's fields, beside stand-ins for the
+// fields a configuration never holds (base: a model and messages), and returns decode's refusal: a configuration
+// no call could use is refused when it is saved rather than at every call made with it.
+func CheckConfig(config map[string]any, base Fields, decode func(Fields) error) error {
+	for k, v := range config {
+		raw, err := Marshal(v)
+		if err != nil {
+			return domain.Invalid(k, "must be JSON")
+		}
+		base[k] = raw
+	}
+	return decode(base)
+}
+
+// ReadModels reads what every wire format's request begins with: the fields passed on as they came (Extra: all
+// but gateway), then model and models.
+func (f Fields) ReadModels(r *chat.Request, gateway, checked []string) error {
+	var err error
+	if r.Extra, err = f.Extra(gateway, checked); err != nil {
+		return err
+	}
+	if err := Field(f, "model", &r.Model); err != nil {
+		return err
+	}
+	return Field(f, "models", &r.Models)
+}
+
+// ReadCaller reads what every wire format's request ends with: the caller's ids (user, session_id) and the
+// provider object (the options passed through, the routing preferences).
+func (f Fields) ReadCaller(r *chat.Request) error {
+	if err := Field(f, "user", &r.User); err != nil {
+		return err
+	}
+	if err := Field(f, "session_id", &r.SessionID); err != nil {
+		return err
+	}
+	raw, ok := f.Present("provider")
+	if !ok {
+		return nil
+	}
+	var err error
+	r.Options, r.Route, err = Provider(raw)
+	return err
 }

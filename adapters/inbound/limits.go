@@ -7,6 +7,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/chat"
 )
 
 // Limits are what a body of one wire format may hold, counted on its bytes before it is decoded (Check): a decoder
@@ -320,4 +321,25 @@ func (c *pass) free() error {
 		})
 	}
 	return c.s.Skip()
+}
+
+// The limits every wire format's conversation shares, by the domain's bounds: its messages, each message's content
+// (its parts, and theirs in all), its tools, its stop sequences (under field), its models list, and the provider
+// object, free-form.
+var (
+	MessagesLimit = Limit{Items: chat.MaxMessages, Refuse: func(string, bool) error { return chat.TooManyMessages("messages") }}
+	ContentLimit  = Limit{Items: chat.MaxParts, Total: chat.MaxTotalParts, Refuse: func(path string, total bool) error {
+		if total {
+			return chat.TooManyParts(path)
+		}
+		return chat.BadContent(path)
+	}}
+	ToolsLimit    = Limit{Items: chat.MaxTools, Refuse: func(string, bool) error { return chat.TooManyTools("tools") }}
+	ModelsLimit   = Limit{Items: chat.MaxModels, Refuse: func(string, bool) error { return chat.TooManyModels("models") }}
+	ProviderLimit = Limit{Free: true}
+)
+
+// StopsLimit bounds the stop sequences, under field (stop, stop_sequences).
+func StopsLimit(field string) Limit {
+	return Limit{Items: chat.MaxStops, Refuse: func(string, bool) error { return chat.TooManyStops(field) }}
 }

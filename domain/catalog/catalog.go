@@ -34,6 +34,10 @@ type Pricing struct {
 	// Chat is priced per million tokens of prompt and of completion.
 	PerMillionPromptTokens     *domain.Micros
 	PerMillionCompletionTokens *domain.Micros
+	// Prompt caching prices the prompt's tokens read from the provider's cache, and those written to it for 5
+	// minutes and for an hour, each apart; an absent one is the price of the prompt (a 1-hour write: of a 5-minute
+	// one, when that is set).
+	PerMillionCacheReadTokens, PerMillionCacheWriteTokens, PerMillionCacheWrite1hTokens *domain.Micros
 	// Video is priced per second of video (PerSecond), at PerSecondWithAudio when the video has sound, and at
 	// the rates of its resolution where Resolutions has them (over the two above).
 	PerSecondWithAudio *domain.Micros
@@ -139,7 +143,10 @@ func (e Endpoint) Supports(params []string) bool {
 }
 
 type Model struct {
-	ID        string
+	ID string
+	// Aliases are other names a request may call the model by (the names a client sends, such as Claude Code's
+	// claude-sonnet-4-5-20250929), resolved to it before routing.
+	Aliases   []string
 	Modality  Modality
 	Endpoints []Endpoint
 	// Video is what a video model takes, when the configuration says.
@@ -154,11 +161,13 @@ var (
 type Catalog struct {
 	byID  map[string]Model
 	order []string
+	// aliases are the models' aliases, each to its model's id.
+	aliases map[string]string
 }
 
-// New indexes models; ids must be unique.
+// New indexes models; ids and aliases must be unique, together.
 func New(models []Model) (*Catalog, error) {
-	c := &Catalog{byID: make(map[string]Model, len(models))}
+	c := &Catalog{byID: make(map[string]Model, len(models)), aliases: map[string]string{}}
 	for _, m := range models {
 		if _, dup := c.byID[m.ID]; dup {
 			return nil, fmt.Errorf("duplicate model id %q", m.ID)
@@ -166,12 +175,26 @@ func New(models []Model) (*Catalog, error) {
 		c.byID[m.ID] = m
 		c.order = append(c.order, m.ID)
 	}
+	for _, m := range models {
+		for _, a := range m.Aliases {
+			if _, dup := c.byID[a]; dup {
+				return nil, fmt.Errorf("model %q: alias %q is a model id", m.ID, a)
+			}
+			if other, dup := c.aliases[a]; dup {
+				return nil, fmt.Errorf("model %q: alias %q is also model %q's", m.ID, a, other)
+			}
+			c.aliases[a] = m.ID
+		}
+	}
 	return c, nil
 }
 
-// Model returns the model with id, or ErrUnknownModel (naming the model: its first maxEchoed bytes, so that a
-// megabyte of model name does not come back as a megabyte of error).
+// Model returns the model with id, or with id as an alias, or ErrUnknownModel (naming the model: its first
+// maxEchoed bytes, so that a megabyte of model name does not come back as a megabyte of error).
 func (c *Catalog) Model(id string) (Model, error) {
+	if canonical, ok := c.aliases[id]; ok {
+		id = canonical
+	}
 	m, ok := c.byID[id]
 	if !ok {
 		named := echoed(id)

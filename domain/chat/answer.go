@@ -7,10 +7,13 @@ import (
 	"github.com/switchboard-ai/switchboard/domain"
 )
 
-// Usage is what an answer used, as its upstream counts it.
+// Usage is what an answer used, as its upstream counts it. PromptTokens counts the whole prompt: CachedTokens of
+// it were read from the provider's cache, CacheWriteTokens and CacheWrite1hTokens written to it (for 5 minutes, and
+// for an hour), each priced apart (Cost).
 type Usage struct {
-	PromptTokens, CompletionTokens int64
-	ReasoningTokens, CachedTokens  int64
+	PromptTokens, CompletionTokens       int64
+	ReasoningTokens, CachedTokens        int64
+	CacheWriteTokens, CacheWrite1hTokens int64
 }
 
 // Chunk is one piece of a streamed answer (the first choice's).
@@ -151,12 +154,13 @@ const MaxTokenCount = 10_000_000
 // credit the organization, one that reports billions bill it as much) is not taken: the call is priced as one
 // whose upstream sent no usage, from an estimate of its prompt and of what was delivered.
 func (u Usage) plausible() bool {
-	for _, n := range []int64{u.PromptTokens, u.CompletionTokens, u.ReasoningTokens, u.CachedTokens} {
+	for _, n := range []int64{u.PromptTokens, u.CompletionTokens, u.ReasoningTokens, u.CachedTokens, u.CacheWriteTokens,
+		u.CacheWrite1hTokens} {
 		if n < 0 || n > MaxTokenCount {
 			return false
 		}
 	}
-	return u.PromptTokens+u.CompletionTokens <= MaxTokenCount
+	return u.PromptTokens+u.CompletionTokens <= MaxTokenCount && u.CachedTokens+u.CacheWriteTokens+u.CacheWrite1hTokens <= u.PromptTokens
 }
 
 // SumTokens adds counts an upstream reports apart into one count of a Usage (Anthropic's prompt is its input plus

@@ -42,6 +42,9 @@ type Bill struct {
 	// Usage is the tokens billed: the upstream's, or the gateway's estimate (Estimated).
 	Usage Usage
 	Cost  domain.Micros
+	// CacheDiscount is what prompt caching took off the cost (negative when writing to the cache cost more than it
+	// saved), nil when the usage counts no cached token.
+	CacheDiscount *domain.Micros
 	// Estimated means no usage was taken: none came, or the one that came was not plausible (Implausible).
 	Estimated, Implausible bool
 }
@@ -52,8 +55,13 @@ type Bill struct {
 // (PromptTokens) and the completion at four bytes a token of what was delivered — and never more than its
 // reservation (Estimate): the most it was admitted for.
 func (r Request) Bill(p catalog.Pricing, opts map[string]any, reported *Usage, delivered int64) Bill {
-	if reported != nil && r.Plausible(*reported, opts, delivered) {
-		return Bill{Usage: *reported, Cost: Cost(p, reported.PromptTokens, reported.CompletionTokens)}
+	if u := reported; u != nil && r.Plausible(*u, opts, delivered) {
+		b := Bill{Usage: *u, Cost: UsageCost(p, *u)}
+		if u.CachedTokens+u.CacheWriteTokens+u.CacheWrite1hTokens > 0 {
+			d := Cost(p, u.PromptTokens, u.CompletionTokens) - b.Cost
+			b.CacheDiscount = &d
+		}
+		return b
 	}
 	u := Usage{PromptTokens: r.PromptTokens(), CompletionTokens: (delivered + 3) / 4}
 	return Bill{Usage: u, Cost: min(Cost(p, u.PromptTokens, u.CompletionTokens), r.Estimate(p, opts)), Estimated: true,

@@ -1,6 +1,7 @@
 package chat_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -78,4 +79,54 @@ func TestResultKeep(t *testing.T) {
 	if len(all.ToolCalls) != chat.MaxToolCalls {
 		t.Fatalf("%d tool calls, want %d", len(all.ToolCalls), chat.MaxToolCalls)
 	}
+}
+
+// TestUsageCost: the prompt's cached tokens are priced apart — reads, 5-minute and 1-hour writes — each at its
+// price or, unset, at the one it falls back to; the sum is rounded once. Prices in micro-dollars a million tokens.
+func TestUsageCost(t *testing.T) {
+	t.Parallel()
+	m := func(v domain.Micros) *domain.Micros { return &v }
+	full := catalog.Pricing{PerMillionPromptTokens: m(3_000_000), PerMillionCompletionTokens: m(15_000_000),
+		PerMillionCacheReadTokens: m(300_000), PerMillionCacheWriteTokens: m(3_750_000), PerMillionCacheWrite1hTokens: m(6_000_000)}
+	only5m := catalog.Pricing{PerMillionPromptTokens: m(3_000_000), PerMillionCacheWriteTokens: m(3_750_000)}
+	none := catalog.Pricing{PerMillionPromptTokens: m(3_000_000)}
+	u := chat.Usage{PromptTokens: 211_002, CachedTokens: 200_001, CacheWrite1hTokens: 10_000, CompletionTokens: 501}
+	for _, tt := range []struct {
+		name     string
+		p        catalog.Pricing
+		u        chat.Usage
+		cost     domain.Micros
+		discount *domain.Micros
+	}{
+		// 1,001×3 + 200,001×0.3 + 10,000×6 + 501×15 = 130,518.3; without caching 211,002×3 + 501×15 = 640,521
+		{"reads and 1-hour writes", full, u, 130_518, m(510_003)},
+		{"5-minute writes", full, chat.Usage{PromptTokens: 1000, CacheWriteTokens: 1000}, 3_750, m(-750)},
+		{"a 1-hour write at the 5-minute price", only5m, chat.Usage{PromptTokens: 1000, CacheWrite1hTokens: 1000}, 3_750, m(-750)},
+		{"no cache prices: the prompt's", none, u, 633_006, m(0)},
+		{"nothing cached", full, chat.Usage{PromptTokens: 10, CompletionTokens: 1}, 45, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			b := chat.Request{}.Bill(tt.p, nil, &tt.u, 0)
+			got := chat.UsageCost(tt.p, tt.u)
+			if got != tt.cost || b.Cost != tt.cost && !b.Estimated {
+				t.Fatalf("cost %d (billed %d), want %d", got, b.Cost, tt.cost)
+			}
+			if fmt.Sprint(deref(b.CacheDiscount)) != fmt.Sprint(deref(tt.discount)) && !b.Estimated {
+				t.Fatalf("cache discount %v, want %v", deref(b.CacheDiscount), deref(tt.discount))
+			}
+		})
+	}
+	// A reservation prices every prompt token at the dearest of the prompt's prices: here a 1-hour write.
+	r := chat.Request{Messages: []chat.Message{{Role: "user", Text: true, Content: []chat.Part{{Type: "text", Text: "Hi there"}}}}}
+	if got, want := r.Estimate(full, nil), chat.Cost(catalog.Pricing{PerMillionPromptTokens: m(6_000_000),
+		PerMillionCompletionTokens: m(15_000_000)}, 12, chat.DefaultMaxTokens); got != want {
+		t.Fatalf("reservation %d, want %d", got, want)
+	}
+}
+
+func deref(d *domain.Micros) any {
+	if d == nil {
+		return nil
+	}
+	return *d
 }

@@ -67,8 +67,16 @@ type Request struct {
 	// the fields above, translated.
 	Extra map[string]domain.Opaque
 	// Prepended is how many messages the gateway laid before the caller's (a preset's system prompt): Messages[i]
-	// is the caller's messages[i-Prepended], as an error names it (MessageField).
+	// is the caller's messages[i-Prepended], as an error names it (MessageField). A wire format whose system prompt
+	// is a field of its own (Messages' system) counts the system message it makes from it here too.
 	Prepended int
+	// Headers are the caller's request headers of its format that go on to an upstream of that format (Messages'
+	// anthropic-version and anthropic-beta), by their lower-case names.
+	Headers map[string]string
+	// Rewritten means the gateway changed the messages after they were decoded (a guardrail redacted a text, a
+	// preset laid its system prompt): an upstream of the caller's format is then sent them as Messages says,
+	// rather than their fields in Extra as they came.
+	Rewritten bool
 }
 
 // DefaultMaxTokens is the completion limit of a call that sets no max_tokens: every adapter sends it upstream
@@ -152,7 +160,7 @@ func (r Request) Parameters() []string {
 // parameterNames are the names a wire format gives the parameters read above (their canonical name), or a field
 // that is no parameter ("").
 var parameterNames = map[string]string{"max_completion_tokens": "max_tokens", "max_output_tokens": "max_tokens",
-	"stop_sequences": "stop", "n": ""}
+	"stop_sequences": "stop", "n": "", "messages": "", "system": ""}
 
 // CheckMaxTokens is the rule for a completion limit the request sets, under the field's name (a wire format may
 // have two, which an upstream may each obey): a positive integer.

@@ -113,20 +113,56 @@ func optionInt(v any) int64 {
 // its most (MaxPromptTokens) and the completion at its most (MaxCompletionTokens; opts is the provider.options
 // passed to the endpoint's upstream).
 func (r Request) Estimate(p catalog.Pricing, opts map[string]any) domain.Micros {
+	// Every prompt token may be written to the cache: it is reserved at the dearest of the prompt's prices.
+	for _, w := range []*domain.Micros{cacheWrite(p), cacheWrite1h(p)} {
+		if w != nil && (p.PerMillionPromptTokens == nil || *w > *p.PerMillionPromptTokens) {
+			p.PerMillionPromptTokens = w
+		}
+	}
 	return Cost(p, r.MaxPromptTokens(), r.MaxCompletionTokens(opts))
 }
 
 // Cost prices tokens on an endpoint, exact to the micro-dollar: the sum of both prices is rounded once, half
 // away from zero.
 func Cost(p catalog.Pricing, prompt, completion int64) domain.Micros {
+	return UsageCost(p, Usage{PromptTokens: prompt, CompletionTokens: completion})
+}
+
+// cacheWrite and cacheWrite1h are the prices of a token written to the cache for 5 minutes and for an hour: the
+// prompt's when not set, and a 1-hour write a 5-minute one's when only that is set.
+func cacheWrite(p catalog.Pricing) *domain.Micros {
+	if p.PerMillionCacheWriteTokens != nil {
+		return p.PerMillionCacheWriteTokens
+	}
+	return p.PerMillionPromptTokens
+}
+
+func cacheWrite1h(p catalog.Pricing) *domain.Micros {
+	if p.PerMillionCacheWrite1hTokens != nil {
+		return p.PerMillionCacheWrite1hTokens
+	}
+	return cacheWrite(p)
+}
+
+// UsageCost prices a usage on an endpoint, exact to the micro-dollar: the prompt's tokens read from the cache at
+// the cache read price, those written to it at the write price of their duration, the rest at the prompt's price,
+// and the completion at its own; the sum is rounded once, half away from zero.
+func UsageCost(p catalog.Pricing, u Usage) domain.Micros {
 	sum := new(big.Int)
 	add := func(price *domain.Micros, n int64) {
 		if price != nil {
 			sum.Add(sum, new(big.Int).Mul(big.NewInt(int64(*price)), big.NewInt(n)))
 		}
 	}
-	add(p.PerMillionPromptTokens, prompt)
-	add(p.PerMillionCompletionTokens, completion)
+	read := p.PerMillionCacheReadTokens
+	if read == nil {
+		read = p.PerMillionPromptTokens
+	}
+	add(p.PerMillionPromptTokens, u.PromptTokens-u.CachedTokens-u.CacheWriteTokens-u.CacheWrite1hTokens)
+	add(read, u.CachedTokens)
+	add(cacheWrite(p), u.CacheWriteTokens)
+	add(cacheWrite1h(p), u.CacheWrite1hTokens)
+	add(p.PerMillionCompletionTokens, u.CompletionTokens)
 	q, r := new(big.Int).QuoRem(sum, big.NewInt(1_000_000), new(big.Int))
 	if new(big.Int).Lsh(r, 1).Cmp(big.NewInt(1_000_000)) >= 0 {
 		q.Add(q, big.NewInt(1))

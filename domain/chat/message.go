@@ -30,6 +30,9 @@ type Part struct {
 	ImageURL string
 	Detail   string
 	Raw      domain.Opaque
+	// CacheControl is a text part's prompt-caching marker as the caller sent it (Anthropic's cache_control, which
+	// OpenRouter's chat completions take too): sent to upstreams that cache on it, dropped for the others.
+	CacheControl domain.Opaque
 }
 
 // ToolCall is a function call the assistant asked for.
@@ -157,6 +160,7 @@ func (r Request) WithTexts(texts []string) Request {
 		msgs[mi] = m
 	}
 	r.Messages = msgs
+	r.Rewritten = true
 	return r
 }
 
@@ -188,4 +192,19 @@ func (m Message) Joined() string {
 		}
 	}
 	return b.String()
+}
+
+// Translatable is content without the parts an upstream that does not speak the request's format cannot take:
+// those of a kind the gateway does not read (kept as they came, Raw) in a format other than ChatCompletions, whose
+// parts OpenAI-compatible upstreams take as they came (a Messages thinking or document block). They are dropped on
+// purpose, never sent to be refused. content is returned as it is when it holds none.
+func (r Request) Translatable(content []Part) []Part {
+	if r.Format == ChatCompletions || r.Format == "" {
+		return content
+	}
+	foreign := func(p Part) bool { return p.Type != "text" && p.Type != "image_url" }
+	if !slices.ContainsFunc(content, foreign) {
+		return content
+	}
+	return slices.DeleteFunc(slices.Clone(content), foreign)
 }

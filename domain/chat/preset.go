@@ -127,5 +127,6 @@ func (r Request) WithSystem(s SystemPrompt) (Request, error) {
 	system := Message{Role: "system", Content: []Part{{Type: "text", Text: s.Text}}, Text: true}
 	r.Messages = append([]Message{system}, r.Messages...)
 	r.Prepended++
+	r.Rewritten = true
 	return r, nil
 }

@@ -74,23 +74,58 @@ func runFake(args []string) {
 			http.Error(w, `{"error":{"message":"Missing required parameter: 'model'.","type":"invalid_request_error","param":null,"code":null}}`, 400)
 			return
 		}
-		w.Header().Set("Content-Type", "text/event-stream")
-		fl := w.(http.Flusher)
-		for i, ev := range events {
-			if _, err := w.Write(ev); err != nil {
-				return
-			}
-			fl.Flush()
-			if req.Model == "chat-hold" && i == 1 { // the first token, then nothing until the caller leaves
-				<-r.Context().Done()
-				return
-			}
-			if *gap > 0 && i < len(events)-1 {
-				time.Sleep(*gap)
-			}
+		stream(w, r, events, req.Model == "chat-hold", 1, *gap)
+	})
+	messages := messagesEvents(*tokens)
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) {
+		var req struct{ Model string }
+		key := r.Header.Get("x-api-key")
+		if key == "" {
+			key = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		}
+		if key != upstreamKey || json.NewDecoder(r.Body).Decode(&req) != nil || req.Model == "" {
+			http.Error(w, `{"type":"error","error":{"type":"invalid_request_error","message":"model: Field required"}}`, 400)
+			return
+		}
+		stream(w, r, messages, req.Model == "chat-hold", 2, *gap)
 	})
 	log.Fatal(http.Serve(l, mux))
+}
+
+// stream sends events, each flushed, gap apart; hold stops after the one at first (the first token) until the
+// caller leaves.
+func stream(w http.ResponseWriter, r *http.Request, events [][]byte, hold bool, first int, gap time.Duration) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	for i, ev := range events {
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+		fl.Flush()
+		if hold && i == first {
+			<-r.Context().Done()
+			return
+		}
+		if gap > 0 && i < len(events)-1 {
+			time.Sleep(gap)
+		}
+	}
+}
+
+// messagesEvents is the fake's streamed Messages answer of n tokens, as Anthropic sends it: message_start with
+// its block's start, a content_block_delta per token ("w0 ", "w1 "...), the block's stop, message_delta with the
+// stop reason and the usage, message_stop.
+func messagesEvents(tokens int) [][]byte {
+	ev := func(name, data string) []byte { return []byte("event: " + name + "\ndata: " + data + "\n\n") }
+	out := [][]byte{ev("message_start", `{"type":"message_start","message":{"id":"msg_bench","type":"message","role":"assistant",`+
+		`"model":"messages-1","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":6,"output_tokens":1}}}`),
+		ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`)}
+	for i := range tokens {
+		out = append(out, ev("content_block_delta", fmt.Sprintf(`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"w%d "}}`, i)))
+	}
+	return append(out, ev("content_block_stop", `{"type":"content_block_stop","index":0}`),
+		ev("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`, tokens)),
+		ev("message_stop", `{"type":"message_stop"}`))
 }
 
 // chatEvents is the fake's streamed chat answer of n tokens, as OpenAI sends it: a role chunk, a chunk per token

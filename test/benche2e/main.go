@@ -85,6 +85,18 @@ var scenarios = []scenario{{
 	gateway: `{"model":"bench/chat","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`,
 	hold:    `{"model":"bench/chat-hold","stream":true,"messages":[{"role":"user","content":"Write two hundred words."}]}`,
 	first:   `"content":"w`,
+}, {
+	// messages is chat's call as Anthropic's Messages, to an anthropic upstream: the caller's body passed on, the
+	// upstream's events passed back as they came.
+	name: "messages",
+	models: `
+  - {id: bench/messages, modality: chat, endpoints: [{provider: %[1]s-anthropic, upstream_model: messages-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
+  - {id: bench/messages-hold, modality: chat, endpoints: [{provider: %[1]s-anthropic, upstream_model: chat-hold, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}`,
+	path:    "/messages",
+	direct:  `{"model":"messages-1","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Write two hundred words."}]}`,
+	gateway: `{"model":"bench/messages","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Write two hundred words."}]}`,
+	hold:    `{"model":"bench/messages-hold","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Write two hundred words."}]}`,
+	first:   `"text":"w`,
 }}
 
 type options struct {
@@ -372,8 +384,9 @@ database: {url: %q}
 limits: {requests_per_minute: 1000000000}
 credits: {enabled: %t}
 providers:
-  - {slug: fake, kind: openai, base_url: %s/v1, api_key: %s}
-models:%s
+  - {slug: fake, kind: openai, base_url: %[5]s/v1, api_key: %[6]s}
+  - {slug: fake-anthropic, kind: anthropic, base_url: %[5]s/v1, api_key: %[6]s}
+models:%[7]s
 `, addr, server, dbURL, o.credits, fake.url, upstreamKey, fmt.Sprintf(sc.models, "fake"))
 	// The spool's place goes in the environment, which binaries from before the spool ignore (their file refuses
 	// settings it does not know).

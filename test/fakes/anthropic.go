@@ -23,6 +23,16 @@ type Anthropic struct {
 	*Fake
 	Key        string
 	Overloaded bool
+	// tool, when set (CallTool), is the only tool the fake calls, with toolArgs, when a request offers it and holds
+	// no tool result yet (an agent offers many: the first offered is called otherwise).
+	tool, toolArgs string
+}
+
+// CallTool makes the fake call only the tool name, with args (JSON), when a request offers it; "none" calls none.
+func (a *Anthropic) CallTool(name, args string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.tool, a.toolArgs = name, args
 }
 
 func NewAnthropic(t testing.TB, key string) *Anthropic {
@@ -64,6 +74,10 @@ func (a *Anthropic) serve(f *Fake, w http.ResponseWriter, r *http.Request, body 
 	w.Header().Set("request-id", "req_fake_anthropic")
 	if r.Header.Get("x-api-key") != a.Key {
 		jsonError(w, 401, anthropicBadKey)
+		return
+	}
+	if r.Method == http.MethodPost && r.URL.Path == "/v1/messages/count_tokens" {
+		a.countTokens(w, body)
 		return
 	}
 	if r.Method != http.MethodPost || r.URL.Path != "/v1/messages" {
@@ -133,7 +147,21 @@ func (a *Anthropic) serve(f *Fake, w http.ResponseWriter, r *http.Request, body 
 	if len(req.Tools) > 0 {
 		tool = req.Tools[0].Name
 	}
+	f.mu.Lock()
+	only, args := a.tool, a.toolArgs
+	f.mu.Unlock()
+	if only != "" {
+		tool = ""
+		for _, t := range req.Tools {
+			if t.Name == only {
+				tool = t.Name
+			}
+		}
+	}
 	reply := replyTo(msgs, req.MaxTokens, tool)
+	if only != "" && reply.ToolName != "" {
+		reply.ToolArgs = args
+	}
 	stop := map[string]string{"stop": "end_turn", "length": "max_tokens", "tool_calls": "tool_use"}[reply.Finish]
 	toolID := "toolu_fake_1"
 	const id = "msg_fake"
@@ -191,4 +219,24 @@ func (a *Anthropic) serve(f *Fake, w http.ResponseWriter, r *http.Request, body 
 			"usage": map[string]any{"output_tokens": reply.CompletionTokens}}),
 		ev("message_stop", map[string]any{"type": "message_stop"}))
 	sse(w, r, events, step)
+}
+
+// countTokens answers count_tokens as Anthropic does, refusing the fields it does not take: its count is the body's
+// bytes / 4, rounded up, so that a caller can tell it from the gateway's estimate.
+func (a *Anthropic) countTokens(w http.ResponseWriter, body []byte) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(body, &fields); err != nil {
+		anthropicInvalid(w, "There was an error parsing the body: "+err.Error())
+		return
+	}
+	for k := range fields {
+		switch k {
+		case "model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers":
+		default:
+			anthropicInvalid(w, k+": Extra inputs are not permitted")
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(map[string]any{"input_tokens": (len(body) + 3) / 4})
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 )
@@ -58,9 +59,11 @@ type toolCallWire struct {
 // partWire is a content part as the caller sends it: the members of the kinds the gateway reads. A part of another
 // kind is kept as it came.
 type partWire struct {
-	Type     string `json:"type"`
-	Text     string `json:"text"`
-	ImageURL *struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+	// CacheControl is Anthropic's prompt-caching marker, which OpenRouter's chat completions take on text parts.
+	CacheControl json.RawMessage `json:"cache_control"`
+	ImageURL     *struct {
 		URL    string `json:"url"`
 		Detail string `json:"detail"`
 	} `json:"image_url"`
@@ -184,6 +187,12 @@ func contentParts(raw json.RawMessage, i int) ([]chat.Part, error) {
 		switch p.Type {
 		case "text":
 			parts[j] = chat.Part{Type: "text", Text: p.Text}
+			if !inbound.IsNull(p.CacheControl) {
+				if err := domain.CheckOpaque(messageField(i, ".content["+strconv.Itoa(j)+"].cache_control"), domain.Opaque(p.CacheControl)); err != nil {
+					return nil, err
+				}
+				parts[j].CacheControl = domain.Opaque(p.CacheControl)
+			}
 		case "image_url":
 			parts[j] = chat.Part{Type: "image_url"}
 			if p.ImageURL != nil {

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
@@ -34,7 +35,7 @@ func New(cfg upstream.Config, client *http.Client) *Client { return &Client{cfg:
 // provider.options (top_k, thinking, ...) go under the translated fields.
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
 	body := Body(req)
-	if msgs, _ := body["messages"].([]message); len(msgs) == 0 {
+	if msgs, translated := body["messages"].([]message); translated && len(msgs) == 0 {
 		// Anthropic refuses a request without messages: not sent, and another endpoint may take it.
 		return ports.ChatReply{}, upstream.Unfit("messages: anthropic needs a message with content besides the system prompt")
 	}
@@ -43,8 +44,8 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
 	hreq.Header.Set("Accept", "text/event-stream")
-	hreq.Header.Set("x-api-key", c.cfg.APIKey)
-	hreq.Header.Set("anthropic-version", Version)
+	c.headers(hreq, req.Request)
+	native := req.Request.Format == chat.Messages
 	resp, err := upstream.Do(ctx, c.http, hreq, c.cfg)
 	if err != nil {
 		return ports.ChatReply{}, err
@@ -52,16 +53,87 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if resp.StatusCode >= 300 {
 		return ports.ChatReply{}, failure(resp)
 	}
-	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return upstream.ScrubChat(newStream(r, resp.StatusCode), hreq) },
+	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream {
+		return upstream.ScrubChat(newStream(r, resp.StatusCode, native), hreq)
+	},
 		UpstreamID: resp.Header.Get("Request-Id")}, nil
 }
 
-// Body is the Messages API request for a chat request.
+var _ ports.TokenCounter = (*Client)(nil)
+
+// countFields are the fields POST /v1/messages/count_tokens takes of a Messages request: it refuses the others
+// (max_tokens, stream, metadata...).
+var countFields = []string{"model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers"}
+
+// CountTokens asks Anthropic's count_tokens for the request's input tokens: the request's fields that it takes, with
+// the caller's version and betas when the request came in Messages.
+func (c *Client) CountTokens(ctx context.Context, req ports.ChatRequest) (int64, error) {
+	body := Body(req)
+	for k := range body {
+		if !slices.Contains(countFields, k) {
+			delete(body, k)
+		}
+	}
+	hreq, err := upstream.NewJSONRequest(ctx, c.cfg.BaseURL+"/messages/count_tokens", body)
+	if err != nil {
+		return 0, upstream.Internal(err)
+	}
+	c.headers(hreq, req.Request)
+	resp, err := upstream.Do(ctx, c.http, hreq, c.cfg)
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode >= 300 {
+		return 0, failure(resp)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		InputTokens *int64 `json:"input_tokens"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&out); err != nil || out.InputTokens == nil ||
+		*out.InputTokens < 0 || *out.InputTokens > chat.MaxTokenCount {
+		return 0, &ports.UpstreamError{Status: resp.StatusCode, Kind: domain.KindUpstream, Reason: "the provider's token count is not one"}
+	}
+	return *out.InputTokens, nil
+}
+
+// headers sets a call's credential and version, and, for a request that came in Messages, the caller's version and
+// betas, as Anthropic's gateway protocol asks.
+func (c *Client) headers(hreq *http.Request, r chat.Request) {
+	hreq.Header.Set("x-api-key", c.cfg.APIKey)
+	hreq.Header.Set("anthropic-version", Version)
+	if r.Format == chat.Messages {
+		for k, v := range r.Headers {
+			hreq.Header.Set(k, v)
+		}
+	}
+}
+
+// Body is the Messages API request for a chat request. A request that came in Messages is its caller's fields as
+// they came (chat.Request.Extra: every content block, cache_control, thinking and its signature, metadata...) with
+// the upstream's model and a stream; its messages and system prompt are written from the domain's only when the
+// gateway changed them (chat.Request.Rewritten).
 func Body(req ports.ChatRequest) map[string]any {
 	r := req.Request
+	if r.Format == chat.Messages {
+		out := make(map[string]any, len(r.Extra)+2)
+		for k, v := range r.Extra {
+			out[k] = json.RawMessage(v)
+		}
+		if r.Rewritten {
+			delete(out, "system")
+			system, msgs := messages(r.Messages)
+			if system != nil {
+				out["system"] = system
+			}
+			out["messages"] = msgs
+		}
+		out["model"], out["stream"] = req.UpstreamModel, true
+		return upstream.Merge(req.Options, out)
+	}
 	system, msgs := messages(r.Messages)
 	out := map[string]any{"model": req.UpstreamModel, "messages": msgs, "stream": true, "max_tokens": int64(chat.DefaultMaxTokens)}
-	if system != "" {
+	if system != nil {
 		out["system"] = system
 	}
 	if r.MaxTokens != nil {
@@ -131,11 +203,14 @@ type message struct {
 	Content []any  `json:"content"`
 }
 
-// messages translates the conversation: system and developer messages become the system prompt; a tool's
-// result becomes a tool_result block of a user message; consecutive messages of one role are joined into one,
-// as Anthropic wants the roles to alternate (and all results of one turn's tool calls in one message).
-func messages(msgs []chat.Message) (string, []message) {
-	var system []string
+// messages translates the conversation: system and developer messages become the system prompt (a string, or
+// text blocks when one carries cache_control); a tool's result becomes a tool_result block of a user message;
+// consecutive messages of one role are joined into one, as Anthropic wants the roles to alternate (and all
+// results of one turn's tool calls in one message).
+func messages(msgs []chat.Message) (any, []message) {
+	var system []any
+	var texts []string
+	cached := false
 	var out []message
 	for _, m := range msgs {
 		role := m.Role
@@ -143,7 +218,13 @@ func messages(msgs []chat.Message) (string, []message) {
 		switch m.Role {
 		case "system", "developer":
 			if t := m.Joined(); t != "" {
-				system = append(system, t)
+				texts = append(texts, t)
+			}
+			for _, p := range m.Content {
+				if p.Type == "text" && p.Text != "" {
+					system = append(system, textBlock(p))
+					cached = cached || p.CacheControl != nil
+				}
 			}
 			continue
 		case "tool":
@@ -170,7 +251,13 @@ func messages(msgs []chat.Message) (string, []message) {
 		}
 		out = append(out, message{Role: role, Content: blocks})
 	}
-	return strings.Join(system, "\n\n"), out
+	switch {
+	case cached:
+		return system, out
+	case len(texts) > 0:
+		return strings.Join(texts, "\n\n"), out
+	}
+	return nil, out
 }
 
 // parts translates content parts: text as text blocks (empty ones dropped: Anthropic refuses them), images as
@@ -181,7 +268,7 @@ func parts(content []chat.Part) []any {
 		switch p.Type {
 		case "text":
 			if p.Text != "" {
-				out = append(out, map[string]any{"type": "text", "text": p.Text})
+				out = append(out, textBlock(p))
 			}
 		case "image_url":
 			out = append(out, map[string]any{"type": "image", "source": imageSource(p.ImageURL)})
@@ -190,6 +277,15 @@ func parts(content []chat.Part) []any {
 		}
 	}
 	return out
+}
+
+// textBlock is a text part as a text block, with its cache_control when it has one.
+func textBlock(p chat.Part) map[string]any {
+	b := map[string]any{"type": "text", "text": p.Text}
+	if p.CacheControl != nil {
+		b["cache_control"] = json.RawMessage(p.CacheControl)
+	}
+	return b
 }
 
 // imageSource is a data: URL's base64 and media type, or the URL for Anthropic to fetch.

@@ -1,11 +1,13 @@
 package anthropic
 
 import (
+	"bytes"
 	"io"
 	"net/http"
 
 	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 )
 
@@ -122,15 +124,33 @@ func readUsage(s *jsonenc.Scanner, u *usage) error {
 			return s.Int(&u.CacheCreationInputTokens)
 		case jsonenc.Is(key, "cache_read_input_tokens"):
 			return s.Int(&u.CacheReadInputTokens)
+		case jsonenc.Is(key, "cache_creation"):
+			if s.Null() { // as encoding/json clears a pointer
+				u.split, u.Cache5m, u.Cache1h = false, 0, 0
+				return nil
+			}
+			u.split = true
+			return s.Object(func(key []byte) error {
+				switch {
+				case jsonenc.Is(key, "ephemeral_5m_input_tokens"):
+					return s.Int(&u.Cache5m)
+				case jsonenc.Is(key, "ephemeral_1h_input_tokens"):
+					return s.Int(&u.Cache1h)
+				}
+				return s.Skip()
+			})
 		}
 		return s.Skip()
 	})
 }
 
-// usage is Anthropic's count: the prompt is its input plus what was written to and read from the cache.
+// usage is Anthropic's count: the prompt is its input plus what was written to and read from the cache. The
+// writes are split by their duration in cache_creation (split), when it is there.
 type usage struct {
 	InputTokens, OutputTokens                      int64
 	CacheCreationInputTokens, CacheReadInputTokens int64
+	Cache5m, Cache1h                               int64
+	split                                          bool
 }
 
 // stream reads the Messages API's events and yields OpenAI-shaped chunks: text and thinking deltas as content
@@ -146,10 +166,25 @@ type stream struct {
 	// finished says message_delta brought the stop reason: the answer is whole, and a body that ends before
 	// message_stop ends it, as OpenAI's stream ends without its [DONE] (openai.ChatStream).
 	finished bool
+	// native puts every event, as it came, in the chunk that reads it (chat.Chunk.Native): the caller speaks
+	// Messages too, and gets the stream event for event.
+	native bool
 }
 
-func newStream(body io.Reader, status int) *stream {
-	return &stream{sse: upstream.NewSSE(body), status: status, tools: map[int64]int{}}
+func newStream(body io.Reader, status int, native bool) *stream {
+	return &stream{sse: upstream.NewSSE(body), status: status, tools: map[int64]int{}, native: native}
+}
+
+// nativeEvent is an event as it came: its name and its data, one data line each.
+func nativeEvent(name string, data []byte) domain.Opaque {
+	b := make([]byte, 0, len(name)+len(data)+16)
+	if name != "" {
+		b = append(append(append(b, "event: "...), name...), '\n')
+	}
+	for line := range bytes.SplitSeq(data, []byte("\n")) {
+		b = append(append(append(b, "data: "...), line...), '\n')
+	}
+	return append(b, '\n')
 }
 
 func (s *stream) Next() (chat.Chunk, error) {
@@ -157,7 +192,7 @@ func (s *stream) Next() (chat.Chunk, error) {
 		return chat.Chunk{}, io.EOF
 	}
 	for {
-		_, data, err := s.sse.Next()
+		name, data, err := s.sse.Next()
 		if err == io.EOF && s.finished {
 			return s.stop(), nil
 		}
@@ -169,6 +204,9 @@ func (s *stream) Next() (chat.Chunk, error) {
 			return chat.Chunk{}, upstream.BadEvent(data, s.status, err)
 		}
 		var out chat.Chunk
+		if s.native && ev.typ != "error" { // an error event is the sink's to write, in its words
+			out.Native = nativeEvent(name, data)
+		}
 		switch ev.typ {
 		case "message_start":
 			if ev.hasMessage {
@@ -207,11 +245,13 @@ func (s *stream) Next() (chat.Chunk, error) {
 				s.finished = true
 			}
 		case "message_stop":
-			return s.stop(), nil
+			c := s.stop()
+			c.Native = out.Native
+			return c, nil
 		case "error":
 			return chat.Chunk{}, s.failed(ev, data)
 		}
-		if !out.Empty() {
+		if !out.Empty() || out.Native != nil {
 			return out, nil
 		}
 		// ping, content_block_stop, and event types added later (Anthropic says to ignore them)
@@ -232,6 +272,11 @@ func (s *stream) stop() chat.Chunk {
 func (s *stream) count(u usage) {
 	if prompt := chat.SumTokens(u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens); prompt != 0 {
 		s.usage.PromptTokens, s.usage.CachedTokens = prompt, u.CacheReadInputTokens
+		// writes of unknown duration are 5-minute ones, Anthropic's default
+		s.usage.CacheWriteTokens, s.usage.CacheWrite1hTokens = u.CacheCreationInputTokens, 0
+		if u.split {
+			s.usage.CacheWriteTokens, s.usage.CacheWrite1hTokens = u.Cache5m, u.Cache1h
+		}
 	}
 	if u.OutputTokens != 0 {
 		s.usage.CompletionTokens = u.OutputTokens

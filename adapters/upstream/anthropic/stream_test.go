@@ -43,6 +43,19 @@ type wireUsage struct {
 	OutputTokens             int64 `json:"output_tokens"`
 	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
 	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreation            *struct {
+		Ephemeral5m int64 `json:"ephemeral_5m_input_tokens"`
+		Ephemeral1h int64 `json:"ephemeral_1h_input_tokens"`
+	} `json:"cache_creation"`
+}
+
+func (w wireUsage) usage() usage {
+	u := usage{InputTokens: w.InputTokens, OutputTokens: w.OutputTokens, CacheCreationInputTokens: w.CacheCreationInputTokens,
+		CacheReadInputTokens: w.CacheReadInputTokens}
+	if c := w.CacheCreation; c != nil {
+		u.split, u.Cache5m, u.Cache1h = true, c.Ephemeral5m, c.Ephemeral1h
+	}
+	return u
 }
 
 // reference decodes an event with encoding/json, and returns it as decodeEvent would.
@@ -53,7 +66,7 @@ func reference(data []byte) (event, error) {
 	}
 	ev := event{typ: w.Type, index: w.Index}
 	if m := w.Message; m != nil {
-		ev.hasMessage, ev.message = true, usage(m.Usage)
+		ev.hasMessage, ev.message = true, m.Usage.usage()
 	}
 	if b := w.ContentBlock; b != nil {
 		ev.hasBlock, ev.block = true, block{typ: b.Type, id: b.ID, name: b.Name, text: b.Text}
@@ -62,7 +75,7 @@ func reference(data []byte) (event, error) {
 		ev.hasDelta, ev.delta = true, delta{typ: d.Type, text: d.Text, partialJSON: d.PartialJSON, thinking: d.Thinking, stopReason: d.StopReason}
 	}
 	if u := w.Usage; u != nil {
-		ev.hasUsage, ev.usage = true, usage(*u)
+		ev.hasUsage, ev.usage = true, u.usage()
 	}
 	if e := w.Error; e != nil {
 		ev.hasErr, ev.err = true, eventError{typ: e.Type, message: e.Message}
@@ -74,6 +87,8 @@ func reference(data []byte) (event, error) {
 // nulls, keys given twice, values of the wrong type, escapes, what is not JSON.
 var eventSeeds = []string{
 	`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":25,"cache_creation_input_tokens":3,"cache_read_input_tokens":4,"output_tokens":1}}}`,
+	`{"type":"message_start","message":{"usage":{"input_tokens":2,"cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20},"cache_read_input_tokens":4}}}`,
+	`{"type":"message_delta","usage":{"cache_creation":null,"Cache_Creation":{"ephemeral_1h_input_tokens":7}}}`,
 	`{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`,
 	`{"type":"ping"}`,
 	`{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}`,
@@ -117,7 +132,9 @@ func TestStreamUsageBounds(t *testing.T) {
 		want          *chat.Usage
 	}{
 		{"counts", `{"input_tokens":25,"cache_creation_input_tokens":3,"cache_read_input_tokens":4,"output_tokens":1}`,
-			`{"output_tokens":15}`, &chat.Usage{PromptTokens: 32, CompletionTokens: 15, CachedTokens: 4}},
+			`{"output_tokens":15}`, &chat.Usage{PromptTokens: 32, CompletionTokens: 15, CachedTokens: 4, CacheWriteTokens: 3}},
+		{"cache writes split by duration", `{"input_tokens":2,"cache_creation_input_tokens":30,"cache_creation":{"ephemeral_5m_input_tokens":10,"ephemeral_1h_input_tokens":20},"cache_read_input_tokens":4,"output_tokens":1}`,
+			`{"output_tokens":15}`, &chat.Usage{PromptTokens: 36, CompletionTokens: 15, CachedTokens: 4, CacheWriteTokens: 10, CacheWrite1hTokens: 20}},
 		{"a sum that wraps around", `{"input_tokens":9223372036854775807,"cache_creation_input_tokens":9223372036854775807,"cache_read_input_tokens":3,"output_tokens":1}`,
 			`{"output_tokens":15}`, nil},
 		{"a negative count cancelled", `{"input_tokens":-1000,"cache_creation_input_tokens":1001,"output_tokens":1}`,
@@ -139,7 +156,7 @@ func TestStreamUsageBounds(t *testing.T) {
 			for _, ev := range events {
 				body.WriteString("event: x\ndata: " + ev + "\n\n")
 			}
-			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200))
+			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200, false))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -170,7 +187,7 @@ func TestStreamEndsWithoutMessageStop(t *testing.T) {
 			for _, ev := range tc.events {
 				body.WriteString("event: x\ndata: " + ev + "\n\n")
 			}
-			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200))
+			res, err := fakes.Gather(newStream(strings.NewReader(body.String()), 200, false))
 			if tc.broke {
 				if err == nil {
 					t.Fatalf("a stream cut before its stop reason read as whole: %q", res.Content.String())

@@ -49,7 +49,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 // earlier message made, without a name of its own).
 func ChatBody(req ports.ChatRequest) (map[string]any, error) {
 	r := req.Request
-	system, contents, unnamed := contents(r.Messages)
+	system, contents, unnamed := contents(r)
 	switch {
 	case len(contents) == 0:
 		return nil, untranslatable("messages", "a message with content besides the system prompt")
@@ -166,11 +166,11 @@ type content struct {
 // assistant is the "model"; a tool's result is a functionResponse part of a user turn, named after the call it
 // answers (Gemini matches results to calls by name); consecutive turns of one role are joined into one.
 // unnamed is the index of the first tool result that names no function, -1 when none.
-func contents(msgs []chat.Message) (system string, out []content, unnamed int) {
+func contents(r chat.Request) (system string, out []content, unnamed int) {
 	var systems []string
 	unnamed = -1
 	called := map[string]string{} // tool call id -> function name
-	for i, m := range msgs {
+	for i, m := range r.Messages {
 		role := "user"
 		var parts []any
 		switch m.Role {
@@ -190,7 +190,7 @@ func contents(msgs []chat.Message) (system string, out []content, unnamed int) {
 			if m.Role == "assistant" {
 				role = "model"
 			}
-			parts = chatParts(m.Content)
+			parts = chatParts(r.Translatable(m.Content))
 			for _, tc := range m.ToolCalls {
 				called[tc.ID] = tc.Name
 				args := json.RawMessage(tc.Arguments)

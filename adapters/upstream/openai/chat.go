@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"slices"
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
@@ -68,18 +69,61 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 		}
 	}
 	own := chatFields{Stream: true, StreamOptions: streamOptions{IncludeUsage: true}, Model: req.UpstreamModel,
-		Messages: messagesOut(r.Messages)}
+		Messages: messagesOut(r)}
 	if defaulted {
 		own.MaxCompletionTokens = chat.DefaultMaxTokens
 	}
 	o := newObject(512 + promptBytes(r.Messages))
 	o.add(extra)
+	var foreign *translatedFields
+	if r.Format != chat.ChatCompletions {
+		foreign = translated(r)
+	}
 	o.add(options(req.Options, func(k string) bool {
 		_, ok := r.Extra[k]
-		return ok || sent(k)
+		return ok && foreign == nil || sent(k) || foreign != nil && slices.Contains(translatedNames, k)
 	}))
+	if foreign != nil {
+		o.add(foreign)
+	}
 	o.add(own)
 	return o.bytes()
+}
+
+// translatedFields are the fields of a request of another wire format (Messages) that OpenAI's takes, written from
+// the domain's request: its completion limit, sampling, stop sequences and tools. What that format has beyond them
+// (cache_control, thinking, metadata, its headers) is dropped on purpose: an OpenAI-compatible upstream refuses it.
+type translatedFields struct {
+	MaxCompletionTokens *int64          `json:"max_completion_tokens,omitempty"`
+	Temperature         *float64        `json:"temperature,omitempty"`
+	TopP                *float64        `json:"top_p,omitempty"`
+	Stop                []string        `json:"stop,omitempty"`
+	Tools               []toolOut       `json:"tools,omitempty"`
+	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
+}
+
+// translatedNames are translatedFields' names, which provider.options do not set beside them.
+var translatedNames = []string{"max_completion_tokens", "max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice"}
+
+type toolOut struct {
+	Type     string       `json:"type"`
+	Function toolFunction `json:"function"`
+}
+
+type toolFunction struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
+}
+
+func translated(r chat.Request) *translatedFields {
+	t := &translatedFields{MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP, Stop: r.Stop,
+		ToolChoice: json.RawMessage(r.ToolChoice)}
+	for _, tool := range r.Tools {
+		t.Tools = append(t.Tools, toolOut{Type: "function", Function: toolFunction{Name: tool.Name, Description: tool.Description,
+			Parameters: json.RawMessage(tool.Parameters)}})
+	}
+	return t
 }
 
 // chatFields are the fields the gateway writes itself, last: a completion limit when the call sets none (the one
@@ -143,17 +187,20 @@ type imageURL struct {
 	Detail string `json:"detail,omitempty"`
 }
 
-func messagesOut(msgs []chat.Message) []messageOut {
-	out := make([]messageOut, len(msgs))
-	for i, m := range msgs {
+// messagesOut is the request's messages in OpenAI's shape; the parts of another format it cannot take are dropped
+// (chat.Request.Translatable), and a message left with none but its tool calls has a null content.
+func messagesOut(r chat.Request) []messageOut {
+	out := make([]messageOut, len(r.Messages))
+	for i, m := range r.Messages {
 		o := messageOut{Role: m.Role, Name: m.Name, ToolCallID: m.ToolCallID}
+		content := r.Translatable(m.Content)
 		switch {
-		case m.Null:
+		case m.Null || len(content) == 0 && len(m.ToolCalls) > 0:
 		case m.Text:
 			o.Content = m.Joined()
 		default:
-			parts := make([]any, len(m.Content))
-			for j, p := range m.Content {
+			parts := make([]any, len(content))
+			for j, p := range content {
 				switch p.Type {
 				case "text":
 					parts[j] = textPart{Type: "text", Text: p.Text}
