@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
+	"github.com/switchboard-ai/switchboard/adapters/inbound/responses"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -132,7 +133,8 @@ func (h *PresetsHandler) createFrom(src preset.Source) gin.HandlerFunc {
 
 // configChecks check the configuration of a preset saved from a body of each wire format, as a call would read its
 // fields.
-var configChecks = map[preset.Source]func(map[string]any) error{preset.ChatCompletions: chatcompletions.CheckConfig}
+var configChecks = map[preset.Source]func(map[string]any) error{preset.ChatCompletions: chatcompletions.CheckConfig,
+	preset.Responses: responses.CheckConfig}
 
 // updatePresetReq is UpdatePreset: null clears the description and is a 400 on the fields that cannot be cleared.
 type updatePresetReq struct {

@@ -321,3 +321,11 @@ func (c *pass) free() error {
 	}
 	return c.s.Skip()
 }
+
+// Decode holds body to the limits (Check), then decodes its fields (DecodeFields).
+func (l *Limits) Decode(body []byte) (Fields, error) {
+	if err := l.Check(body); err != nil {
+		return nil, err
+	}
+	return DecodeFields(body)
+}

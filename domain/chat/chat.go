@@ -69,6 +69,12 @@ type Request struct {
 	// Prepended is how many messages the gateway laid before the caller's (a preset's system prompt): Messages[i]
 	// is the caller's messages[i-Prepended], as an error names it (MessageField).
 	Prepended int
+	// Continues is the stored answer the request continues (the Responses API's previous_response_id): only an
+	// upstream of the request's Format that keeps its answers holds the conversation before it.
+	Continues string
+	// Redacted means a guardrail replaced text of the messages (WithTexts): Extra may hold the text as the caller
+	// sent it, so an upstream writes the request from the messages rather than pass Extra's copy on.
+	Redacted bool
 }
 
 // DefaultMaxTokens is the completion limit of a call that sets no max_tokens: every adapter sends it upstream
@@ -152,7 +158,7 @@ func (r Request) Parameters() []string {
 // parameterNames are the names a wire format gives the parameters read above (their canonical name), or a field
 // that is no parameter ("").
 var parameterNames = map[string]string{"max_completion_tokens": "max_tokens", "max_output_tokens": "max_tokens",
-	"stop_sequences": "stop", "n": ""}
+	"stop_sequences": "stop", "n": "", "input": "", "text": "response_format"}
 
 // CheckMaxTokens is the rule for a completion limit the request sets, under the field's name (a wire format may
 // have two, which an upstream may each obey): a positive integer.

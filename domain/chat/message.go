@@ -156,7 +156,7 @@ func (r Request) WithTexts(texts []string) Request {
 		}
 		msgs[mi] = m
 	}
-	r.Messages = msgs
+	r.Messages, r.Redacted = msgs, true
 	return r
 }
 

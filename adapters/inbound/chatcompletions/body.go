@@ -5,10 +5,8 @@ package chatcompletions
 
 import (
 	"encoding/json"
-	"slices"
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound"
-	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -41,46 +39,19 @@ var limits = inbound.NewLimits(chat.MaxFields, map[string]inbound.Limit{
 // Decode reads body, a chat completions request body: its lists counted first (a 400 naming the first past its
 // bound), then its fields decoded (a 400 saying where it is not a JSON object).
 func Decode(body []byte) (*Body, error) {
-	if err := limits.Check(body); err != nil {
-		return nil, err
-	}
-	f, err := inbound.DecodeFields(body)
+	f, err := limits.Decode(body)
 	if err != nil {
 		return nil, err
 	}
 	return &Body{fields: f}, nil
 }
 
-// Preset is the preset the body names (chat.PresetOf: its model and preset fields), nil when none; the reference
-// leaves the body.
-func (b *Body) Preset() (*chat.PresetRef, error) {
-	var model, named string
-	if err := field(b.fields, "model", &model); err != nil {
-		return nil, err
-	}
-	if err := field(b.fields, "preset", &named); err != nil {
-		return nil, err
-	}
-	own, ref, err := chat.PresetOf(model, named)
-	if err != nil || ref == nil {
-		return nil, err
-	}
-	if own != model { // the model named it: the model it names with it, if any, stays
-		b.fields.Set("model", own)
-	}
-	delete(b.fields, "preset")
-	return ref, nil
-}
+// Preset is the preset the body names, nil when none (inbound.Fields.Preset).
+func (b *Body) Preset() (*chat.PresetRef, error) { return b.fields.Preset() }
 
-// UnderPreset lays the body over a preset version's configuration: each field the body sets wins, the others come
-// from the configuration. model and models are one setting, the models a call may use in order: when the body
-// names any, the configuration's are left out. The body so made is held to chat.MaxFields fields and maxBytes of
-// fields' names and values (inbound.Fields.Under).
+// UnderPreset lays the body over a preset version's configuration (inbound.Fields.UnderPreset).
 func (b *Body) UnderPreset(config map[string]any, ref chat.PresetRef, maxBytes int64) (int64, error) {
-	_, model := b.fields.Present("model")
-	_, models := b.fields.Present("models")
-	own := model || models
-	return b.fields.Under(config, func(k string) bool { return own && (k == "model" || k == "models") }, ref, chat.MaxFields, maxBytes)
+	return b.fields.UnderPreset(config, ref, maxBytes)
 }
 
 // Request decodes the body into a request held to the domain's rules (chat.Request.Validate).
@@ -90,15 +61,11 @@ func (b *Body) Request() (chat.Request, error) { return decode(b.fields) }
 // four), naming the field, when it is saved rather than at every call made with it: the configuration is read as a
 // request's fields would be, beside a stand-in message and, when it names none, a stand-in model.
 func CheckConfig(config map[string]any) error {
-	f := inbound.Fields{"model": json.RawMessage(`"m"`), "messages": json.RawMessage(`[{"role":"user","content":"m"}]`)}
-	for k, v := range config {
-		raw, err := inbound.Marshal(v)
-		if err != nil {
-			return domain.Invalid(k, "must be JSON")
-		}
-		f[k] = raw
+	f, err := inbound.WithConfig(inbound.Fields{"model": json.RawMessage(`"m"`), "messages": json.RawMessage(`[{"role":"user","content":"m"}]`)}, config)
+	if err != nil {
+		return err
 	}
-	_, err := decode(f)
+	_, err = decode(f)
 	return err
 }
 
@@ -112,38 +79,3 @@ var gatewayFields = []string{"model", "models", "preset", "provider", "route", "
 // then passed on as they came to those of this one.
 var checkedFields = []string{"max_tokens", "max_completion_tokens", "temperature", "top_p", "stop", "seed", "n", "tools",
 	"tool_choice", "response_format"}
-
-// extra are the fields sent on as they came (chat.Request.Extra): all but gatewayFields. A field that names one the
-// gateway reads in another case ("MODEL", "Stream", "ſtream", whose ſ folds to s) or before a NUL is refused,
-// naming it as sent: the gateway reads its fields by their names only, but an upstream that decodes as
-// encoding/json does (Ollama, many proxies) matches keys without regard to case, and takes the last. Sent on, such
-// a field would have the upstream serve another model than the one routed and priced, stream under a call that
-// does not, forward the end-user id the gateway keeps, or take a limit or a choice count the call's budget was not
-// reserved for.
-func extra(f inbound.Fields) (map[string]domain.Opaque, error) {
-	if err := f.FirstSpelled(gatewayFields, checkedFields); err != nil {
-		return nil, err
-	}
-	var out map[string]domain.Opaque
-	for k, v := range f {
-		if slices.Contains(gatewayFields, k) {
-			continue
-		}
-		if out == nil {
-			out = make(map[string]domain.Opaque, len(f))
-		}
-		out[k] = domain.Opaque(v)
-	}
-	return out, nil
-}
-
-// checkExtra holds the fields sent on as they came to being UTF-8 (domain.CheckOpaque): a string the gateway
-// decodes itself is mended by encoding/json, but these go as their bytes.
-func checkExtra(extra map[string]domain.Opaque) error {
-	for k, v := range extra {
-		if err := domain.CheckOpaque(k, v); err != nil {
-			return err
-		}
-	}
-	return nil
-}

@@ -9,21 +9,13 @@ import (
 	"github.com/switchboard-ai/switchboard/adapters/inbound"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
-	"github.com/switchboard-ai/switchboard/domain/routing"
 )
 
 // decode reads the fields into a request, each field decoded by encoding/json into the type it holds (a field of
 // another type is a 400 naming it), and holds the request to the domain's rules.
 func decode(f inbound.Fields) (chat.Request, error) {
-	r := chat.Request{Format: chat.ChatCompletions}
-	var err error
-	if r.Extra, err = extra(f); err != nil {
-		return r, err
-	}
-	if err := field(f, "model", &r.Model); err != nil {
-		return r, err
-	}
-	if err := field(f, "models", &r.Models); err != nil {
+	r, err := f.Head(chat.ChatCompletions, gatewayFields, checkedFields)
+	if err != nil {
 		return r, err
 	}
 	raw, ok := f.Present("messages")
@@ -33,7 +25,7 @@ func decode(f inbound.Fields) (chat.Request, error) {
 	if r.Messages, err = messages(raw); err != nil {
 		return r, err
 	}
-	if err := field(f, "stream", &r.Stream); err != nil {
+	if err := inbound.Field(f, "stream", &r.Stream); err != nil {
 		return r, err
 	}
 	if r.IncludeUsage, err = includeUsage(f); err != nil {
@@ -41,7 +33,7 @@ func decode(f inbound.Fields) (chat.Request, error) {
 	}
 	for _, name := range []string{"max_tokens", "max_completion_tokens"} {
 		var n *int64
-		if err := field(f, name, &n); err != nil {
+		if err := inbound.Field(f, name, &n); err != nil {
 			return r, err
 		}
 		if n != nil {
@@ -53,10 +45,10 @@ func decode(f inbound.Fields) (chat.Request, error) {
 			}
 		}
 	}
-	if err := field(f, "temperature", &r.Temperature); err != nil {
+	if err := inbound.Field(f, "temperature", &r.Temperature); err != nil {
 		return r, err
 	}
-	if err := field(f, "top_p", &r.TopP); err != nil {
+	if err := inbound.Field(f, "top_p", &r.TopP); err != nil {
 		return r, err
 	}
 	if raw, ok := f.Present("stop"); ok {
@@ -67,10 +59,10 @@ func decode(f inbound.Fields) (chat.Request, error) {
 			return r, chat.TooManyStops("stop")
 		}
 	}
-	if err := field(f, "seed", &r.Seed); err != nil {
+	if err := inbound.Field(f, "seed", &r.Seed); err != nil {
 		return r, err
 	}
-	if err := field(f, "n", &r.Choices); err != nil {
+	if err := inbound.Field(f, "n", &r.Choices); err != nil {
 		return r, err
 	}
 	if r.Tools, err = tools(f); err != nil {
@@ -90,47 +82,19 @@ func decode(f inbound.Fields) (chat.Request, error) {
 			*choice.dst = domain.Opaque(raw)
 		}
 	}
-	if err := field(f, "user", &r.User); err != nil {
+	if err := inbound.Field(f, "user", &r.User); err != nil {
 		return r, err
 	}
-	if err := field(f, "session_id", &r.SessionID); err != nil {
+	if err := inbound.Field(f, "session_id", &r.SessionID); err != nil {
 		return r, err
 	}
-	if r.Options, r.Route, err = provider(f); err != nil {
+	if r.Options, r.Route, err = f.ProviderField(); err != nil {
 		return r, err
 	}
 	if err := r.Validate(); err != nil {
 		return r, err
 	}
-	return r, checkExtra(r.Extra)
-}
-
-// field decodes f[name] into dst when it is present and not null, naming the field when it holds another type.
-func field[T any](f inbound.Fields, name string, dst *T) error {
-	raw, ok := f.Present(name)
-	if !ok {
-		return nil
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return domain.Invalid(name, "must be "+typeName(dst))
-	}
-	return nil
-}
-
-func typeName(dst any) string {
-	switch dst.(type) {
-	case *string:
-		return "a string"
-	case *bool:
-		return "a boolean"
-	case **int64:
-		return "an integer"
-	case **float64:
-		return "a number"
-	case *[]string:
-		return "an array of strings"
-	}
-	return "an object"
+	return r, inbound.CheckExtra(r.Extra)
 }
 
 // includeUsage reads stream_options, whose include_usage alone the gateway reads: null or absent is false.
@@ -185,13 +149,4 @@ func tools(f inbound.Fields) ([]chat.Tool, error) {
 		out[i] = t
 	}
 	return out, nil
-}
-
-// provider reads the provider object into the options and the routing preferences (inbound.Provider).
-func provider(f inbound.Fields) (map[string]any, routing.Preferences, error) {
-	raw, ok := f.Present("provider")
-	if !ok {
-		return nil, routing.Preferences{}, nil
-	}
-	return inbound.Provider(raw)
 }
