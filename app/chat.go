@@ -284,6 +284,9 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 	if err != nil {
 		return "", err
 	}
+	if err := s.continues(p); err != nil {
+		return "", err
+	}
 	if s.deadline.IsZero() {
 		s.deadline = time.Now().Add(s.chat.limits.answerTimeout())
 	}
@@ -312,6 +315,19 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 	}
 	s.cut(nil)
 	return "", err
+}
+
+// continues refuses an endpoint that cannot continue the stored answer the request names (chat.Request.Continues):
+// one whose provider does not pass the request's format on. Another endpoint of the model may.
+func (s *chatCall) continues(p ports.ChatProvider) error {
+	if s.req.Continues == "" {
+		return nil
+	}
+	if f, ok := p.(ports.FormatSpeaker); ok && f.Speaks(s.req.Format) {
+		return nil
+	}
+	return &ports.UpstreamError{Status: 400, Kind: domain.KindInvalid, Retryable: true,
+		Reason: "previous_response_id: this model's provider keeps no responses the gateway can continue; send the whole conversation in input"}
 }
 
 // late reports an upstream call that the answer timeout cut.

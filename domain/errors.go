@@ -27,6 +27,7 @@ const (
 	KindOverloaded                      // upstreams reported overload
 	KindUnavailable                     // the gateway cannot serve now (draining, database down)
 	KindRangeNotSatisfiable             // a byte range outside the content
+	KindUpgradeRequired                 // the request asks a protocol upgrade the route does not make, or lacks one it needs
 )
 
 // ErrShutdown is the cause of a request cut by the gateway's own shutdown timeout, as opposed to its caller
@@ -46,6 +47,7 @@ var statuses = map[Kind]int{
 	KindGone:                410,
 	KindTooLarge:            413,
 	KindRangeNotSatisfiable: 416,
+	KindUpgradeRequired:     426,
 	KindRateLimited:         429,
 	KindInternal:            500,
 	KindUpstream:            502,

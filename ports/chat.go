@@ -56,6 +56,13 @@ type TokenCount struct {
 	Exact       bool
 }
 
+// FormatSpeaker is a chat provider that may pass a request of a wire format on as it came (chat.Request.Extra)
+// and answer in that format's native events. A request that needs its own format upstream (one that continues a
+// stored response) is refused by a provider that is not one, or does not speak its format.
+type FormatSpeaker interface {
+	Speaks(f chat.Format) bool
+}
+
 // ChatHead is what a chat answer's first line says: its generation id, model and time, and how it is sent.
 type ChatHead struct {
 	GenerationID, Model, Provider string

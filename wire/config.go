@@ -4,6 +4,7 @@ package wire
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -68,6 +69,17 @@ type ProviderConfig struct {
 	Keys        []ProviderKey
 	Timeout     time.Duration
 	IdleTimeout time.Duration
+	// ResponsesAPI says the provider serves OpenAI's Responses API (upstream.Config.Responses).
+	ResponsesAPI bool
+}
+
+// responsesAPI is whether a provider serves the Responses API: as configured, else only OpenAI's own API.
+func responsesAPI(kind, baseURL string, set *bool) bool {
+	if set != nil {
+		return *set
+	}
+	u, err := url.Parse(baseURL)
+	return kind == "openai" && err == nil && u.Hostname() == "api.openai.com"
 }
 
 // ProviderKey is one of a provider's accounts.
@@ -127,6 +139,12 @@ type fileConfig struct {
 		TLSKeyFile        string        `yaml:"tls_key_file"`
 		H2C               bool          `yaml:"h2c"`
 	} `yaml:"server"`
+	// WebSocket bounds the connections of the Responses API's WebSocket mode.
+	WebSocket struct {
+		MaxMessageBytes int64         `yaml:"max_message_bytes"`
+		IdleTimeout     time.Duration `yaml:"idle_timeout"`
+		MaxLifetime     time.Duration `yaml:"max_lifetime"`
+	} `yaml:"websocket"`
 	Database struct {
 		URL          string `yaml:"url"`
 		MaxOpenConns int    `yaml:"max_open_conns"`
@@ -144,6 +162,9 @@ type fileConfig struct {
 		} `yaml:"api_keys"`
 		Timeout     time.Duration `yaml:"timeout"`
 		IdleTimeout time.Duration `yaml:"idle_timeout"`
+		// ResponsesAPI says the provider serves OpenAI's Responses API (kind openai): Responses requests go to it
+		// as they came. By default, only api.openai.com does.
+		ResponsesAPI *bool `yaml:"responses_api"`
 	} `yaml:"providers"`
 	Models []struct {
 		ID string `yaml:"id"`
@@ -599,10 +620,21 @@ func (f fileConfig) build(loc locator) (Config, error) {
 	if field, err := checkTLS(s.TLSCertFile, s.TLSKeyFile); err != nil {
 		return Config{}, loc.err(err.Error(), "server", field)
 	}
+	ws := f.WebSocket
+	if ws.MaxMessageBytes < 0 {
+		return Config{}, loc.err("must not be negative", "websocket", "max_message_bytes")
+	}
+	for name, d := range map[string]time.Duration{"idle_timeout": ws.IdleTimeout, "max_lifetime": ws.MaxLifetime} {
+		if d < 0 {
+			return Config{}, loc.err("must not be negative", "websocket", name)
+		}
+	}
 	cfg.Server = httpapi.Config{Addr: s.Addr, BasePath: strings.TrimSuffix(s.BasePath, "/"), MaxBodyBytes: s.MaxBodyBytes,
 		ReadTimeout: s.ReadTimeout, ReadHeaderTimeout: s.ReadHeaderTimeout, WriteTimeout: s.WriteTimeout,
 		IdleTimeout: s.IdleTimeout, ShutdownTimeout: s.ShutdownTimeout, PprofAddr: s.PprofAddr,
-		TLSCertFile: s.TLSCertFile, TLSKeyFile: s.TLSKeyFile, H2C: s.H2C}
+		TLSCertFile: s.TLSCertFile, TLSKeyFile: s.TLSKeyFile, H2C: s.H2C,
+		WebSocket: httpapi.WebSocketConfig{MaxMessageBytes: cmp.Or(ws.MaxMessageBytes, s.MaxBodyBytes),
+			IdleTimeout: cmp.Or(ws.IdleTimeout, httpapi.DefaultWebSocketIdle), MaxLifetime: cmp.Or(ws.MaxLifetime, httpapi.DefaultWebSocketLifetime)}}
 
 	if !strings.HasPrefix(f.Database.URL, "postgres://") && !strings.HasPrefix(f.Database.URL, "postgresql://") &&
 		!strings.HasPrefix(f.Database.URL, "sqlite:") {
@@ -641,7 +673,10 @@ func (f fileConfig) build(loc locator) (Config, error) {
 		}
 		kinds[p.Slug] = p.Kind
 		pc := ProviderConfig{Slug: p.Slug, Kind: p.Kind, BaseURL: strings.TrimSuffix(p.BaseURL, "/"),
-			Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}
+			Timeout: p.Timeout, IdleTimeout: p.IdleTimeout, ResponsesAPI: responsesAPI(p.Kind, p.BaseURL, p.ResponsesAPI)}
+		if p.ResponsesAPI != nil && *p.ResponsesAPI && p.Kind != "openai" {
+			return Config{}, loc.err(fmt.Sprintf("kind %s does not speak the Responses API: only kind openai does", p.Kind), "providers", i, "responses_api")
+		}
 		if len(p.APIKeys) == 0 {
 			pc.Keys = []ProviderKey{{Key: p.APIKey, Weight: 1}}
 		}

@@ -84,7 +84,8 @@ func newProviders(cfg []ProviderConfig, log *slog.Logger, tracing httpapi.Tracin
 			return nil, fmt.Errorf("provider %q: unknown kind %q; known: %s", p.Slug, p.Kind, knownKinds())
 		}
 		for i, k := range p.Keys {
-			c := kind.build(upstream.Config{BaseURL: p.BaseURL, APIKey: k.Key, Timeout: p.Timeout, IdleTimeout: p.IdleTimeout}, client)
+			c := kind.build(upstream.Config{BaseURL: p.BaseURL, APIKey: k.Key, Timeout: p.Timeout, IdleTimeout: p.IdleTimeout,
+				Responses: p.ResponsesAPI}, client)
 			if ch, ok := c.(checker); ok && i == 0 {
 				if err := ch.Check(); err != nil {
 					log.Warn("provider cannot work: its calls will fail over or fail", "provider", p.Slug, "err", err)

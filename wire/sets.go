@@ -291,7 +291,7 @@ var speechSet = wire.NewSet(
 
 var chatSet = wire.NewSet(
 	newChat, wire.Bind(new(ports.ChatService), new(*app.Chat)),
-	httpapi.NewChatHandler,
+	httpapi.NewChatHandler, httpapi.NewResponsesHandler,
 )
 
 // newChat holds a request laid over a preset to the bound on a body that the server holds the caller's own to,

@@ -103,6 +103,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	speechHandler := httpapi.NewSpeechHandler(speech)
 	chat := newChat(inference, providers, presets, env, config, limitsConfig, log, portsMetrics)
 	chatHandler := httpapi.NewChatHandler(chat)
+	responsesHandler := httpapi.NewResponsesHandler(chat, config)
 	credits := app.NewCredits(creditStore)
 	creditsHandler := httpapi.NewCreditsHandler(credits)
 	videoStore := gormstore.NewVideoStore(db)
@@ -124,6 +125,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Guardrails:  guardrailsHandler,
 		Speech:      speechHandler,
 		Chat:        chatHandler,
+		Responses:   responsesHandler,
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
 		Models:      modelsHandler,

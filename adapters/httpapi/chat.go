@@ -21,20 +21,24 @@ type ChatHandler struct{ chat ports.ChatService }
 func NewChatHandler(s ports.ChatService) *ChatHandler { return &ChatHandler{chat: s} }
 
 func (h *ChatHandler) create(c *gin.Context) {
-	body, err := readChatBody(c.Request.Body, c.Request.ContentLength)
+	body, err := readInferenceBody(c.Request.Body, c.Request.ContentLength, chatcompletions.Decode)
 	if err != nil {
 		writeError(c, err)
 		return
 	}
 	sink := &chatSink{flushWriter: newFlushWriter(c)}
-	h.complete(c, body, sink, &sink.flushWriter)
+	complete(c, h.chat, body, sink, &sink.flushWriter)
 }
 
-// complete runs the chat use case with body, its answer going into sink (which writes through w), and answers its
-// failure when nothing was sent yet: a stream that broke has ended with its error event.
-func (h *ChatHandler) complete(c *gin.Context, body ports.ChatBody, sink ports.ChatSink, w *flushWriter) {
-	id, err := h.chat.Complete(c.Request.Context(), principal(c), body, caller(c), sink)
-	if err != nil && !w.started {
+// complete runs a chat call of any wire format, its answer going to sink (which writes through w): a call that
+// failed before its answer began is answered with the error, in the gateway's envelope; one that broke after has
+// ended with its format's error event.
+func complete(c *gin.Context, s ports.ChatService, body ports.ChatBody, sink ports.ChatSink, w *flushWriter) {
+	id, err := s.Complete(c.Request.Context(), principal(c), body, caller(c), sink)
+	switch {
+	case err == nil || w.started:
+		// a stream that broke has ended with its error event
+	default:
 		if id != "" {
 			c.Header("X-Generation-Id", id)
 		}
@@ -42,26 +46,18 @@ func (h *ChatHandler) complete(c *gin.Context, body ports.ChatBody, sink ports.C
 	}
 }
 
-// readChatBody reads a chat request's body whole, and decodes it as chat completions (chatcompletions.Decode).
-// length is the body's Content-Length (-1 when unknown): the body is read into one buffer of its size, where
-// io.ReadAll grew one from 512 bytes, but for one past preallocated, which is read into as it comes, so that a
+// readInferenceBody reads an inference request's body whole, and decodes it in its wire format (decode). length
+// is the body's Content-Length (-1 when unknown): the body is read into one buffer of its size, where io.ReadAll
+// grew one from 512 bytes, but for one past preallocated, which is read into as it comes, so that a
 // Content-Length the body does not live up to holds no more memory than its bytes. A read that fails is the
 // caller's error: a body past the server's bound is a 413.
-func readChatBody(r io.Reader, length int64) (*chatcompletions.Body, error) {
-	raw, err := readInferenceBody(r, length)
-	if err != nil {
-		return nil, err
-	}
-	return chatcompletions.Decode(raw)
-}
-
-// readInferenceBody reads an inference request's body whole, as readChatBody says, for any wire format.
-func readInferenceBody(r io.Reader, length int64) ([]byte, error) {
+func readInferenceBody[B any](r io.Reader, length int64, decode func([]byte) (B, error)) (B, error) {
 	raw, err := readBody(r, make([]byte, 0, min(max(length, 0), preallocated)+1)) // +1: room for the read of its end
 	if err != nil {
-		return nil, jsonError(err, raw, nil)
+		var none B
+		return none, jsonError(err, raw, nil)
 	}
-	return raw, nil
+	return decode(raw)
 }
 
 // preallocated bounds the buffer a chat body's Content-Length sizes before its bytes come.

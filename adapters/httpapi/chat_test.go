@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -126,14 +127,14 @@ func TestStreamEventHeads(t *testing.T) {
 func TestReadChatBody(t *testing.T) {
 	t.Parallel()
 	const ordinary = `{"model":"bench/chat","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`
-	body, err := readChatBody(strings.NewReader(ordinary), int64(len(ordinary)))
+	body, err := readInferenceBody(strings.NewReader(ordinary), int64(len(ordinary)), chatcompletions.Decode)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r, err := body.Request(); err != nil || r.Model != "bench/chat" || !r.Stream || !r.IncludeUsage || len(r.Messages) != 1 {
 		t.Fatalf("%+v, %v", r, err)
 	}
-	_, err = readChatBody(http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(ordinary)), 10), -1)
+	_, err = readInferenceBody(http.MaxBytesReader(httptest.NewRecorder(), io.NopCloser(strings.NewReader(ordinary)), 10), -1, chatcompletions.Decode)
 	var de *domain.Error
 	if !errors.As(err, &de) || de.Kind != domain.KindTooLarge {
 		t.Errorf("a body past the limit: %v", err)
@@ -146,7 +147,7 @@ func TestReadChatBody(t *testing.T) {
 		`{"a" 1}`:  "malformed JSON at byte 6: unexpected '1'",
 		`{"a":1}x`: "malformed JSON at byte 8: unexpected 'x'",
 	} {
-		_, err := readChatBody(strings.NewReader(body), int64(len(body)))
+		_, err := readInferenceBody(strings.NewReader(body), int64(len(body)), chatcompletions.Decode)
 		if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Msg != want {
 			t.Errorf("%q: %v, want a 400: %s", body, err, want)
 		}

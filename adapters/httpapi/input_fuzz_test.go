@@ -12,6 +12,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/domain/preset"
@@ -100,7 +101,7 @@ func FuzzBodies(f *testing.F) {
 		} else if r := v.request(); r.Validate() != nil {
 			refusal(t, "video request", r.Validate())
 		}
-		if b, err := readChatBody(bytes.NewReader(body), int64(len(body))); err != nil {
+		if b, err := readInferenceBody(bytes.NewReader(body), int64(len(body)), chatcompletions.Decode); err != nil {
 			refusal(t, "chat", err)
 		} else if _, err := b.Request(); err != nil {
 			refusal(t, "chat request", err)

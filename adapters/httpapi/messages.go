@@ -27,16 +27,14 @@ func (h *ChatHandler) messages(c *gin.Context) {
 		return
 	}
 	sink := &messagesSink{flushWriter: newFlushWriter(c)}
-	h.complete(c, body, sink, &sink.flushWriter)
+	complete(c, h.chat, body, sink, &sink.flushWriter)
 }
 
 // readMessagesBody reads the request's body whole and decodes it as Messages, with its headers.
 func readMessagesBody(c *gin.Context) (*messages.Body, error) {
-	raw, err := readInferenceBody(c.Request.Body, c.Request.ContentLength)
-	if err != nil {
-		return nil, err
-	}
-	return messages.Decode(raw, c.GetHeader)
+	return readInferenceBody(c.Request.Body, c.Request.ContentLength, func(raw []byte) (*messages.Body, error) {
+		return messages.Decode(raw, c.GetHeader)
+	})
 }
 
 // countTokens serves POST /messages/count_tokens: the input tokens of a Messages request, as its upstream counts

@@ -315,12 +315,7 @@ var errRateLimited = domain.E(domain.KindRateLimited, "rate_limited", "rate limi
 // X-RateLimit-* headers; a refusal is a 429 with Retry-After.
 func rateLimit(rl ports.RateLimiter, def DefaultRateLimit, m ports.Metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := principal(c)
-		rpm := p.RateLimit
-		if rpm == 0 {
-			rpm = int(def)
-		}
-		d := rl.Allow(c.Request.Context(), p.KeyHash, rpm)
+		d, err := allowRate(c.Request.Context(), rl, def, m, principal(c))
 		if d.Limit > 0 {
 			// Set in their canonical form, as Header.Set would, in the record's slots: Set made each name anew (the
 			// form it is written in, X-RateLimit-*, is not canonical) and a slice for each value, on every call.
@@ -329,15 +324,29 @@ func rateLimit(rl ports.RateLimiter, def DefaultRateLimit, m ports.Metrics) gin.
 			h := c.Writer.Header()
 			h["X-Ratelimit-Limit"], h["X-Ratelimit-Remaining"], h["X-Ratelimit-Reset"] = v[0:1:1], v[1:2:2], v[2:3:3]
 		}
-		if !d.Allowed {
-			m.RateLimited()
-			e := *errRateLimited
-			e.RetryAfter = d.RetryAfter
-			writeError(c, &e)
+		if err != nil {
+			writeError(c, err)
 			return
 		}
 		c.Next()
 	}
+}
+
+// allowRate is the request limit's decision on one call of p (the key's own limit, or the configured default),
+// and its refusal (a 429 with Retry-After) when it refuses.
+func allowRate(ctx context.Context, rl ports.RateLimiter, def DefaultRateLimit, m ports.Metrics, p account.Principal) (ports.RateDecision, error) {
+	rpm := p.RateLimit
+	if rpm == 0 {
+		rpm = int(def)
+	}
+	d := rl.Allow(ctx, p.KeyHash, rpm)
+	if d.Allowed {
+		return d, nil
+	}
+	m.RateLimited()
+	e := *errRateLimited
+	e.RetryAfter = d.RetryAfter
+	return d, &e
 }
 
 // TokenLimits are what calls whose usage is tokens are admitted by: the keys' token windows, and the configured
@@ -356,26 +365,36 @@ var errTokenLimited = domain.E(domain.KindRateLimited, "token_rate_limited",
 // (OpenAI's names for its token limits); a refusal is a 429 with Retry-After, as the request limit's.
 func tokenLimit(tl TokenLimits, m ports.Metrics) gin.HandlerFunc {
 	return func(c *gin.Context) {
-		p := principal(c)
-		limits := p.Tokens.Or(tl.Defaults)
-		if limits.Zero() {
-			c.Next()
-			return
+		d, limited, err := admitTokens(c.Request.Context(), tl, m, principal(c))
+		if limited {
+			h := c.Writer.Header()
+			h["X-Ratelimit-Limit-Tokens"] = []string{strconv.FormatInt(d.Limit, 10)}
+			h["X-Ratelimit-Remaining-Tokens"] = []string{strconv.FormatInt(d.Remaining, 10)}
+			h["X-Ratelimit-Reset-Tokens"] = []string{strconv.FormatInt(d.Reset.Unix(), 10)}
 		}
-		d := tl.Limiter.Admit(c.Request.Context(), p.KeyHash, limits)
-		h := c.Writer.Header()
-		h["X-Ratelimit-Limit-Tokens"] = []string{strconv.FormatInt(d.Limit, 10)}
-		h["X-Ratelimit-Remaining-Tokens"] = []string{strconv.FormatInt(d.Remaining, 10)}
-		h["X-Ratelimit-Reset-Tokens"] = []string{strconv.FormatInt(d.Reset.Unix(), 10)}
-		if !d.Allowed {
-			m.RateLimited()
-			e := errTokenLimited.With("limit", "tokens_per_"+d.Window)
-			e.RetryAfter = d.RetryAfter
-			writeError(c, e)
+		if err != nil {
+			writeError(c, err)
 			return
 		}
 		c.Next()
 	}
+}
+
+// admitTokens is the token limits' decision on one call of p (limited: p has any), and its refusal (a 429 with
+// Retry-After) when p has no tokens left.
+func admitTokens(ctx context.Context, tl TokenLimits, m ports.Metrics, p account.Principal) (ports.TokenDecision, bool, error) {
+	limits := p.Tokens.Or(tl.Defaults)
+	if limits.Zero() {
+		return ports.TokenDecision{}, false, nil
+	}
+	d := tl.Limiter.Admit(ctx, p.KeyHash, limits)
+	if d.Allowed {
+		return d, true, nil
+	}
+	m.RateLimited()
+	e := errTokenLimited.With("limit", "tokens_per_"+d.Window)
+	e.RetryAfter = d.RetryAfter
+	return d, true, e
 }
 
 // decimals sets v to the decimal forms of a, b and c, made as one string (strconv made one each).

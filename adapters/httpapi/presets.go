@@ -8,6 +8,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound/chatcompletions"
 	"github.com/switchboard-ai/switchboard/adapters/inbound/messages"
+	"github.com/switchboard-ai/switchboard/adapters/inbound/responses"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -134,7 +135,7 @@ func (h *PresetsHandler) createFrom(src preset.Source) gin.HandlerFunc {
 // configChecks check the configuration of a preset saved from a body of each wire format, as a call would read its
 // fields.
 var configChecks = map[preset.Source]func(map[string]any) error{preset.ChatCompletions: chatcompletions.CheckConfig,
-	preset.Messages: messages.CheckConfig}
+	preset.Messages: messages.CheckConfig, preset.Responses: responses.CheckConfig}
 
 // updatePresetReq is UpdatePreset: null clears the description and is a 400 on the fields that cannot be cleared.
 type updatePresetReq struct {

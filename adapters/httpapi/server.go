@@ -18,6 +18,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -41,6 +42,8 @@ type Config struct {
 	// H2C serves unencrypted HTTP/2 (prior knowledge, as load balancers that multiplex speak it) beside
 	// HTTP/1.1 on a plain listener.
 	H2C bool
+	// WebSocket bounds the Responses API's WebSocket connections.
+	WebSocket WebSocketConfig
 }
 
 // Readiness reports whether the server can do its work — inference calls would be served: the spool takes
@@ -69,6 +72,7 @@ type Handlers struct {
 	Guardrails  *GuardrailsHandler
 	Speech      *SpeechHandler
 	Chat        *ChatHandler
+	Responses   *ResponsesHandler
 	Credits     *CreditsHandler
 	Videos      *VideosHandler
 	Models      *ModelsHandler
@@ -86,6 +90,8 @@ type Server struct {
 	log     *slog.Logger
 	engine  *gin.Engine
 	metrics MetricsEndpoint
+	// conns are the WebSocket connections the server drains at shutdown, beside its requests.
+	conns *connections
 }
 
 func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authenticator, rl ports.RateLimiter,
@@ -100,7 +106,7 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 	if tracing.Provider != nil {
 		e.Use(traceRequests(tracing))
 	}
-	e.Use(accessLog(log), recovery())
+	e.Use(accessLog(log), recovery(), upgradeRefused(cfg.BasePath+"/responses"))
 	// The web console (its own pages, not the API: no envelope, no OpenAPI) answers every path under /console/
 	// that the API's routes leave.
 	e.NoRoute(func(c *gin.Context) {
@@ -125,7 +131,19 @@ func NewServer(cfg Config, log *slog.Logger, ready Readiness, auth ports.Authent
 	}
 	api.GET("/openapi.json", serveOpenAPI(doc))
 	mount(api, guard{auth: auth}, rateLimit(rl, rpm, metrics), tokenLimit(tokens, metrics), h)
-	return &Server{cfg: cfg, log: log, engine: e, metrics: me}
+	srv := &Server{cfg: cfg, log: log, engine: e, metrics: me}
+	if h.Responses != nil {
+		srv.conns = h.Responses.conns
+		// A WebSocket connection's calls are admitted one by one, as the upgrade was.
+		h.Responses.admit = func(ctx context.Context, p account.Principal) error {
+			if _, err := allowRate(ctx, rl, rpm, metrics, p); err != nil {
+				return err
+			}
+			_, _, err := admitTokens(ctx, tokens, metrics, p)
+			return err
+		}
+	}
+	return srv
 }
 
 // mount is the whole route table, with the kind of key each route takes.
@@ -146,6 +164,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 	api.POST("/chat/completions", append(metered, h.Chat.create)...)
 	api.POST(messagesPath, append(metered, h.Chat.messages)...)
 	api.POST(countTokensPath, append(infer, h.Chat.countTokens)...)
+	api.POST("/responses", append(metered, h.Responses.create)...)
+	api.GET("/responses", append(metered, h.Responses.connect)...)
 	api.POST("/videos", append(infer, h.Videos.create)...)
 	api.GET("/videos/models", anyK, h.Videos.models)
 	api.GET("/videos/:jobId", anyK, h.Videos.get)
@@ -206,6 +226,15 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 	api.POST("/guardrails/:id/assignments/keys/remove", mgmt, gr.bulk("key_hashes", "unassigned_count", gr.unassignKeys))
 }
 
+// drainConnections closes the WebSocket connections (net/http's Shutdown does not know them): each once its
+// running call is over.
+func (s *Server) drainConnections(ctx context.Context) error {
+	if s.conns == nil {
+		return nil
+	}
+	return s.conns.Shutdown(ctx)
+}
+
 // Handler is the server's http.Handler, for tests and benchmarks.
 func (s *Server) Handler() http.Handler { return s.engine }
 
@@ -260,7 +289,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	s.log.Info("shutting down: draining in-flight requests", "timeout", s.cfg.ShutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), s.cfg.ShutdownTimeout)
 	defer cancel()
+	drained := make(chan error, 1)
+	go func() { drained <- s.drainConnections(sctx) }()
 	err := srv.Shutdown(sctx)
+	if derr := <-drained; err == nil {
+		err = derr
+	}
 	if errors.Is(err, context.DeadlineExceeded) {
 		// Cut what is still running, and give it a moment to record what it delivered before the connections go.
 		s.log.Warn("shutdown timeout reached; cutting the requests still running")

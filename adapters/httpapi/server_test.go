@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -64,7 +66,7 @@ func startServer(tb testing.TB, cfg Config, extra func(e *gin.Engine)) *testServ
 	log := slog.New(LogHandler(slog.NewTextHandler(io.Discard, &slog.HandlerOptions{Level: slog.LevelInfo})))
 	s := NewServer(cfg, log, nil, stubAuth{}, stubLimiter{}, 0, TokenLimits{}, ports.NoMetrics{}, MetricsEndpoint{},
 		Tracing{Provider: noop.NewTracerProvider(), Propagator: propagation.TraceContext{}},
-		Handlers{Chat: NewChatHandler(stubChat{}), Speech: NewSpeechHandler(stubSpeech{clip: make([]byte, 16<<10)})})
+		Handlers{Chat: NewChatHandler(stubChat{}), Responses: NewResponsesHandler(stubChat{}, cfg), Speech: NewSpeechHandler(stubSpeech{clip: make([]byte, 16<<10)})})
 	if extra != nil {
 		extra(s.engine)
 	}
@@ -111,32 +113,18 @@ func speechCall(ctx context.Context, client *http.Client, base string) (*http.Re
 	return resp, b, err
 }
 
-// TestWebSocketUpgrade: a handler takes its connection over (Hijack, through gin's writer under every middleware,
-// tracing included) and speaks WebSocket on it; the middleware ran (the 101 carries the request id).
+// TestWebSocketUpgrade: GET /responses takes its connection over (Hijack, through gin's writer under every
+// middleware, tracing included) and speaks the Responses API's WebSocket mode on it: the middleware ran (the 101
+// carries the request id), a warm-up (generate false) is answered with a response that completed empty, a call
+// continuing it streams its events as messages numbered in order, and a message that is no response.create gets an
+// error event while the connection stays open.
 func TestWebSocketUpgrade(t *testing.T) {
 	t.Parallel()
-	srv := startServer(t, testConfig(), func(e *gin.Engine) {
-		e.GET("/api/v1/test/echo", bodyLimit(1<<20), func(c *gin.Context) {
-			conn, err := websocket.Accept(c.Writer, c.Request, nil)
-			if err != nil {
-				return // Accept answered
-			}
-			defer conn.CloseNow()
-			ctx := c.Request.Context()
-			for {
-				typ, msg, err := conn.Read(ctx)
-				if err != nil {
-					return
-				}
-				if err := conn.Write(ctx, typ, append([]byte("echo: "), msg...)); err != nil {
-					return
-				}
-			}
-		})
-	})
+	srv := startServer(t, testConfig(), nil)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	conn, resp, err := websocket.Dial(ctx, "ws://"+srv.addr+"/api/v1/test/echo", nil)
+	conn, resp, err := websocket.Dial(ctx, "ws://"+srv.addr+"/api/v1/responses", &websocket.DialOptions{
+		HTTPHeader: http.Header{"Authorization": {"Bearer sk-test"}, "Openai-Beta": {"responses_websockets=2026-02-06"}}})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -144,17 +132,127 @@ func TestWebSocketUpgrade(t *testing.T) {
 	if resp.StatusCode != http.StatusSwitchingProtocols || !strings.HasPrefix(resp.Header.Get("X-Request-Id"), "req-") {
 		t.Fatalf("upgrade answered %d with X-Request-Id %q", resp.StatusCode, resp.Header.Get("X-Request-Id"))
 	}
-	for _, msg := range []string{"hello", strings.Repeat("x", 20_000)} {
+	type event struct {
+		Type     string `json:"type"`
+		Seq      int    `json:"sequence_number"`
+		Status   int    `json:"status"`
+		Delta    string `json:"delta"`
+		Response struct {
+			ID     string `json:"id"`
+			Status string `json:"status"`
+		} `json:"response"`
+		Error struct {
+			Param string `json:"param"`
+		} `json:"error"`
+	}
+	send := func(msg string, until string) []event {
+		t.Helper()
 		if err := conn.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
 			t.Fatal(err)
 		}
-		typ, got, err := conn.Read(ctx)
-		if err != nil || typ != websocket.MessageText || string(got) != "echo: "+msg {
-			t.Fatalf("read %v %.40q %v", typ, got, err)
+		var got []event
+		for {
+			_, b, err := conn.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev event
+			if err := json.Unmarshal(b, &ev); err != nil {
+				t.Fatalf("%s: %v", b, err)
+			}
+			if got = append(got, ev); ev.Type == until {
+				return got
+			}
 		}
+	}
+	warm := send(`{"type":"response.create","model":"m","input":"hi","tools":[],"generate":false}`, "response.completed")
+	if len(warm) != 2 || warm[0].Type != "response.created" || warm[1].Response.Status != "completed" || warm[1].Response.ID == "" {
+		t.Fatalf("warm-up answered %+v", warm)
+	}
+	events := send(`{"type":"response.create","model":"m","input":[{"role":"user","content":"hi"}],"previous_response_id":"`+
+		warm[1].Response.ID+`"}`, "response.completed")
+	var types []string
+	for i, ev := range events {
+		types = append(types, ev.Type)
+		if ev.Seq != i {
+			t.Errorf("event %d (%s) numbered %d", i, ev.Type, ev.Seq)
+		}
+	}
+	want := []string{"response.created", "response.in_progress", "response.output_item.added", "response.content_part.added",
+		"response.output_text.delta", "response.output_text.done", "response.content_part.done", "response.output_item.done",
+		"response.completed"}
+	if !slices.Equal(types, want) || events[4].Delta != "Hello" {
+		t.Fatalf("events %v (delta %q), want %v", types, events[4].Delta, want)
+	}
+	bad := send(`{"type":"response.cancel"}`, "error")
+	if bad[0].Status != http.StatusBadRequest || bad[0].Error.Param != "type" {
+		t.Fatalf("a message that is no response.create: %+v", bad[0])
 	}
 	if err := conn.Close(websocket.StatusNormalClosure, "done"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestUpgradeRequired: a request to upgrade any route but GET /responses to WebSocket, and GET /responses without
+// one, are answered 426 (Codex falls back to HTTP at once on it, where it retries a 404 for seconds).
+func TestUpgradeRequired(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testConfig(), nil)
+	for _, tt := range []struct{ method, path, upgrade string }{
+		{"GET", "/api/v1/chat/completions", "websocket"},
+		{"POST", "/api/v1/responses", "websocket"},
+		{"GET", "/api/v1/models", "WebSocket"},
+		{"GET", "/api/v1/responses", ""},
+		{"GET", "/api/v1/responses", "h2c"},
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), tt.method, "http://"+srv.addr+tt.path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer sk-test")
+		if tt.upgrade != "" {
+			req.Header.Set("Connection", "Upgrade")
+			req.Header.Set("Upgrade", tt.upgrade)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUpgradeRequired {
+			t.Errorf("%s %s (Upgrade %q): %d, want 426", tt.method, tt.path, tt.upgrade, resp.StatusCode)
+		}
+	}
+}
+
+// TestWebSocketShutdown: the server's shutdown closes an open connection cleanly (going away), and returns.
+func TestWebSocketShutdown(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, testConfig(), nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws://"+srv.addr+"/api/v1/responses",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer sk-test"}}})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer conn.CloseNow()
+	if err := conn.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","model":"m","input":"hi","generate":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, _, err := conn.Read(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- srv.stop() }()
+	_, _, err = conn.Read(ctx)
+	if status := websocket.CloseStatus(err); status != websocket.StatusGoingAway {
+		t.Fatalf("read after shutdown: %v (status %d), want going away", err, status)
+	}
+	if err := <-stopped; err != nil {
+		t.Fatalf("shutdown: %v", err)
 	}
 }
 
@@ -411,5 +509,37 @@ func TestServerErrors(t *testing.T) {
 	want := []string{"DEBUG http: TLS handshake error from 10.0.0.1:5555: EOF", "WARN http: superfluous response.WriteHeader call"}
 	if strings.Join(h.seen, "|") != strings.Join(want, "|") {
 		t.Fatalf("logged %q, want %q", h.seen, want)
+	}
+}
+
+// TestWebSocketLimits: a connection idle past websocket.idle_timeout is closed cleanly, saying why, and a message
+// past websocket.max_message_bytes closes it as too big.
+func TestWebSocketLimits(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig()
+	cfg.WebSocket = WebSocketConfig{MaxMessageBytes: 256, IdleTimeout: 50 * time.Millisecond}
+	srv := startServer(t, cfg, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	dial := func() *websocket.Conn {
+		conn, _, err := websocket.Dial(ctx, "ws://"+srv.addr+"/api/v1/responses",
+			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer sk-test"}}})
+		if err != nil {
+			t.Fatalf("dial: %v", err)
+		}
+		t.Cleanup(func() { conn.CloseNow() })
+		return conn
+	}
+	_, _, err := dial().Read(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusNormalClosure || ce.Reason != "idle for 50ms" {
+		t.Fatalf("an idle connection: %v", err)
+	}
+	big := dial()
+	if err := big.Write(ctx, websocket.MessageText, []byte(`{"type":"response.create","input":"`+strings.Repeat("x", 300)+`"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := big.Read(ctx); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Fatalf("a message past the bound: %v", err)
 	}
 }

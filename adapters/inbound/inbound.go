@@ -251,7 +251,7 @@ func typeName(dst any) string {
 	switch dst.(type) {
 	case *string:
 		return "a string"
-	case *bool:
+	case *bool, **bool:
 		return "a boolean"
 	case **int64, *int64:
 		return "an integer"

@@ -343,3 +343,11 @@ var (
 func StopsLimit(field string) Limit {
 	return Limit{Items: chat.MaxStops, Refuse: func(string, bool) error { return chat.TooManyStops(field) }}
 }
+
+// Decode holds body to the limits (Check), then decodes its fields (DecodeFields).
+func (l *Limits) Decode(body []byte) (Fields, error) {
+	if err := l.Check(body); err != nil {
+		return nil, err
+	}
+	return DecodeFields(body)
+}

@@ -34,6 +34,9 @@ type Config struct {
 	// between chunks.
 	Timeout     time.Duration
 	IdleTimeout time.Duration
+	// Responses means the provider serves OpenAI's Responses API (POST /responses): a Responses request goes to it
+	// as it came, where other providers get its translation into chat.
+	Responses bool
 }
 
 // DefaultIdleTimeout applies when a Config leaves IdleTimeout at zero.

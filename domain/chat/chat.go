@@ -77,6 +77,9 @@ type Request struct {
 	// preset laid its system prompt): an upstream of the caller's format is then sent them as Messages says,
 	// rather than their fields in Extra as they came.
 	Rewritten bool
+	// Continues is the stored answer the request continues (the Responses API's previous_response_id): only an
+	// upstream of the request's Format that keeps its answers holds the conversation before it.
+	Continues string
 }
 
 // DefaultMaxTokens is the completion limit of a call that sets no max_tokens: every adapter sends it upstream
@@ -160,7 +163,7 @@ func (r Request) Parameters() []string {
 // parameterNames are the names a wire format gives the parameters read above (their canonical name), or a field
 // that is no parameter ("").
 var parameterNames = map[string]string{"max_completion_tokens": "max_tokens", "max_output_tokens": "max_tokens",
-	"stop_sequences": "stop", "n": "", "messages": "", "system": ""}
+	"stop_sequences": "stop", "n": "", "messages": "", "system": "", "input": "", "text": "response_format"}
 
 // CheckMaxTokens is the rule for a completion limit the request sets, under the field's name (a wire format may
 // have two, which an upstream may each obey): a positive integer.

@@ -159,8 +159,7 @@ func (r Request) WithTexts(texts []string) Request {
 		}
 		msgs[mi] = m
 	}
-	r.Messages = msgs
-	r.Rewritten = true
+	r.Messages, r.Rewritten = msgs, true
 	return r
 }
 

@@ -56,8 +56,9 @@ type scenario struct {
 	// models is the gateway configuration's models section for this scenario (YAML list items), with %s for the
 	// provider slug.
 	models string
-	// path is the route, the same on the fake (under /v1) and on the gateway (under /api/v1).
-	path string
+	// path is the route, the same on the fake (under /v1) and on the gateway (under /api/v1), unless directPath
+	// names the fake's (a request of another wire format than the upstream's, which the gateway translates).
+	path, directPath string
 	// direct and gateway are the request bodies; hold asks the fake to send a little and then stall, for the
 	// streams-in-flight measurement.
 	direct, gateway, hold string
@@ -97,6 +98,19 @@ var scenarios = []scenario{{
 	gateway: `{"model":"bench/messages","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Write two hundred words."}]}`,
 	hold:    `{"model":"bench/messages-hold","max_tokens":1024,"stream":true,"messages":[{"role":"user","content":"Write two hundred words."}]}`,
 	first:   `"text":"w`,
+}, {
+	// A Responses API stream translated to the chat completions of the upstream, beside the direct chat call: the
+	// first token is the same word in both formats.
+	name: "responses",
+	models: `
+  - {id: bench/chat, modality: chat, endpoints: [{provider: %[1]s, upstream_model: chat-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
+  - {id: bench/chat-hold, modality: chat, endpoints: [{provider: %[1]s, upstream_model: chat-hold, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}`,
+	path:       "/responses",
+	directPath: "/chat/completions",
+	direct:     `{"model":"chat-1","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"Write two hundred words."}]}`,
+	gateway:    `{"model":"bench/chat","stream":true,"input":"Write two hundred words."}`,
+	hold:       `{"model":"bench/chat-hold","stream":true,"input":"Write two hundred words."}`,
+	first:      `"w0 `,
 }}
 
 type options struct {
@@ -433,7 +447,7 @@ models:%[7]s
 		return nil, err
 	}
 	defer func() { r.gatewayErrors = gw.stop() }()
-	base := loadArgs{Gateway: gw.url + "/api/v1" + sc.path, Direct: fake.url + "/v1" + sc.path, Key: key,
+	base := loadArgs{Gateway: gw.url + "/api/v1" + sc.path, Direct: fake.url + "/v1" + cmp.Or(sc.directPath, sc.path), Key: key,
 		UpstreamKey: upstreamKey, DirectBody: sc.direct, GatewayBody: sc.gateway, Clip: o.clip, First: sc.first}
 	if sc.first != "" {
 		base.Clip = -1

@@ -51,6 +51,8 @@ func (o *OpenAI) serve(f *Fake, w http.ResponseWriter, r *http.Request, body []b
 		o.speech(w, r, body, step)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/chat/completions":
 		o.chat(w, r, body, step)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
+		o.responses(w, r, body, step)
 	default:
 		o.video(w, r, body, step)
 	}

@@ -34,10 +34,7 @@ var limits = inbound.NewLimits(chat.MaxFields, map[string]inbound.Limit{
 // Decode reads body, a chat completions request body: its lists counted first (a 400 naming the first past its
 // bound), then its fields decoded (a 400 saying where it is not a JSON object).
 func Decode(body []byte) (*Body, error) {
-	if err := limits.Check(body); err != nil {
-		return nil, err
-	}
-	f, err := inbound.DecodeFields(body)
+	f, err := limits.Decode(body)
 	if err != nil {
 		return nil, err
 	}

@@ -29,6 +29,13 @@ var _ ports.ChatProvider = (*Client)(nil)
 
 func New(cfg upstream.Config, client *http.Client) *Client { return &Client{cfg: cfg, http: client} }
 
+var _ ports.FormatSpeaker = (*Client)(nil)
+
+// Speaks reports the wire formats the client passes on as they came: Anthropic's Messages.
+func (c *Client) Speaks(f chat.Format) bool { return speaks(f) }
+
+func speaks(f chat.Format) bool { return f == chat.Messages }
+
 // Chat translates the request into a Messages API call and its event stream into chunks. Anthropic requires
 // max_tokens: a request without one asks for chat.DefaultMaxTokens (the completion length its budget is reserved
 // for). OpenAI fields with no Anthropic counterpart (seed, response_format, logit_bias...) are not sent;
@@ -45,7 +52,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	}
 	hreq.Header.Set("Accept", "text/event-stream")
 	c.headers(hreq, req.Request)
-	native := req.Request.Format == chat.Messages
+	native := speaks(req.Request.Format)
 	resp, err := upstream.Do(ctx, c.http, hreq, c.cfg)
 	if err != nil {
 		return ports.ChatReply{}, err
@@ -102,7 +109,7 @@ func (c *Client) CountTokens(ctx context.Context, req ports.ChatRequest) (int64,
 func (c *Client) headers(hreq *http.Request, r chat.Request) {
 	hreq.Header.Set("x-api-key", c.cfg.APIKey)
 	hreq.Header.Set("anthropic-version", Version)
-	if r.Format == chat.Messages {
+	if speaks(r.Format) {
 		for k, v := range r.Headers {
 			hreq.Header.Set(k, v)
 		}
@@ -115,7 +122,7 @@ func (c *Client) headers(hreq *http.Request, r chat.Request) {
 // gateway changed them (chat.Request.Rewritten).
 func Body(req ports.ChatRequest) map[string]any {
 	r := req.Request
-	if r.Format == chat.Messages {
+	if speaks(r.Format) {
 		out := make(map[string]any, len(r.Extra)+2)
 		for k, v := range r.Extra {
 			out[k] = json.RawMessage(v)

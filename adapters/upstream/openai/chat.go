@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"slices"
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound"
 	"github.com/switchboard-ai/switchboard/adapters/upstream"
@@ -22,11 +21,20 @@ var _ ports.ChatProvider = (*Client)(nil)
 // limit (nor its options) is sent max_completion_tokens chat.DefaultMaxTokens, the limit its budget was reserved
 // for (max_completion_tokens: OpenAI's current name, which its o-series models require).
 func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
+	if req.Request.Format == chat.Responses && c.cfg.Responses {
+		return c.respond(ctx, req)
+	}
 	body, err := chatBody(req)
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
-	hreq, err := c.chat.Post(body, http.Header{"Accept": eventStream})
+	return c.stream(ctx, c.chat, body, func(r io.Reader, status int) ports.ChatStream { return NewChatStream(r, status) })
+}
+
+// stream posts body to the endpoint, asking for server-sent events, and reads the answer's chunks with decode,
+// scrubbed of the credentials the call carried.
+func (c *Client) stream(ctx context.Context, e upstream.Endpoint, body []byte, decode func(r io.Reader, status int) ports.ChatStream) (ports.ChatReply, error) {
+	hreq, err := e.Post(body, http.Header{"Accept": eventStream})
 	if err != nil {
 		return ports.ChatReply{}, upstream.Internal(err)
 	}
@@ -34,7 +42,7 @@ func (c *Client) Chat(ctx context.Context, req ports.ChatRequest) (ports.ChatRep
 	if err != nil {
 		return ports.ChatReply{}, err
 	}
-	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return upstream.ScrubChat(NewChatStream(r, resp.StatusCode), hreq) },
+	return ports.ChatReply{Body: resp.Body, Decode: func(r io.Reader) ports.ChatStream { return upstream.ScrubChat(decode(r, resp.StatusCode), hreq) },
 		UpstreamID: resp.Header.Get("X-Request-Id")}, nil
 }
 
@@ -75,35 +83,35 @@ func chatBody(req ports.ChatRequest) ([]byte, error) {
 	}
 	o := newObject(512 + promptBytes(r.Messages))
 	o.add(extra)
-	var foreign *translatedFields
+	var translated *translatedFields
 	if r.Format != chat.ChatCompletions {
-		foreign = translated(r)
+		translated = translate(r)
 	}
 	o.add(options(req.Options, func(k string) bool {
 		_, ok := r.Extra[k]
-		return ok && foreign == nil || sent(k) || foreign != nil && slices.Contains(translatedNames, k)
+		return ok && translated == nil || sent(k) || translated.names(k)
 	}))
-	if foreign != nil {
-		o.add(foreign)
+	if translated != nil {
+		o.add(translated)
 	}
 	o.add(own)
 	return o.bytes()
 }
 
-// translatedFields are the fields of a request of another wire format (Messages) that OpenAI's takes, written from
-// the domain's request: its completion limit, sampling, stop sequences and tools. What that format has beyond them
-// (cache_control, thinking, metadata, its headers) is dropped on purpose: an OpenAI-compatible upstream refuses it.
+// translatedFields are the fields of a request of another wire format (Messages, the Responses API) that chat
+// completions has, written from the domain's request: its completion limit, sampling, stop sequences, seed, tools
+// and response format. What that format has beyond them (Messages' cache_control, thinking, metadata and headers)
+// is dropped on purpose: an OpenAI-compatible upstream refuses it.
 type translatedFields struct {
 	MaxCompletionTokens *int64          `json:"max_completion_tokens,omitempty"`
 	Temperature         *float64        `json:"temperature,omitempty"`
 	TopP                *float64        `json:"top_p,omitempty"`
 	Stop                []string        `json:"stop,omitempty"`
+	Seed                *int64          `json:"seed,omitempty"`
 	Tools               []toolOut       `json:"tools,omitempty"`
 	ToolChoice          json.RawMessage `json:"tool_choice,omitempty"`
+	ResponseFormat      json.RawMessage `json:"response_format,omitempty"`
 }
-
-// translatedNames are translatedFields' names, which provider.options do not set beside them.
-var translatedNames = []string{"max_completion_tokens", "max_tokens", "temperature", "top_p", "stop", "tools", "tool_choice"}
 
 type toolOut struct {
 	Type     string       `json:"type"`
@@ -114,16 +122,43 @@ type toolFunction struct {
 	Name        string          `json:"name"`
 	Description string          `json:"description,omitempty"`
 	Parameters  json.RawMessage `json:"parameters,omitempty"`
+	Strict      *bool           `json:"strict,omitempty"`
 }
 
-func translated(r chat.Request) *translatedFields {
-	t := &translatedFields{MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP, Stop: r.Stop,
-		ToolChoice: json.RawMessage(r.ToolChoice)}
+func translate(r chat.Request) *translatedFields {
+	t := &translatedFields{MaxCompletionTokens: r.MaxTokens, Temperature: r.Temperature, TopP: r.TopP, Stop: r.Stop, Seed: r.Seed,
+		ToolChoice: json.RawMessage(r.ToolChoice), ResponseFormat: json.RawMessage(r.ResponseFormat)}
 	for _, tool := range r.Tools {
 		t.Tools = append(t.Tools, toolOut{Type: "function", Function: toolFunction{Name: tool.Name, Description: tool.Description,
-			Parameters: json.RawMessage(tool.Parameters)}})
+			Parameters: json.RawMessage(tool.Parameters), Strict: tool.Strict}})
 	}
 	return t
+}
+
+// names reports an option the translated fields write (none when there are none).
+func (t *translatedFields) names(k string) bool {
+	if t == nil {
+		return false
+	}
+	switch k {
+	case "max_completion_tokens":
+		return t.MaxCompletionTokens != nil
+	case "temperature":
+		return t.Temperature != nil
+	case "top_p":
+		return t.TopP != nil
+	case "stop":
+		return t.Stop != nil
+	case "seed":
+		return t.Seed != nil
+	case "tools":
+		return t.Tools != nil
+	case "tool_choice":
+		return t.ToolChoice != nil
+	case "response_format":
+		return t.ResponseFormat != nil
+	}
+	return false
 }
 
 // chatFields are the fields the gateway writes itself, last: a completion limit when the call sets none (the one
@@ -223,18 +258,16 @@ func messagesOut(r chat.Request) []messageOut {
 // ChatStream reads OpenAI's stream of chat.completion.chunk events, up to data: [DONE]. OpenAI-compatible
 // upstreams that speak the same stream (OpenRouter among them) read it too.
 type ChatStream struct {
-	sse      upstream.SSE
-	events   decoder
-	status   int
-	finished bool
+	sseAnswer
+	events decoder
 	// tools numbers the upstream's tool-call indexes 0, 1, ... as Result does: a client indexing an array by them
 	// gets no hole nor a negative index.
 	tools chat.ToolIndexes
 }
 
 func NewChatStream(body io.Reader, status int) *ChatStream {
-	s := &ChatStream{status: status}
-	s.sse.Init(body, upstream.MaxEvent)
+	s := &ChatStream{}
+	s.init(body, status)
 	return s
 }
 
@@ -271,8 +304,21 @@ func (s *ChatStream) Next() (chat.Chunk, error) {
 	}
 }
 
+// sseAnswer is what a stream of an answer's server-sent events keeps: their reader, the response's status, and
+// whether the answer finished.
+type sseAnswer struct {
+	sse      upstream.SSE
+	status   int
+	finished bool
+}
+
+func (s *sseAnswer) init(body io.Reader, status int) {
+	s.status = status
+	s.sse.Init(body, upstream.MaxEvent)
+}
+
 // broke views the end of the body: after the answer finished that is its end, before it a break.
-func (s *ChatStream) broke(err error) error {
+func (s *sseAnswer) broke(err error) error {
 	if err == io.EOF && s.finished {
 		return io.EOF
 	}

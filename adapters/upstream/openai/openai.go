@@ -18,15 +18,16 @@ type Client struct {
 	http *http.Client
 	// auth is the Authorization header's value, one slice for every request (which no one writes to); speech
 	// and chat are the endpoints, parsed once.
-	auth         []string
-	speech, chat upstream.Endpoint
+	auth                    []string
+	speech, chat, responses upstream.Endpoint
 }
 
 var _ ports.SpeechProvider = (*Client)(nil)
 
 func New(cfg upstream.Config, client *http.Client) *Client {
 	return &Client{cfg: cfg, http: client, auth: []string{"Bearer " + cfg.APIKey},
-		speech: upstream.ParseEndpoint(cfg.BaseURL + "/audio/speech"), chat: upstream.ParseEndpoint(cfg.BaseURL + "/chat/completions")}
+		speech: upstream.ParseEndpoint(cfg.BaseURL + "/audio/speech"), chat: upstream.ParseEndpoint(cfg.BaseURL + "/chat/completions"),
+		responses: upstream.ParseEndpoint(cfg.BaseURL + "/responses")}
 }
 
 // apiError is OpenAI's error body.

@@ -1,0 +1,394 @@
+package responses
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/switchboard-ai/switchboard/adapters/inbound"
+	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/chat"
+)
+
+// decode reads the fields into a request, each field decoded into the type it holds (a field of another type is a
+// 400 naming it), and holds the request to the domain's rules, its errors naming the input items as the caller
+// sent them.
+func decode(f inbound.Fields) (chat.Request, error) {
+	r := chat.Request{Format: chat.Responses}
+	if err := f.ReadModels(&r, gatewayFields, checkedFields); err != nil {
+		return r, err
+	}
+	var err error
+	var in input
+	if raw, ok := f.Present("instructions"); ok {
+		if err := in.instructions(raw); err != nil {
+			return r, err
+		}
+	}
+	raw, ok := f.Present("input")
+	if !ok {
+		return r, domain.Invalid("input", "is required")
+	}
+	if err := in.items(raw); err != nil {
+		return r, err
+	}
+	r.Messages, r.Prepended = in.msgs, in.prepended
+	if err := inbound.Field(f, "stream", &r.Stream); err != nil {
+		return r, err
+	}
+	r.IncludeUsage = true // a Responses answer always ends with its usage
+	var limit *int64
+	if err := inbound.Field(f, "max_output_tokens", &limit); err != nil {
+		return r, err
+	}
+	if limit != nil {
+		if err := chat.CheckMaxTokens("max_output_tokens", *limit); err != nil {
+			return r, err
+		}
+		r.MaxTokens = limit
+	}
+	if err := inbound.Field(f, "temperature", &r.Temperature); err != nil {
+		return r, err
+	}
+	if err := inbound.Field(f, "top_p", &r.TopP); err != nil {
+		return r, err
+	}
+	if r.Tools, err = tools(f); err != nil {
+		return r, err
+	}
+	if r.ToolChoice, err = toolChoice(f); err != nil {
+		return r, err
+	}
+	if r.ResponseFormat, err = textFormat(f); err != nil {
+		return r, err
+	}
+	if err := inbound.Field(f, "previous_response_id", &r.Continues); err != nil {
+		return r, err
+	}
+	if err := f.ReadCaller(&r); err != nil {
+		return r, err
+	}
+	if err := r.Validate(); err != nil {
+		return r, in.rename(err)
+	}
+	return r, inbound.CheckExtra(r.Extra)
+}
+
+// input gathers the messages of the instructions and the input items; at names the item each message came from
+// (-1: the instructions), for the errors.
+type input struct {
+	msgs      []chat.Message
+	at        []int
+	prepended int
+}
+
+// instructions reads the instructions, a string or a list of text parts, into the system message laid before the
+// input.
+func (in *input) instructions(raw json.RawMessage) error {
+	var text string
+	if json.Unmarshal(raw, &text) != nil {
+		var parts []partWire
+		if json.Unmarshal(raw, &parts) != nil {
+			return domain.Invalid("instructions", "must be a string")
+		}
+		var b strings.Builder
+		for _, p := range parts {
+			b.WriteString(p.Text)
+		}
+		text = b.String()
+	}
+	if text == "" {
+		return nil
+	}
+	in.add(-1, chat.Message{Role: "system", Text: true, Content: []chat.Part{{Type: "text", Text: text}}})
+	in.prepended = 1
+	return nil
+}
+
+func (in *input) add(at int, m chat.Message) {
+	in.msgs = append(in.msgs, m)
+	in.at = append(in.at, at)
+}
+
+// itemWire is an input item: a message (with or without its type), a function call or a function call's output.
+// Items of other types (reasoning, the calls of hosted tools) have no place in a chat conversation and are left
+// out of it; an upstream that speaks the Responses API gets them as they came.
+type itemWire struct {
+	Type      string          `json:"type"`
+	Role      string          `json:"role"`
+	Content   json.RawMessage `json:"content"`
+	CallID    string          `json:"call_id"`
+	Name      string          `json:"name"`
+	Arguments string          `json:"arguments"`
+	Output    json.RawMessage `json:"output"`
+}
+
+// partWire is a content part: the members of the kinds the gateway reads.
+type partWire struct {
+	Type     string          `json:"type"`
+	Text     string          `json:"text"`
+	ImageURL json.RawMessage `json:"image_url"`
+	Detail   string          `json:"detail"`
+}
+
+// items reads the input: a string (one user message) or a list of items. A function call joins the assistant
+// message before it (the calls of one turn are one assistant message in chat), and makes one when there is none.
+func (in *input) items(raw json.RawMessage) error {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		in.add(0, chat.Message{Role: "user", Text: true, Content: []chat.Part{{Type: "text", Text: text}}})
+		return nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return domain.Invalid("input", "must be a string or an array of input items")
+	}
+	for i, item := range items {
+		var w itemWire
+		if !isObject(item) || json.Unmarshal(item, &w) != nil {
+			return domain.Invalid(itemField(i, ""), "must be an input item object")
+		}
+		switch {
+		case w.Type == "message" || w.Type == "" && w.Role != "":
+			m := chat.Message{Role: w.Role}
+			content, err := contentOf(w.Content, itemField(i, ".content"))
+			if err != nil {
+				return err
+			}
+			m.Content, m.Text = content, len(w.Content) > 0 && w.Content[0] == '"'
+			in.add(i, m)
+		case w.Type == "function_call":
+			tc := chat.ToolCall{ID: w.CallID, Name: w.Name, Arguments: w.Arguments}
+			if n := len(in.msgs); n > 0 && in.msgs[n-1].Role == "assistant" && in.at[n-1] >= 0 {
+				in.msgs[n-1].ToolCalls = append(in.msgs[n-1].ToolCalls, tc)
+				continue
+			}
+			in.add(i, chat.Message{Role: "assistant", Null: true, ToolCalls: []chat.ToolCall{tc}})
+		case w.Type == "function_call_output":
+			content, err := contentOf(w.Output, itemField(i, ".output"))
+			if err != nil {
+				return err
+			}
+			in.add(i, chat.Message{Role: "tool", ToolCallID: w.CallID, Content: content, Text: len(w.Output) > 0 && w.Output[0] == '"'})
+		}
+	}
+	return nil
+}
+
+// contentOf reads a content: a string (one text part) or a list of parts (input_text, output_text, input_image;
+// a part of another kind is kept as it came).
+func contentOf(raw json.RawMessage, field string) ([]chat.Part, error) {
+	var text string
+	if json.Unmarshal(raw, &text) == nil {
+		return []chat.Part{{Type: "text", Text: text}}, nil
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(raw, &items) != nil {
+		return nil, chat.BadContent(field)
+	}
+	parts := make([]chat.Part, len(items))
+	for j, item := range items {
+		var p partWire
+		if !isObject(item) || json.Unmarshal(item, &p) != nil {
+			return nil, domain.Invalid(field+"["+strconv.Itoa(j)+"]", "must be a content part object with a type")
+		}
+		switch p.Type {
+		case "input_text", "output_text", "text", "refusal":
+			parts[j] = chat.Part{Type: "text", Text: p.Text}
+		case "input_image":
+			var url string
+			_ = json.Unmarshal(p.ImageURL, &url)
+			parts[j] = chat.Part{Type: "image_url", ImageURL: url, Detail: p.Detail}
+		default:
+			parts[j] = chat.Part{Type: p.Type, Raw: domain.Opaque(item)}
+		}
+	}
+	return parts, nil
+}
+
+// rename names the field of a domain error as the caller sent it: messages[k] is the input item (or the
+// instructions) message k came from.
+func (in *input) rename(err error) error {
+	var de *domain.Error
+	field, _ := errFieldOf(err, &de)
+	rest, ok := strings.CutPrefix(field, "messages")
+	if !ok {
+		return err
+	}
+	name := "input"
+	if rest, ok = strings.CutPrefix(rest, "["); ok {
+		end := strings.IndexByte(rest, ']')
+		k, convErr := strconv.Atoi(rest[:max(end, 0)])
+		if end < 0 || convErr != nil {
+			return err
+		}
+		k += in.prepended // MessageField numbers the messages after the prepended ones
+		rest = rest[end+1:]
+		switch {
+		case k < 0 || k >= len(in.at):
+		case in.at[k] < 0:
+			name, rest = "instructions", ""
+		default:
+			name = itemField(in.at[k], "")
+			if strings.HasPrefix(rest, ".tool_call_id") {
+				rest = ".call_id"
+			}
+		}
+	}
+	renamed := name + rest
+	return de.WithMsg(strings.Replace(de.Msg, field, renamed, 1)).With("field", renamed)
+}
+
+// errFieldOf is the field a domain error names, "" when none.
+func errFieldOf(err error, de **domain.Error) (string, bool) {
+	if !errors.As(err, de) {
+		return "", false
+	}
+	field, ok := (*de).Meta["field"].(string)
+	return field, ok
+}
+
+// tools reads the tools: functions, and the functions of namespace tools (flattened: a chat upstream has no
+// namespaces). Tools of other types (web_search, the hosted tools) are left out of a chat upstream's request; an
+// upstream that speaks the Responses API gets them as they came.
+func tools(f inbound.Fields) ([]chat.Tool, error) {
+	raw, ok := f.Present("tools")
+	if !ok {
+		return nil, nil
+	}
+	var ws []toolWire
+	if json.Unmarshal(raw, &ws) != nil {
+		return nil, chat.TooManyTools("tools")
+	}
+	var out []chat.Tool
+	for i, w := range ws {
+		field := fmt.Sprintf("tools[%d]", i)
+		switch w.Type {
+		case "function":
+			t, err := w.tool(field)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, t)
+		case "namespace":
+			for j, inner := range w.Tools {
+				if inner.Type != "function" {
+					continue
+				}
+				t, err := inner.tool(fmt.Sprintf("%s.tools[%d]", field, j))
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, t)
+			}
+		case "":
+			return nil, domain.Invalid(field, "must be a tool object with a type")
+		}
+	}
+	if len(out) > chat.MaxTools {
+		return nil, chat.TooManyTools("tools")
+	}
+	return out, nil
+}
+
+// toolWire is a tool: a function, or a namespace of tools.
+type toolWire struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description"`
+	Parameters  json.RawMessage `json:"parameters"`
+	Strict      *bool           `json:"strict"`
+	Tools       []toolWire      `json:"tools"`
+}
+
+func (w toolWire) tool(field string) (chat.Tool, error) {
+	if w.Name == "" {
+		return chat.Tool{}, domain.Invalid(field+".name", "is required")
+	}
+	t := chat.Tool{Name: w.Name, Description: w.Description, Strict: w.Strict}
+	if !inbound.IsNull(w.Parameters) {
+		t.Parameters = domain.Opaque(w.Parameters)
+		if err := domain.CheckOpaque(field+".parameters", t.Parameters); err != nil {
+			return t, err
+		}
+	}
+	return t, nil
+}
+
+// toolChoice reads tool_choice (auto, none, required, or a function by name) into chat's shape.
+func toolChoice(f inbound.Fields) (domain.Opaque, error) {
+	raw, ok := f.Present("tool_choice")
+	if !ok {
+		return nil, nil
+	}
+	var mode string
+	if json.Unmarshal(raw, &mode) == nil {
+		return domain.Opaque(raw), nil
+	}
+	var w struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(raw, &w) != nil {
+		return nil, domain.Invalid("tool_choice", "must be a string or an object")
+	}
+	if w.Type != "function" {
+		return nil, nil // a hosted tool's choice: no chat upstream has it
+	}
+	if w.Name == "" {
+		return nil, domain.Invalid("tool_choice.name", "is required")
+	}
+	b, err := inbound.Marshal(map[string]any{"type": "function", "function": map[string]string{"name": w.Name}})
+	return domain.Opaque(b), err
+}
+
+// textFormat reads text.format (text, json_object, json_schema) into chat's response_format.
+func textFormat(f inbound.Fields) (domain.Opaque, error) {
+	raw, ok := f.Present("text")
+	if !ok {
+		return nil, nil
+	}
+	var w struct {
+		Format *struct {
+			Type        string          `json:"type"`
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Schema      json.RawMessage `json:"schema"`
+			Strict      *bool           `json:"strict"`
+		} `json:"format"`
+	}
+	if json.Unmarshal(raw, &w) != nil {
+		return nil, domain.Invalid("text", "must be an object")
+	}
+	if w.Format == nil {
+		return nil, nil
+	}
+	switch w.Format.Type {
+	case "text", "":
+		return nil, nil
+	case "json_object":
+		return domain.Opaque(`{"type":"json_object"}`), nil
+	case "json_schema":
+		schema := map[string]any{"name": w.Format.Name, "schema": w.Format.Schema}
+		if w.Format.Description != "" {
+			schema["description"] = w.Format.Description
+		}
+		if w.Format.Strict != nil {
+			schema["strict"] = *w.Format.Strict
+		}
+		b, err := inbound.Marshal(map[string]any{"type": "json_schema", "json_schema": schema})
+		return domain.Opaque(b), err
+	}
+	return nil, domain.Invalid("text.format.type", "must be text, json_object or json_schema")
+}
+
+func itemField(i int, field string) string { return "input[" + strconv.Itoa(i) + "]" + field }
+
+// isObject reports a JSON value that is an object.
+func isObject(raw []byte) bool {
+	raw = bytes.TrimSpace(raw)
+	return len(raw) > 0 && raw[0] == '{'
+}
