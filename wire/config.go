@@ -684,6 +684,11 @@ func (f fileConfig) build(loc locator) (Config, error) {
 				PerSecondWithAudio:         (*domain.Micros)(e.Pricing.PerSecondWithAudio),
 				PerMillionPromptTokens:     (*domain.Micros)(e.Pricing.PerMillionPromptTokens),
 				PerMillionCompletionTokens: (*domain.Micros)(e.Pricing.PerMillionCompletionTokens)}
+			if mod == catalog.Embeddings && (pricing.PerMillionChars != nil || pricing.PerSecond != nil || pricing.PerSecondWithAudio != nil ||
+				pricing.PerMillionCompletionTokens != nil || len(e.Pricing.Resolutions) > 0) {
+				return Config{}, loc.err("an embeddings model is priced per input token: per_million_prompt_tokens, and no other price",
+					"models", i, "endpoints", j, "pricing")
+			}
 			if len(e.Pricing.Resolutions) > 0 {
 				rates := catalog.ResolutionRates{}
 				for _, res := range slices.Sorted(maps.Keys(e.Pricing.Resolutions)) {

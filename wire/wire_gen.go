@@ -101,6 +101,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	speechHandler := httpapi.NewSpeechHandler(speech)
 	chat := newChat(inference, providers, presets, env, config, limitsConfig, log, portsMetrics)
 	chatHandler := httpapi.NewChatHandler(chat)
+	embeddings := app.NewEmbeddings(inference, providers, log, portsMetrics)
+	embeddingsHandler := httpapi.NewEmbeddingsHandler(embeddings)
 	credits := app.NewCredits(creditStore)
 	creditsHandler := httpapi.NewCreditsHandler(credits)
 	videoStore := gormstore.NewVideoStore(db)
@@ -118,6 +120,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Guardrails:  guardrailsHandler,
 		Speech:      speechHandler,
 		Chat:        chatHandler,
+		Embeddings:  embeddingsHandler,
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
 		Models:      modelsHandler,

@@ -42,8 +42,8 @@ type architecture struct {
 	OutputModalities []string `json:"output_modalities"`
 }
 
-// modelPricing is in USD per unit, as decimal strings: prompt is per prompt token (chat) or per input character
-// (text to speech); completion per completion token. Prices per second (video, some speech) are not among the
+// modelPricing is in USD per unit, as decimal strings: prompt is per prompt token (chat), per input token
+// (embeddings) or per input character (text to speech); completion per completion token. Prices per second (video, some speech) are not among the
 // reference's fields: they are 0 here, and GET /videos/models lists video's.
 type modelPricing struct {
 	Prompt     string `json:"prompt"`
@@ -70,6 +70,8 @@ var modalities = map[catalog.Modality]architecture{
 	catalog.Chat:  {Modality: "text->text", InputModalities: []string{"text"}, OutputModalities: []string{"text"}},
 	catalog.TTS:   {Modality: "text->audio", InputModalities: []string{"text"}, OutputModalities: []string{"audio"}},
 	catalog.Video: {Modality: "text->video", InputModalities: []string{"text"}, OutputModalities: []string{"video"}},
+	catalog.Embeddings: {Modality: "text->embeddings", InputModalities: []string{"text"},
+		OutputModalities: []string{"embeddings"}},
 }
 
 func toModelOut(m ports.ListedModel) modelOut {
@@ -109,6 +111,17 @@ func perUnit(perMillion domain.Micros) string {
 // SDK's), filtered by output_modalities (comma-separated, e.g. "audio,video"; "all" for every one). Other
 // reference filters are accepted and ignored.
 func (h *ModelsHandler) list(c *gin.Context) {
+	var want []string
+	if raw := c.Query("output_modalities"); raw != "" && raw != "all" {
+		want = strings.Split(raw, ",")
+	}
+	h.page(c, func(_ ports.ListedModel, out modelOut) bool {
+		return want == nil || slices.ContainsFunc(out.Architecture.OutputModalities, func(o string) bool { return slices.Contains(want, o) })
+	})
+}
+
+// page answers a list of the catalog's models that keep keeps, paged by offset and limit (GET /models' shape).
+func (h *ModelsHandler) page(c *gin.Context, keep func(m ports.ListedModel, out modelOut) bool) {
 	limit, err := queryInt(c, "limit", 500, 1, 1000)
 	if err != nil {
 		writeError(c, err)
@@ -119,14 +132,9 @@ func (h *ModelsHandler) list(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	var want []string
-	if raw := c.Query("output_modalities"); raw != "" && raw != "all" {
-		want = strings.Split(raw, ",")
-	}
 	models := []modelOut{}
 	for _, m := range h.catalog.Models() {
-		out := toModelOut(m)
-		if want == nil || slices.ContainsFunc(out.Architecture.OutputModalities, func(o string) bool { return slices.Contains(want, o) }) {
+		if out := toModelOut(m); keep(m, out) {
 			models = append(models, out)
 		}
 	}

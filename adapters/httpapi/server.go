@@ -68,6 +68,7 @@ type Handlers struct {
 	Guardrails  *GuardrailsHandler
 	Speech      *SpeechHandler
 	Chat        *ChatHandler
+	Embeddings  *EmbeddingsHandler
 	Credits     *CreditsHandler
 	Videos      *VideosHandler
 	Models      *ModelsHandler
@@ -131,6 +132,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 
 	api.POST("/audio/speech", append(infer, h.Speech.create)...)
 	api.POST("/chat/completions", append(metered, h.Chat.create)...)
+	api.POST("/embeddings", append(metered, h.Embeddings.create)...)
+	api.GET("/embeddings/models", anyK, h.Models.embeddingModels)
 	api.POST("/videos", append(infer, h.Videos.create)...)
 	api.GET("/videos/models", anyK, h.Videos.models)
 	api.GET("/videos/:jobId", anyK, h.Videos.get)

@@ -226,3 +226,31 @@ func NamesField(key, field string) bool {
 	}
 	return i == len(field)
 }
+
+// Field decodes f[name] into dst when it is present and not null, naming the field when it holds another type.
+func Field[T any](f Fields, name string, dst *T) error {
+	raw, ok := f.Present(name)
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(raw, dst); err != nil {
+		return domain.Invalid(name, "must be "+typeName(dst))
+	}
+	return nil
+}
+
+func typeName(dst any) string {
+	switch dst.(type) {
+	case *string:
+		return "a string"
+	case *bool:
+		return "a boolean"
+	case **int64:
+		return "an integer"
+	case **float64:
+		return "a number"
+	case *[]string:
+		return "an array of strings"
+	}
+	return "an object"
+}

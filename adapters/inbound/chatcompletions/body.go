@@ -55,10 +55,10 @@ func Decode(body []byte) (*Body, error) {
 // leaves the body.
 func (b *Body) Preset() (*chat.PresetRef, error) {
 	var model, named string
-	if err := field(b.fields, "model", &model); err != nil {
+	if err := inbound.Field(b.fields, "model", &model); err != nil {
 		return nil, err
 	}
-	if err := field(b.fields, "preset", &named); err != nil {
+	if err := inbound.Field(b.fields, "preset", &named); err != nil {
 		return nil, err
 	}
 	own, ref, err := chat.PresetOf(model, named)

@@ -20,10 +20,10 @@ func decode(f inbound.Fields) (chat.Request, error) {
 	if r.Extra, err = extra(f); err != nil {
 		return r, err
 	}
-	if err := field(f, "model", &r.Model); err != nil {
+	if err := inbound.Field(f, "model", &r.Model); err != nil {
 		return r, err
 	}
-	if err := field(f, "models", &r.Models); err != nil {
+	if err := inbound.Field(f, "models", &r.Models); err != nil {
 		return r, err
 	}
 	raw, ok := f.Present("messages")
@@ -33,7 +33,7 @@ func decode(f inbound.Fields) (chat.Request, error) {
 	if r.Messages, err = messages(raw); err != nil {
 		return r, err
 	}
-	if err := field(f, "stream", &r.Stream); err != nil {
+	if err := inbound.Field(f, "stream", &r.Stream); err != nil {
 		return r, err
 	}
 	if r.IncludeUsage, err = includeUsage(f); err != nil {
@@ -41,7 +41,7 @@ func decode(f inbound.Fields) (chat.Request, error) {
 	}
 	for _, name := range []string{"max_tokens", "max_completion_tokens"} {
 		var n *int64
-		if err := field(f, name, &n); err != nil {
+		if err := inbound.Field(f, name, &n); err != nil {
 			return r, err
 		}
 		if n != nil {
@@ -53,10 +53,10 @@ func decode(f inbound.Fields) (chat.Request, error) {
 			}
 		}
 	}
-	if err := field(f, "temperature", &r.Temperature); err != nil {
+	if err := inbound.Field(f, "temperature", &r.Temperature); err != nil {
 		return r, err
 	}
-	if err := field(f, "top_p", &r.TopP); err != nil {
+	if err := inbound.Field(f, "top_p", &r.TopP); err != nil {
 		return r, err
 	}
 	if raw, ok := f.Present("stop"); ok {
@@ -67,10 +67,10 @@ func decode(f inbound.Fields) (chat.Request, error) {
 			return r, chat.TooManyStops("stop")
 		}
 	}
-	if err := field(f, "seed", &r.Seed); err != nil {
+	if err := inbound.Field(f, "seed", &r.Seed); err != nil {
 		return r, err
 	}
-	if err := field(f, "n", &r.Choices); err != nil {
+	if err := inbound.Field(f, "n", &r.Choices); err != nil {
 		return r, err
 	}
 	if r.Tools, err = tools(f); err != nil {
@@ -90,10 +90,10 @@ func decode(f inbound.Fields) (chat.Request, error) {
 			*choice.dst = domain.Opaque(raw)
 		}
 	}
-	if err := field(f, "user", &r.User); err != nil {
+	if err := inbound.Field(f, "user", &r.User); err != nil {
 		return r, err
 	}
-	if err := field(f, "session_id", &r.SessionID); err != nil {
+	if err := inbound.Field(f, "session_id", &r.SessionID); err != nil {
 		return r, err
 	}
 	if r.Options, r.Route, err = provider(f); err != nil {
@@ -103,34 +103,6 @@ func decode(f inbound.Fields) (chat.Request, error) {
 		return r, err
 	}
 	return r, checkExtra(r.Extra)
-}
-
-// field decodes f[name] into dst when it is present and not null, naming the field when it holds another type.
-func field[T any](f inbound.Fields, name string, dst *T) error {
-	raw, ok := f.Present(name)
-	if !ok {
-		return nil
-	}
-	if err := json.Unmarshal(raw, dst); err != nil {
-		return domain.Invalid(name, "must be "+typeName(dst))
-	}
-	return nil
-}
-
-func typeName(dst any) string {
-	switch dst.(type) {
-	case *string:
-		return "a string"
-	case *bool:
-		return "a boolean"
-	case **int64:
-		return "an integer"
-	case **float64:
-		return "a number"
-	case *[]string:
-		return "an array of strings"
-	}
-	return "an object"
 }
 
 // includeUsage reads stream_options, whose include_usage alone the gateway reads: null or absent is false.
