@@ -90,6 +90,9 @@ func (o *OpenAI) embeddings(w http.ResponseWriter, r *http.Request, body []byte,
 		}
 		b.WriteByte('}')
 	}
+	if o.EmbedPromptTokens != nil {
+		tokens = *o.EmbedPromptTokens
+	}
 	fmt.Fprintf(&b, `],"model":%q,"usage":{"prompt_tokens":%d,"total_tokens":%d}}`, req.Model, tokens, tokens)
 	w.Header().Set("Content-Type", "application/json")
 	stream(w, r, strings.NewReader(b.String()), step)

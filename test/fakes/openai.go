@@ -29,7 +29,9 @@ type OpenAI struct {
 	// FloatsOnly answers embeddings as floats whatever encoding_format asks (an OpenAI-compatible host without
 	// base64).
 	FloatsOnly bool
-	jobs       videoJobs
+	// EmbedPromptTokens, when set, is the usage its embeddings answers report, in place of its count.
+	EmbedPromptTokens *int64
+	jobs              videoJobs
 }
 
 // NewOpenAI serves OpenAI's API for the key; its BaseURL is what providers[].base_url takes.
