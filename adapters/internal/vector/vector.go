@@ -20,11 +20,13 @@ func Base64(v []float32) string {
 }
 
 // FromBase64 reads a base64 vector (Base64).
-func FromBase64(s string) ([]float32, error) {
-	b, err := base64.StdEncoding.DecodeString(s)
+func FromBase64(text []byte) ([]float32, error) {
+	b := make([]byte, base64.StdEncoding.DecodedLen(len(text)))
+	n, err := base64.StdEncoding.Decode(b, text)
 	if err != nil {
 		return nil, err
 	}
+	b = b[:n]
 	if len(b)%4 != 0 {
 		return nil, errors.New("a base64 embedding is not a whole number of float32s")
 	}

@@ -22,14 +22,14 @@ func TestBase64(t *testing.T) {
 			if got := Base64(tc.v); got != tc.b64 {
 				t.Fatalf("Base64 = %q, want %q", got, tc.b64)
 			}
-			back, err := FromBase64(tc.b64)
+			back, err := FromBase64([]byte(tc.b64))
 			if err != nil || !slices.Equal(back, tc.v) {
 				t.Fatalf("FromBase64 = %v, %v; want %v", back, err, tc.v)
 			}
 		})
 	}
 	for _, bad := range []string{"!!!", "AAA=", "AACAPwA="} {
-		if _, err := FromBase64(bad); err == nil {
+		if _, err := FromBase64([]byte(bad)); err == nil {
 			t.Errorf("FromBase64(%q): no error", bad)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -89,6 +90,32 @@ func TestEmbedFailures(t *testing.T) {
 	})
 }
 
+// TestEmbedWire: each embedding is read as the wire has it, numbers or base64 (escaped or not), exactly.
+func TestEmbedWire(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, embedding string
+		want            []float32
+	}{
+		{"numbers", `[0.5, -2,1e-3 ,0]`, []float32{0.5, -2, 0.001, 0}},
+		{"no numbers", `[]`, []float32{}},
+		{"base64", `"AAAAPwAAAMA="`, []float32{0.5, -2}},
+		{"base64 with an escaped slash", `"\/\/9/fw=="`, []float32{math.MaxFloat32}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				_, _ = w.Write([]byte(`{"data":[{"index":0,"embedding":` + tc.embedding + `}]}`))
+			}))
+			defer srv.Close()
+			c := openai.New(upstream.Config{BaseURL: srv.URL, APIKey: "k", Timeout: fakes.Patient}, upstream.NewHTTPClient())
+			got, err := c.Embed(context.Background(), ports.EmbedRequest{UpstreamModel: "m", Inputs: []embedding.Input{{Text: "a"}}})
+			if err != nil || !slices.Equal(got.Vectors[0], tc.want) || got.PromptTokens != nil {
+				t.Fatalf("Embed = %v, %v; want %v", got.Vectors, err, tc.want)
+			}
+		})
+	}
+}
+
 // TestEmbedMalformed: an answer that is not what the protocol promises fails over, whatever is wrong with it.
 func TestEmbedMalformed(t *testing.T) {
 	t.Parallel()
@@ -100,6 +127,12 @@ func TestEmbedMalformed(t *testing.T) {
 		{"base64 not of float32s", `{"data":[{"index":0,"embedding":"AAA="}]}`},
 		{"a NaN in base64", `{"data":[{"index":0,"embedding":"AADAfw=="}]}`},
 		{"a null embedding", `{"data":[{"index":0,"embedding":null}]}`},
+		{"no embedding", `{"data":[{"index":0}]}`},
+		{"a string among numbers", `{"data":[{"index":0,"embedding":[1,"2"]}]}`},
+		{"a null among numbers", `{"data":[{"index":0,"embedding":[1,null]}]}`},
+		{"a list of lists", `{"data":[{"index":0,"embedding":[[1,2]]}]}`},
+		{"a number past float32", `{"data":[{"index":0,"embedding":[1e39]}]}`},
+		{"an object", `{"data":[{"index":0,"embedding":{"a":1}}]}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
