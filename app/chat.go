@@ -435,10 +435,7 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 		// The record keeps what the upstream said beside what was billed, and is flagged.
 		d.Counts.NativeTokensPrompt, d.Counts.NativeTokensCompletion = u.PromptTokens, u.CompletionTokens
 		d.Counts.NativeTokensReasoning, d.Counts.NativeTokensCached = u.ReasoningTokens, u.CachedTokens
-		d.Flags = append(d.Flags, generation.FlagUsageImplausible)
-		s.chat.metrics.ImplausibleUsage(c.endpoint.Provider, c.rec.Model)
-		s.chat.log.WarnContext(ctx, "an upstream reported a usage the call could not have used: billed at the gateway's estimate",
-			"generation_id", c.ID(), "provider", c.endpoint.Provider, "model", c.rec.Model,
+		flagImplausible(ctx, s.chat.log, s.chat.metrics, c, &d,
 			"reported_prompt_tokens", u.PromptTokens, "reported_completion_tokens", u.CompletionTokens,
 			"billed_prompt_tokens", b.Usage.PromptTokens, "billed_completion_tokens", b.Usage.CompletionTokens)
 	}

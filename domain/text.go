@@ -39,6 +39,17 @@ func CheckCallerIDs(sessionID, user string) error {
 	return CheckLength("user", user, MaxCallerID)
 }
 
+// CheckCall is the rule for the model and the caller's ids that an inference call names: text the records can
+// store (CheckText), and ids within CheckCallerIDs.
+func CheckCall(model, sessionID, user string) error {
+	for _, f := range []struct{ name, v string }{{"model", model}, {"user", user}, {"session_id", sessionID}} {
+		if err := CheckText(f.name, f.v); err != nil {
+			return err
+		}
+	}
+	return CheckCallerIDs(sessionID, user)
+}
+
 // MaxNumberLength and MaxExponent keep a free-form number (decoded as json.Number and kept as written) within
 // what every store can hold: PostgreSQL's jsonb refuses numbers past its numeric range, such as 1e-999999.
 const (

@@ -3,7 +3,7 @@ package ports
 import "github.com/switchboard-ai/switchboard/domain/catalog"
 
 // Provider is the client of one configured upstream account. What it serves is the modality ports it
-// implements — SpeechProvider, VideoProvider, ChatProvider — found by type assertion, so one client may serve several
+// implements — SpeechProvider, VideoProvider, ChatProvider, EmbeddingProvider — found by type assertion, so one client may serve several
 // modalities.
 type Provider any
 
@@ -22,6 +22,9 @@ func Modalities(p Provider) []catalog.Modality {
 	}
 	if _, ok := p.(ChatProvider); ok {
 		out = append(out, catalog.Chat)
+	}
+	if _, ok := p.(EmbeddingProvider); ok {
+		out = append(out, catalog.Embeddings)
 	}
 	return out
 }

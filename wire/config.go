@@ -761,6 +761,12 @@ func (f fileConfig) build(loc locator) (Config, error) {
 				PerMillionCacheReadTokens:    (*domain.Micros)(e.Pricing.PerMillionCacheReadTokens),
 				PerMillionCacheWriteTokens:   (*domain.Micros)(e.Pricing.PerMillionCacheWriteTokens),
 				PerMillionCacheWrite1hTokens: (*domain.Micros)(e.Pricing.PerMillionCacheWrite1hTokens)}
+			if mod == catalog.Embeddings && (pricing.PerMillionChars != nil || pricing.PerSecond != nil || pricing.PerSecondWithAudio != nil ||
+				pricing.PerMillionCompletionTokens != nil || pricing.PerMillionCacheReadTokens != nil ||
+				pricing.PerMillionCacheWriteTokens != nil || pricing.PerMillionCacheWrite1hTokens != nil || len(e.Pricing.Resolutions) > 0) {
+				return Config{}, loc.err("an embeddings model is priced per input token: per_million_prompt_tokens, and no other price",
+					"models", i, "endpoints", j, "pricing")
+			}
 			if len(e.Pricing.Resolutions) > 0 {
 				rates := catalog.ResolutionRates{}
 				for _, res := range slices.Sorted(maps.Keys(e.Pricing.Resolutions)) {

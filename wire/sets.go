@@ -289,6 +289,11 @@ var speechSet = wire.NewSet(
 	httpapi.NewSpeechHandler,
 )
 
+var embeddingsSet = wire.NewSet(
+	app.NewEmbeddings, wire.Bind(new(ports.EmbeddingService), new(*app.Embeddings)),
+	httpapi.NewEmbeddingsHandler,
+)
+
 var chatSet = wire.NewSet(
 	newChat, wire.Bind(new(ports.ChatService), new(*app.Chat)),
 	httpapi.NewChatHandler, httpapi.NewResponsesHandler,

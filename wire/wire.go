@@ -16,7 +16,7 @@ import (
 // in production).
 func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env app.Env) (*Gateway, func(), error) {
 	panic(wire.Build(configSet, storeSet, changeSet, cacheSet, accountSet, generationSet, presetSet, guardrailSet,
-		providerSet, creditHTTPSet, billingSet, rateLimitSet, inferenceSet, speechSet, chatSet, videoSet, workerSet, metricsSet,
+		providerSet, creditHTTPSet, billingSet, rateLimitSet, inferenceSet, speechSet, chatSet, embeddingsSet, videoSet, workerSet, metricsSet,
 		tracingSet, httpSet, wire.Struct(new(Gateway), "*")))
 }
 

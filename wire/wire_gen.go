@@ -104,6 +104,8 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	chat := newChat(inference, providers, presets, env, config, limitsConfig, log, portsMetrics)
 	chatHandler := httpapi.NewChatHandler(chat)
 	responsesHandler := httpapi.NewResponsesHandler(chat, config)
+	embeddings := app.NewEmbeddings(inference, providers, log, portsMetrics)
+	embeddingsHandler := httpapi.NewEmbeddingsHandler(embeddings)
 	credits := app.NewCredits(creditStore)
 	creditsHandler := httpapi.NewCreditsHandler(credits)
 	videoStore := gormstore.NewVideoStore(db)
@@ -126,6 +128,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 		Speech:      speechHandler,
 		Chat:        chatHandler,
 		Responses:   responsesHandler,
+		Embeddings:  embeddingsHandler,
 		Credits:     creditsHandler,
 		Videos:      videosHandler,
 		Models:      modelsHandler,

@@ -46,21 +46,30 @@ func complete(c *gin.Context, s ports.ChatService, body ports.ChatBody, sink por
 	}
 }
 
-// readInferenceBody reads an inference request's body whole, and decodes it in its wire format (decode). length
-// is the body's Content-Length (-1 when unknown): the body is read into one buffer of its size, where io.ReadAll
-// grew one from 512 bytes, but for one past preallocated, which is read into as it comes, so that a
-// Content-Length the body does not live up to holds no more memory than its bytes. A read that fails is the
-// caller's error: a body past the server's bound is a 413.
+// readInferenceBody reads an inference request's body whole (readSized), and decodes it in its wire format
+// (decode).
 func readInferenceBody[B any](r io.Reader, length int64, decode func([]byte) (B, error)) (B, error) {
-	raw, err := readBody(r, make([]byte, 0, min(max(length, 0), preallocated)+1)) // +1: room for the read of its end
+	raw, err := readSized(r, length)
 	if err != nil {
 		var none B
-		return none, jsonError(err, raw, nil)
+		return none, err
 	}
 	return decode(raw)
 }
 
-// preallocated bounds the buffer a chat body's Content-Length sizes before its bytes come.
+// readSized reads an inference request's body whole. length is the body's Content-Length (-1 when unknown): the
+// body is read into one buffer of its size, where io.ReadAll grew one from 512 bytes, but for one past
+// preallocated, which is read into as it comes, so that a Content-Length the body does not live up to holds no more
+// memory than its bytes. A read that fails is the caller's error: a body past the server's bound is a 413.
+func readSized(r io.Reader, length int64) ([]byte, error) {
+	raw, err := readBody(r, make([]byte, 0, min(max(length, 0), preallocated)+1)) // +1: room for the read of its end
+	if err != nil {
+		return nil, jsonError(err, raw, nil)
+	}
+	return raw, nil
+}
+
+// preallocated bounds the buffer a body's Content-Length sizes before its bytes come.
 const preallocated = 64 << 10
 
 // chatSink writes a chat answer in OpenAI's shape: a stream of chat.completion.chunk server-sent events ending

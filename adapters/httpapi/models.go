@@ -43,8 +43,8 @@ type architecture struct {
 	OutputModalities []string `json:"output_modalities"`
 }
 
-// modelPricing is in USD per unit, as decimal strings: prompt is per prompt token (chat) or per input character
-// (text to speech); completion per completion token. Prices per second (video, some speech) are not among the
+// modelPricing is in USD per unit, as decimal strings: prompt is per prompt token (chat), per input token
+// (embeddings) or per input character (text to speech); completion per completion token. Prices per second (video, some speech) are not among the
 // reference's fields: they are 0 here, and GET /videos/models lists video's.
 type modelPricing struct {
 	Prompt     string `json:"prompt"`
@@ -75,6 +75,8 @@ var modalities = map[catalog.Modality]architecture{
 	catalog.Chat:  {Modality: "text->text", InputModalities: []string{"text"}, OutputModalities: []string{"text"}},
 	catalog.TTS:   {Modality: "text->audio", InputModalities: []string{"text"}, OutputModalities: []string{"audio"}},
 	catalog.Video: {Modality: "text->video", InputModalities: []string{"text"}, OutputModalities: []string{"video"}},
+	catalog.Embeddings: {Modality: "text->embeddings", InputModalities: []string{"text"},
+		OutputModalities: []string{"embeddings"}},
 }
 
 func toModelOut(m ports.ListedModel) modelOut {
@@ -130,6 +132,11 @@ func (h *ModelsHandler) list(c *gin.Context) {
 		h.anthropicList(c)
 		return
 	}
+	h.page(c, outputModalities(c))
+}
+
+// page answers a list of the catalog's models that keep keeps, paged by offset and limit (GET /models' shape).
+func (h *ModelsHandler) page(c *gin.Context, keep func(m ports.ListedModel, out modelOut) bool) {
 	limit, err := queryInt(c, "limit", 500, 1, 1000)
 	if err != nil {
 		writeError(c, err)
@@ -140,7 +147,7 @@ func (h *ModelsHandler) list(c *gin.Context) {
 		writeError(c, err)
 		return
 	}
-	models := h.models(c)
+	models := h.models(keep)
 	total := len(models)
 	page := models[min(offset, total):min(offset+limit, total)]
 	var next *string
@@ -210,26 +217,32 @@ func (h *ModelsHandler) providers(c *gin.Context) {
 	data(c, http.StatusOK, out)
 }
 
-// models are the catalog's models that output one of the modalities in output_modalities (comma-separated, e.g.
-// "audio,video"; "all" or none for every one).
-func (h *ModelsHandler) models(c *gin.Context) []modelOut {
-	var want []string
-	if raw := c.Query("output_modalities"); raw != "" && raw != "all" {
-		want = strings.Split(raw, ",")
-	}
+// models are the catalog's models, in its order, that keep keeps.
+func (h *ModelsHandler) models(keep func(m ports.ListedModel, out modelOut) bool) []modelOut {
 	models := []modelOut{}
 	for _, m := range h.catalog.Models() {
-		out := toModelOut(m)
-		if want == nil || slices.ContainsFunc(out.Architecture.OutputModalities, func(o string) bool { return slices.Contains(want, o) }) {
+		if out := toModelOut(m); keep(m, out) {
 			models = append(models, out)
 		}
 	}
 	return models
 }
 
+// outputModalities keeps the models of the output modalities the query's output_modalities names (comma-separated,
+// e.g. "audio,video"), every one when it names none or "all".
+func outputModalities(c *gin.Context) func(ports.ListedModel, modelOut) bool {
+	var want []string
+	if raw := c.Query("output_modalities"); raw != "" && raw != "all" {
+		want = strings.Split(raw, ",")
+	}
+	return func(_ ports.ListedModel, out modelOut) bool {
+		return want == nil || slices.ContainsFunc(out.Architecture.OutputModalities, func(o string) bool { return slices.Contains(want, o) })
+	}
+}
+
 // count answers GET /models/count: {data: {count}}, filtered as the list is.
 func (h *ModelsHandler) count(c *gin.Context) {
-	data(c, http.StatusOK, gin.H{"count": len(h.models(c))})
+	data(c, http.StatusOK, gin.H{"count": len(h.models(outputModalities(c)))})
 }
 
 // modelEndpoints is the reference's ListEndpointsResponse: a model and the endpoints that serve it.

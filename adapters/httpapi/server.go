@@ -73,6 +73,7 @@ type Handlers struct {
 	Speech      *SpeechHandler
 	Chat        *ChatHandler
 	Responses   *ResponsesHandler
+	Embeddings  *EmbeddingsHandler
 	Credits     *CreditsHandler
 	Videos      *VideosHandler
 	Models      *ModelsHandler
@@ -166,6 +167,8 @@ func mount(api *gin.RouterGroup, g guard, limited, tokens gin.HandlerFunc, h Han
 	api.POST(countTokensPath, append(infer, h.Chat.countTokens)...)
 	api.POST("/responses", append(metered, h.Responses.create)...)
 	api.GET("/responses", append(metered, h.Responses.connect)...)
+	api.POST("/embeddings", append(metered, h.Embeddings.create)...)
+	api.GET("/embeddings/models", anyK, h.Models.embeddingModels)
 	api.POST("/videos", append(infer, h.Videos.create)...)
 	api.GET("/videos/models", anyK, h.Videos.models)
 	api.GET("/videos/:jobId", anyK, h.Videos.get)

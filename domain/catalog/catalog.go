@@ -16,16 +16,19 @@ const (
 	TTS   Modality = "tts"
 	Video Modality = "video"
 	Chat  Modality = "chat"
+	// Embeddings turns texts into vectors, priced per input token (Pricing.PerMillionPromptTokens).
+	Embeddings Modality = "embeddings"
 )
 
-// CountsTokens reports a modality whose calls use tokens, counted against a key's token limits: chat.
-func (m Modality) CountsTokens() bool { return m == Chat }
+// CountsTokens reports a modality whose calls use tokens, counted against a key's token limits: chat and
+// embeddings.
+func (m Modality) CountsTokens() bool { return m == Chat || m == Embeddings }
 
 // Modalities are every modality, in the order messages list them.
-var Modalities = []Modality{TTS, Video, Chat}
+var Modalities = []Modality{TTS, Video, Chat, Embeddings}
 
 // names are how messages call the modalities.
-var names = map[Modality]string{TTS: "text-to-speech", Video: "video", Chat: "chat"}
+var names = map[Modality]string{TTS: "text-to-speech", Video: "video", Chat: "chat", Embeddings: "embeddings"}
 
 // Pricing is what an endpoint costs; any price may be absent.
 type Pricing struct {

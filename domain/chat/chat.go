@@ -115,12 +115,7 @@ func (r *Request) Validate() error {
 	if len(r.Tools) > MaxTools {
 		return TooManyTools("tools")
 	}
-	for _, f := range []struct{ name, v string }{{"model", r.Model}, {"user", r.User}, {"session_id", r.SessionID}} {
-		if err := domain.CheckText(f.name, f.v); err != nil {
-			return err
-		}
-	}
-	if err := domain.CheckCallerIDs(r.SessionID, r.User); err != nil {
+	if err := domain.CheckCall(r.Model, r.SessionID, r.User); err != nil {
 		return err
 	}
 	if err := catalog.CheckOptions(r.Options); err != nil {

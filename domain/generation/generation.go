@@ -19,6 +19,7 @@ const (
 	TTS         APIType = "tts"
 	Video       APIType = "video"
 	Completions APIType = "completions"
+	Embeddings  APIType = "embeddings"
 )
 
 // Record is the narrow metadata row of a generation.

@@ -92,6 +92,8 @@ models:
 		{"POST", "/guardrails", "/guardrails", g.Admin, map[string]any{"name": "cap", "limit_usd": 1}},
 		{"GET", "/guardrails", "/guardrails", g.Admin, nil},
 		{"GET", "/videos/models", "/videos/models", key, nil},
+		{"GET", "/embeddings/models", "/embeddings/models", key, nil},
+		{"POST", "/embeddings", "/embeddings", key, map[string]any{"model": "say", "input": "hi"}},
 		{"GET", "/videos/{jobId}", "/videos/gen-vid-0-missing", key, nil},
 		{"GET", "/generation", "/generation?id=gen-0-missing", key, nil},
 		{"GET", "/generations", "/generations?limit=2", key, nil},

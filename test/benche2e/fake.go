@@ -4,11 +4,15 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -89,6 +93,20 @@ func runFake(args []string) {
 		}
 		stream(w, r, messages, req.Model == "chat-hold", 2, *gap)
 	})
+	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Model          string   `json:"model"`
+			Input          []string `json:"input"`
+			EncodingFormat string   `json:"encoding_format"`
+		}
+		if r.Header.Get("Authorization") != "Bearer "+upstreamKey || json.NewDecoder(r.Body).Decode(&req) != nil || req.Model == "" ||
+			len(req.Input) == 0 {
+			http.Error(w, `{"error":{"message":"'$.input' is invalid.","type":"invalid_request_error","param":null,"code":null}}`, 400)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(embedAnswer(len(req.Input), req.EncodingFormat == "base64"))
+	})
 	log.Fatal(http.Serve(l, mux))
 }
 
@@ -126,6 +144,34 @@ func messagesEvents(tokens int) [][]byte {
 	return append(out, ev("content_block_stop", `{"type":"content_block_stop","index":0}`),
 		ev("message_delta", fmt.Sprintf(`{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":%d}}`, tokens)),
 		ev("message_stop", `{"type":"message_stop"}`))
+}
+
+// embedDims is the length of the fake's vectors: OpenAI's text-embedding-3-small's.
+const embedDims = 1536
+
+// embedAnswer is the fake's embeddings answer to n inputs, as OpenAI writes it: each vector the same, as base64
+// of little-endian float32s or as numbers.
+func embedAnswer(n int, b64 bool) []byte {
+	v := make([]float32, embedDims)
+	raw := make([]byte, 0, 4*embedDims)
+	for i := range v {
+		v[i] = float32(i%200-100) / 1000
+		raw = binary.LittleEndian.AppendUint32(raw, math.Float32bits(v[i]))
+	}
+	one, _ := json.Marshal(v)
+	if b64 {
+		one = []byte(`"` + base64.StdEncoding.EncodeToString(raw) + `"`)
+	}
+	var b bytes.Buffer
+	b.WriteString(`{"object":"list","data":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"object":"embedding","index":%d,"embedding":%s}`, i, one)
+	}
+	fmt.Fprintf(&b, `],"model":"embed-1","usage":{"prompt_tokens":%d,"total_tokens":%d}}`, 24*n, 24*n)
+	return b.Bytes()
 }
 
 // chatEvents is the fake's streamed chat answer of n tokens, as OpenAI sends it: a role chunk, a chunk per token

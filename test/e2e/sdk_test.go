@@ -80,7 +80,9 @@ video: {poll_interval: 50ms, worker_interval: 1h}
 	harness.Eventually(t, 5*time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+genID, key, nil).Status == 200 })
 
 	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ADMIN": g.Admin, "SB_KEY": key, "SB_KEY_HASH": keyHash,
-		"SB_GENERATION_ID": genID, "SB_MEMBER_IDS": strings.Join(memberIDs, ",")}, func(f string) bool { return f != videoSuite && f != messagesSuite && f != responsesSuite })
+		"SB_GENERATION_ID": genID, "SB_MEMBER_IDS": strings.Join(memberIDs, ",")}, func(f string) bool {
+		return f != videoSuite && f != messagesSuite && f != responsesSuite && f != embeddingsSuite
+	})
 
 	// chat.test.mjs applied preset chat-e2e twice: its system prompt and temperature reached the upstream each
 	// time, its max_tokens once (the other call set its own).

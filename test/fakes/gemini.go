@@ -21,15 +21,17 @@ const (
 )
 
 // Gemini fakes generativelanguage.googleapis.com/v1beta: :streamGenerateContent?alt=sse for TTS, chat
-// (gemini_chat.go, also :generateContent) and, in gemini_video.go, Veo. Safety, when set, answers a 200 without audio (finishReason SAFETY).
+// (gemini_chat.go, also :generateContent), :batchEmbedContents (embed.go) and, in gemini_video.go, Veo. Safety, when set, answers a 200 without audio (finishReason SAFETY).
 type Gemini struct {
 	*Fake
 	Key    string
 	Safety bool
 	// Rate is the PCM rate announced in inlineData's mimeType (24000 unless set).
-	Rate    int
-	jobs    videoJobs
-	Storage *Storage
+	Rate int
+	// EmbedUsage adds usageMetadata to embeddings answers, which Gemini's batchEmbedContents does not always send.
+	EmbedUsage bool
+	jobs       videoJobs
+	Storage    *Storage
 }
 
 func NewGemini(t testing.TB, key string) *Gemini {
@@ -51,6 +53,10 @@ func (g *Gemini) serve(f *Fake, w http.ResponseWriter, r *http.Request, body []b
 	}
 	if step.Status != 0 {
 		fail(w, step)
+		return
+	}
+	if strings.HasSuffix(r.URL.Path, ":batchEmbedContents") {
+		g.batchEmbed(w, r, body)
 		return
 	}
 	if strings.HasSuffix(r.URL.Path, ":streamGenerateContent") || strings.HasSuffix(r.URL.Path, ":generateContent") {

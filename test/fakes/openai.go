@@ -19,14 +19,19 @@ const (
 	openAIBadKey      = `{"error":{"message":"Incorrect API key provided: %s. You can find your API key at https://platform.openai.com/account/api-keys.","type":"invalid_request_error","param":null,"code":"invalid_api_key"}}`
 )
 
-// OpenAI fakes api.openai.com/v1: POST /v1/audio/speech, POST /v1/chat/completions (openai_chat.go) and the
-// videos API (openai_video.go).
+// OpenAI fakes api.openai.com/v1: POST /v1/audio/speech, POST /v1/chat/completions (openai_chat.go), POST
+// /v1/embeddings (embed.go) and the videos API (openai_video.go).
 type OpenAI struct {
 	*Fake
 	Key string
 	// Keys are other keys it takes, each another account of the same customer (set before the first call).
 	Keys []string
-	jobs videoJobs
+	// FloatsOnly answers embeddings as floats whatever encoding_format asks (an OpenAI-compatible host without
+	// base64).
+	FloatsOnly bool
+	// EmbedPromptTokens, when set, is the usage its embeddings answers report, in place of its count.
+	EmbedPromptTokens *int64
+	jobs              videoJobs
 }
 
 // NewOpenAI serves OpenAI's API for the key; its BaseURL is what providers[].base_url takes.
@@ -53,6 +58,8 @@ func (o *OpenAI) serve(f *Fake, w http.ResponseWriter, r *http.Request, body []b
 		o.chat(w, r, body, step)
 	case r.Method == http.MethodPost && r.URL.Path == "/v1/responses":
 		o.responses(w, r, body, step)
+	case r.Method == http.MethodPost && r.URL.Path == "/v1/embeddings":
+		o.embeddings(w, r, body, step)
 	default:
 		o.video(w, r, body, step)
 	}

@@ -25,14 +25,33 @@ type Failure struct {
 // calls for), and checks the classification.
 func CheckFailures[P ports.SpeechProvider](t *testing.T, fake *Fake, client func(wait time.Duration) P, req ports.SynthesisRequest, cases []Failure) {
 	t.Helper()
+	checkFailures(t, fake, client, func(p P) error {
+		a, err := p.Synthesize(context.Background(), req)
+		if err == nil { // some failures only show when the body is read (a stall, an abort)
+			_, err = io.ReadAll(a.Body)
+			a.Body.Close()
+		}
+		return err
+	}, cases)
+}
+
+// CheckEmbedFailures is CheckFailures for an embeddings provider.
+func CheckEmbedFailures[P ports.EmbeddingProvider](t *testing.T, fake *Fake, client func(wait time.Duration) P, req ports.EmbedRequest, cases []Failure) {
+	t.Helper()
+	checkFailures(t, fake, client, func(p P) error {
+		_, err := p.Embed(context.Background(), req)
+		return err
+	}, cases)
+}
+
+// checkFailures scripts each failure on fake, makes the call on a provider made by client, and checks the
+// classification of the error it ends with.
+func checkFailures[P any](t *testing.T, fake *Fake, client func(wait time.Duration) P, call func(P) error, cases []Failure) {
+	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
 			fake.Script(tc.Step)
-			a, err := client(tc.Step.Wait()).Synthesize(context.Background(), req)
-			if err == nil { // some failures only show when the body is read (a stall, an abort)
-				_, err = io.ReadAll(a.Body)
-				a.Body.Close()
-			}
+			err := call(client(tc.Step.Wait()))
 			fake.settle(tc.Step)
 			var ue *ports.UpstreamError
 			if !errors.As(err, &ue) {

@@ -16,10 +16,10 @@ import (
 type Client struct {
 	cfg  upstream.Config
 	http *http.Client
-	// auth is the Authorization header's value, one slice for every request (which no one writes to); speech
-	// and chat are the endpoints, parsed once.
-	auth                    []string
-	speech, chat, responses upstream.Endpoint
+	// auth is the Authorization header's value, one slice for every request (which no one writes to); speech,
+	// chat, responses and embeddings are the endpoints, parsed once.
+	auth                                []string
+	speech, chat, responses, embeddings upstream.Endpoint
 }
 
 var _ ports.SpeechProvider = (*Client)(nil)
@@ -27,7 +27,7 @@ var _ ports.SpeechProvider = (*Client)(nil)
 func New(cfg upstream.Config, client *http.Client) *Client {
 	return &Client{cfg: cfg, http: client, auth: []string{"Bearer " + cfg.APIKey},
 		speech: upstream.ParseEndpoint(cfg.BaseURL + "/audio/speech"), chat: upstream.ParseEndpoint(cfg.BaseURL + "/chat/completions"),
-		responses: upstream.ParseEndpoint(cfg.BaseURL + "/responses")}
+		responses: upstream.ParseEndpoint(cfg.BaseURL + "/responses"), embeddings: upstream.ParseEndpoint(cfg.BaseURL + "/embeddings")}
 }
 
 // apiError is OpenAI's error body.
