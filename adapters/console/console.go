@@ -102,6 +102,8 @@ func New(d Deps, log *slog.Logger, now func() time.Time) *Handler {
 	m.HandleFunc("POST /console/keys/{hash}", h.authed(h.updateKey))
 	m.HandleFunc("GET /console/workspaces", h.authed(h.workspaces))
 	m.HandleFunc("POST /console/workspaces", h.authed(h.createWorkspace))
+	m.HandleFunc("GET /console/workspaces/{id}", h.authed(h.workspace))
+	m.HandleFunc("POST /console/workspaces/{id}", h.authed(h.updateWorkspace))
 	m.HandleFunc("GET /console/presets", h.authed(h.presets))
 	m.HandleFunc("GET /console/presets/{slug}", h.authed(h.preset))
 	m.HandleFunc("GET /console/guardrails", h.authed(h.guardrails))

@@ -12,7 +12,7 @@ import (
 )
 
 // pageNames are the templates of templates/<name>.html, each rendered inside templates/layout.html.
-var pageNames = []string{"login", "error", "overview", "generations", "generation", "keys", "key", "workspaces", "presets", "preset",
+var pageNames = []string{"login", "error", "overview", "generations", "generation", "keys", "key", "workspaces", "workspace", "presets", "preset",
 	"guardrails", "guardrail", "health"}
 
 var funcs = template.FuncMap{

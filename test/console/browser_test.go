@@ -125,7 +125,15 @@ func TestConsoleBrowser(t *testing.T) {
 	do("key page", chromedp.Click(chromedp.Search(row+`/td/a`)), chromedp.WaitVisible(chromedp.CSS("dl.facts")), shot("key"))
 	do("workspace", chromedp.Navigate(g.Root+"/console/workspaces"), chromedp.WaitVisible(chromedp.ID("workspace-name")),
 		chromedp.SendKeys(chromedp.ID("workspace-name"), "Research"), chromedp.Click(chromedp.ID("create-workspace")),
-		chromedp.WaitVisible(chromedp.Search(`//td[text()="Research"]`)), shot("workspaces"))
+		chromedp.WaitVisible(chromedp.Search(`//td/a[text()="Research"]`)), shot("workspaces"))
+	// Its page sets a weekly budget, which its list then shows.
+	do("workspace budget", chromedp.Click(chromedp.Search(`//td/a[text()="Research"]`)), chromedp.WaitVisible(chromedp.ID("budget-limit")),
+		chromedp.SetValue(chromedp.ID("budget-interval"), "weekly"), chromedp.SendKeys(chromedp.ID("budget-limit"), "12.50"),
+		chromedp.Click(chromedp.ID("set-budget")), chromedp.WaitVisible(chromedp.Search(`//table[@id="budgets"]//td[text()="weekly"]`)),
+		shot("workspace"))
+	if got := text(`#budgets tbody tr td.n`); got != "$12.5" {
+		t.Fatalf("the weekly budget is listed as %q, want $12.5", got)
+	}
 
 	// A preset's two versions and their difference; a guardrail assigned to a key from its page.
 	do("preset", chromedp.Navigate(g.Root+"/console/presets"), chromedp.WaitVisible(chromedp.ID("presets")), shot("presets"),
