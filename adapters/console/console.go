@@ -46,6 +46,7 @@ type Deps struct {
 	Workspaces  ports.WorkspaceService
 	Presets     ports.PresetService
 	Guardrails  ports.GuardrailService
+	Videos      ports.VideoService
 	Health      ports.EndpointHealth
 	Spool       SpoolDepth
 }
@@ -109,6 +110,8 @@ func New(d Deps, log *slog.Logger, now func() time.Time) *Handler {
 	m.HandleFunc("GET /console/guardrails", h.authed(h.guardrails))
 	m.HandleFunc("GET /console/guardrails/{id}", h.authed(h.guardrail))
 	m.HandleFunc("POST /console/guardrails/{id}", h.authed(h.updateGuardrail))
+	m.HandleFunc("GET /console/videos", h.authed(h.videos))
+	m.HandleFunc("GET /console/videos/{id}/content", h.authed(h.videoContent))
 	m.HandleFunc("GET /console/health", h.authed(h.health))
 	return h
 }

@@ -13,7 +13,7 @@ import (
 
 // pageNames are the templates of templates/<name>.html, each rendered inside templates/layout.html.
 var pageNames = []string{"login", "error", "overview", "generations", "generation", "keys", "key", "workspaces", "workspace", "presets", "preset",
-	"guardrails", "guardrail", "health"}
+	"guardrails", "guardrail", "videos", "health"}
 
 var funcs = template.FuncMap{
 	"usd":   func(m domain.Micros) string { return "$" + m.Decimal() },
