@@ -193,6 +193,23 @@ func (v *Videos) Get(ctx context.Context, by account.Principal, id string) (vide
 	return j, nil
 }
 
+// List pages through the jobs the caller sees: an inference key its own workspace's only. Jobs are not refreshed
+// (a page would poll the provider for every running job on it); each shows its status as of now.
+func (v *Videos) List(ctx context.Context, by account.Principal, f ports.VideoFilter) (ports.VideoPage, error) {
+	if !by.Management {
+		f.WorkspaceID = by.WorkspaceID
+	}
+	page, err := v.store.ListJobs(ctx, f)
+	if err != nil {
+		return ports.VideoPage{}, err
+	}
+	now := v.env.Now()
+	for i := range page.Jobs {
+		page.Jobs[i].Status = page.Jobs[i].StatusAt(now)
+	}
+	return page, nil
+}
+
 // refresh polls the provider when the job is running and its poll is due, and finishes the job when the poll
 // says it has ended, or as failed when it is still running past the job timeout.
 // Polls are claimed in the store first, so concurrent callers and replicas never poll one job twice at once,

@@ -63,6 +63,22 @@ type VideoStore interface {
 	ClaimPoll(ctx context.Context, id string, now, next time.Time) (bool, error)
 	// DueJobs lists running jobs due for a poll at now.
 	DueJobs(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// ListJobs reads a page of jobs, newest first, after the filter's cursor (keyset: no count, no offset).
+	ListJobs(ctx context.Context, f VideoFilter) (VideoPage, error)
+}
+
+// VideoFilter selects a page of video jobs: of one workspace (empty: every one), after a cursor (nil: from the
+// newest), at most Limit (generation.PageSize bounds it).
+type VideoFilter struct {
+	WorkspaceID string
+	After       *generation.Cursor
+	Limit       int
+}
+
+// VideoPage is a page of video jobs, newest first; Next is where the next page starts, nil after the last.
+type VideoPage struct {
+	Jobs []video.Job
+	Next *generation.Cursor
 }
 
 // VideoSink is where downloaded content goes: the HTTP adapter supplies it.
@@ -87,5 +103,8 @@ type VideoService interface {
 	Get(ctx context.Context, by account.Principal, id string) (video.Job, error)
 	// Content streams output index of a completed job into sink, refreshing the job first as Get does.
 	Content(ctx context.Context, by account.Principal, id string, index int, byteRange string, sink VideoSink) error
+	// List pages through the jobs the caller sees (a management key: every workspace's), newest first, each
+	// with its status as of now (not refreshed from the provider).
+	List(ctx context.Context, by account.Principal, f VideoFilter) (VideoPage, error)
 	Models() []VideoModel
 }

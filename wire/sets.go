@@ -370,11 +370,11 @@ var consoleSet = wire.NewSet(
 
 func newConsole(c ports.ConsoleService, keys ports.KeyService, gens ports.GenerationService,
 	activity ports.ActivityService, list ports.GenerationLister, ws ports.WorkspaceService, presets ports.PresetService,
-	guardrails ports.GuardrailService, health ports.EndpointHealth, rec *app.Recorder, log *slog.Logger,
-	env app.Env) httpapi.Console {
+	guardrails ports.GuardrailService, videos ports.VideoService, health ports.EndpointHealth, rec *app.Recorder,
+	log *slog.Logger, env app.Env) httpapi.Console {
 	return httpapi.Console{Handler: console.New(console.Deps{Console: c, Keys: keys, Generations: gens,
-		Activity: activity, List: list, Workspaces: ws, Presets: presets, Guardrails: guardrails, Health: health,
-		Spool: rec}, log, env.Now)}
+		Activity: activity, List: list, Workspaces: ws, Presets: presets, Guardrails: guardrails, Videos: videos,
+		Health: health, Spool: rec}, log, env.Now)}
 }
 
 var httpSet = wire.NewSet(

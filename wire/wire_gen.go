@@ -116,7 +116,7 @@ func InitializeGateway(ctx context.Context, cfg Config, log *slog.Logger, env ap
 	modelsHandler := httpapi.NewModelsHandler(appCatalog)
 	sessionStore := gormstore.NewSessionStore(db)
 	console := app.NewConsole(sessionStore, accounts, accountStore, env)
-	httpapiConsole := newConsole(console, accounts, generations, activity, generations, accounts, presets, guardrails, router, recorder, log, env)
+	httpapiConsole := newConsole(console, accounts, generations, activity, generations, accounts, presets, guardrails, videos, router, recorder, log, env)
 	handlers := httpapi.Handlers{
 		Keys:        keysHandler,
 		Members:     membersHandler,

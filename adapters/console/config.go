@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
@@ -108,6 +109,71 @@ func (h *Handler) createWorkspace(w http.ResponseWriter, r *http.Request, s *ses
 		return
 	}
 	http.Redirect(w, r, "/console/workspaces", http.StatusSeeOther)
+}
+
+// workspace is one workspace's page: rename or delete it, its budgets and its members.
+func (h *Handler) workspace(w http.ResponseWriter, r *http.Request, s *session) {
+	h.renderWorkspace(w, r, s, http.StatusOK, "")
+}
+
+func (h *Handler) renderWorkspace(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
+	ctx, ref := r.Context(), r.PathValue("id")
+	ws, err := h.Workspaces.Workspace(ctx, ref)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	budgets, err := h.Workspaces.WorkspaceBudgets(ctx, ws.ID)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	members, _, err := h.Workspaces.WorkspaceMembers(ctx, ws.ID, listPage)
+	if err != nil {
+		h.fail(w, r, s, err)
+		return
+	}
+	h.render(w, r, status, "workspace", s, map[string]any{"W": ws, "Budgets": budgets, "Members": members,
+		"Intervals": resets[1:], "Error": msg})
+}
+
+// updateWorkspace applies one of the workspace page's forms: action "rename", "delete", "set_budget",
+// "delete_budget", "add_members" or "remove_members". A refusal (a workspace that still holds keys cannot be
+// deleted: 409) is shown on the page with its status.
+func (h *Handler) updateWorkspace(w http.ResponseWriter, r *http.Request, s *session) {
+	f, ref, ctx := r.PostForm, r.PathValue("id"), r.Context()
+	back := "/console/workspaces/" + url.PathEscape(ref)
+	var err error
+	switch f.Get("action") {
+	case "rename":
+		name := f.Get("name")
+		_, err = h.Workspaces.UpdateWorkspace(ctx, ref, account.WorkspaceChange{Name: &name})
+	case "delete":
+		if err = h.Workspaces.DeleteWorkspace(ctx, ref); err == nil {
+			back = "/console/workspaces"
+		}
+	case "set_budget":
+		var limit *domain.Micros
+		if limit, err = usdField(f, "limit"); err == nil && limit == nil {
+			err = domain.Invalid("limit", "is required: an amount in dollars, such as 12.50")
+		}
+		if err == nil {
+			_, err = h.Workspaces.SetWorkspaceBudget(ctx, ref, f.Get("interval"), *limit, f.Get("include_byok") == "on")
+		}
+	case "delete_budget":
+		err = h.Workspaces.DeleteWorkspaceBudget(ctx, ref, f.Get("interval"))
+	case "add_members":
+		_, err = h.Workspaces.AddWorkspaceMembers(ctx, ref, lines(f, "members"))
+	case "remove_members":
+		_, err = h.Workspaces.RemoveWorkspaceMembers(ctx, ref, f["member"])
+	default:
+		err = domain.Invalid("action", "must be rename, delete, set_budget, delete_budget, add_members or remove_members")
+	}
+	if err != nil {
+		h.formError(w, r, s, err, func(status int, msg string) { h.renderWorkspace(w, r, s, status, msg) })
+		return
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
 }
 
 func (h *Handler) guardrails(w http.ResponseWriter, r *http.Request, s *session) {

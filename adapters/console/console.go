@@ -46,6 +46,7 @@ type Deps struct {
 	Workspaces  ports.WorkspaceService
 	Presets     ports.PresetService
 	Guardrails  ports.GuardrailService
+	Videos      ports.VideoService
 	Health      ports.EndpointHealth
 	Spool       SpoolDepth
 }
@@ -102,11 +103,15 @@ func New(d Deps, log *slog.Logger, now func() time.Time) *Handler {
 	m.HandleFunc("POST /console/keys/{hash}", h.authed(h.updateKey))
 	m.HandleFunc("GET /console/workspaces", h.authed(h.workspaces))
 	m.HandleFunc("POST /console/workspaces", h.authed(h.createWorkspace))
+	m.HandleFunc("GET /console/workspaces/{id}", h.authed(h.workspace))
+	m.HandleFunc("POST /console/workspaces/{id}", h.authed(h.updateWorkspace))
 	m.HandleFunc("GET /console/presets", h.authed(h.presets))
 	m.HandleFunc("GET /console/presets/{slug}", h.authed(h.preset))
 	m.HandleFunc("GET /console/guardrails", h.authed(h.guardrails))
 	m.HandleFunc("GET /console/guardrails/{id}", h.authed(h.guardrail))
 	m.HandleFunc("POST /console/guardrails/{id}", h.authed(h.updateGuardrail))
+	m.HandleFunc("GET /console/videos", h.authed(h.videos))
+	m.HandleFunc("GET /console/videos/{id}/content", h.authed(h.videoContent))
 	m.HandleFunc("GET /console/health", h.authed(h.health))
 	return h
 }

@@ -12,8 +12,8 @@ import (
 )
 
 // pageNames are the templates of templates/<name>.html, each rendered inside templates/layout.html.
-var pageNames = []string{"login", "error", "overview", "generations", "generation", "keys", "key", "workspaces", "presets", "preset",
-	"guardrails", "guardrail", "health"}
+var pageNames = []string{"login", "error", "overview", "generations", "generation", "keys", "key", "workspaces", "workspace", "presets", "preset",
+	"guardrails", "guardrail", "videos", "health"}
 
 var funcs = template.FuncMap{
 	"usd":   func(m domain.Micros) string { return "$" + m.Decimal() },

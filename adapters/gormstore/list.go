@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 
+	"gorm.io/gorm"
+
 	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -18,36 +20,18 @@ var _ ports.GenerationList = (*GenerationStore)(nil)
 // filters on the records it meets. On PostgreSQL the times bound the days read: a week's list reads seven
 // partitions at most.
 func (s *GenerationStore) ListGenerations(ctx context.Context, f ports.GenerationFilter) (ports.GenerationPage, error) {
-	limit := f.Limit
-	switch {
-	case limit <= 0:
-		limit = generation.DefaultPage
-	case limit > generation.MaxPage:
-		limit = generation.MaxPage
-	}
+	limit := generation.PageSize(f.Limit)
 	sh, err := shapeOf(s.db, reflect.TypeFor[generationRow]())
 	if err != nil {
 		return ports.GenerationPage{}, err
 	}
-	// Ties on created_at go by id, in bytes on both dialects (SQLite's default).
-	id := "id"
-	if Dialect(s.db) == Postgres {
-		id = `id COLLATE "C"`
-	}
-	var where []string
-	var args []any
+	where, args, order := newestFirst(s.db, f.After)
 	cond := func(c string, v any) { where, args = append(where, c), append(args, v) }
 	if !f.From.IsZero() {
 		cond("created_at >= ?", f.From.UTC())
 	}
 	if !f.To.IsZero() {
 		cond("created_at < ?", f.To.UTC())
-	}
-	if c := f.After; c != nil {
-		// The first bound lets PostgreSQL leave out the days after the cursor; the second is the position.
-		cond("created_at <= ?", c.CreatedAt.UTC())
-		where = append(where, "(created_at < ? OR (created_at = ? AND "+id+" < ?))")
-		args = append(args, c.CreatedAt.UTC(), c.CreatedAt.UTC(), c.ID)
 	}
 	for _, eq := range [...]struct {
 		col string
@@ -65,7 +49,7 @@ func (s *GenerationStore) ListGenerations(ctx context.Context, f ports.Generatio
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += fmt.Sprintf(" ORDER BY created_at DESC, %s DESC LIMIT %d", id, limit+1)
+	q += fmt.Sprintf(" ORDER BY %s LIMIT %d", order, limit+1)
 	rows, err := s.query(ctx, q, args...)
 	if err != nil {
 		return ports.GenerationPage{}, fmt.Errorf("list generations: %w", err)
@@ -92,4 +76,21 @@ func (s *GenerationStore) ListGenerations(ctx context.Context, f ports.Generatio
 		page.Next = &next
 	}
 	return page, nil
+}
+
+// newestFirst is the keyset order of a table's rows by (created_at, id), newest first, and the conditions that
+// select the rows after a cursor (none without one). Ties on created_at go by id, in bytes on both dialects
+// (SQLite's default).
+func newestFirst(db *gorm.DB, after *generation.Cursor) (where []string, args []any, order string) {
+	id := "id"
+	if Dialect(db) == Postgres {
+		id = `id COLLATE "C"`
+	}
+	if c := after; c != nil {
+		// The first bound lets PostgreSQL leave out the days (partitions) after the cursor; the second is the
+		// position.
+		where = []string{"created_at <= ?", "(created_at < ? OR (created_at = ? AND " + id + " < ?))"}
+		args = []any{c.CreatedAt.UTC(), c.CreatedAt.UTC(), c.CreatedAt.UTC(), c.ID}
+	}
+	return where, args, "created_at DESC, " + id + " DESC"
 }

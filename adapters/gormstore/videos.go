@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -186,4 +187,35 @@ func (s *VideoStore) DueJobs(ctx context.Context, now time.Time, limit int) ([]s
 		return nil, fmt.Errorf("select video jobs due: %w", err)
 	}
 	return ids, nil
+}
+
+// ListJobs reads a page of jobs, newest first, by the index on created_at (keyset: the page is found by its
+// position, not by counting the jobs before it).
+func (s *VideoStore) ListJobs(ctx context.Context, f ports.VideoFilter) (ports.VideoPage, error) {
+	limit := generation.PageSize(f.Limit)
+	where, args, order := newestFirst(s.db, f.After)
+	if f.WorkspaceID != "" {
+		where, args = append(where, "workspace_id = ?"), append(args, f.WorkspaceID)
+	}
+	q := s.db.WithContext(ctx).Order(order).Limit(limit + 1)
+	if len(where) > 0 {
+		q = q.Where(strings.Join(where, " AND "), args...)
+	}
+	var rows []videoRow
+	if err := q.Find(&rows).Error; err != nil {
+		return ports.VideoPage{}, fmt.Errorf("list video jobs: %w", err)
+	}
+	var page ports.VideoPage
+	for _, r := range rows[:min(limit, len(rows))] {
+		j, err := r.domain()
+		if err != nil {
+			return ports.VideoPage{}, err
+		}
+		page.Jobs = append(page.Jobs, j)
+	}
+	if len(rows) > limit {
+		last := page.Jobs[limit-1]
+		page.Next = &generation.Cursor{CreatedAt: last.CreatedAt.UTC(), ID: last.ID}
+	}
+	return page, nil
 }

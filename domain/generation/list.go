@@ -15,6 +15,14 @@ const (
 	MaxPage     = 500
 )
 
+// PageSize is the size of a page asked for with limit: DefaultPage when none (0 or less), at most MaxPage.
+func PageSize(limit int) int {
+	if limit <= 0 {
+		return DefaultPage
+	}
+	return min(limit, MaxPage)
+}
+
 // Cursor is a position in a list of records, newest first: the records after it are older than CreatedAt, or as
 // old with a smaller ID. A page's last record is the next page's cursor (keyset pagination: no offset is counted).
 type Cursor struct {
@@ -47,9 +55,13 @@ func ParseCursor(s string) (Cursor, error) {
 }
 
 // After reports whether r comes after the cursor in a list, newest first.
-func (c Cursor) After(r *Record) bool {
-	if !r.CreatedAt.Equal(c.CreatedAt) {
-		return r.CreatedAt.Before(c.CreatedAt)
+func (c Cursor) After(r *Record) bool { return c.AfterAt(r.CreatedAt, r.ID) }
+
+// AfterAt reports whether an item created at createdAt with id comes after the cursor in a list, newest first
+// (lists of other things than records, such as video jobs, page by the same cursor).
+func (c Cursor) AfterAt(createdAt time.Time, id string) bool {
+	if !createdAt.Equal(c.CreatedAt) {
+		return createdAt.Before(c.CreatedAt)
 	}
-	return r.ID < c.ID
+	return id < c.ID
 }

@@ -103,6 +103,11 @@ func TestConsoleBrowser(t *testing.T) {
 		t.Fatalf("prompt %q, title %q, %d elements made from it", prompt, title, markup)
 	}
 
+	// A video job, for the videos page (before the guardrail below, which allows chat only, is assigned to the key).
+	if r := g.Do(t, "POST", "/videos", g.key, map[string]any{"model": "video/fake", "prompt": "a switchboard, 1920s"}); r.Status != http.StatusAccepted {
+		t.Fatalf("video: %d %s", r.Status, r.Body)
+	}
+
 	// A key, created and shown once, works until it is disabled.
 	do("create key", chromedp.Navigate(g.Root+"/console/keys"), chromedp.WaitVisible(chromedp.ID("key-name")),
 		chromedp.SendKeys(chromedp.ID("key-name"), "browser key"), chromedp.Click(chromedp.ID("create-key")),
@@ -125,7 +130,15 @@ func TestConsoleBrowser(t *testing.T) {
 	do("key page", chromedp.Click(chromedp.Search(row+`/td/a`)), chromedp.WaitVisible(chromedp.CSS("dl.facts")), shot("key"))
 	do("workspace", chromedp.Navigate(g.Root+"/console/workspaces"), chromedp.WaitVisible(chromedp.ID("workspace-name")),
 		chromedp.SendKeys(chromedp.ID("workspace-name"), "Research"), chromedp.Click(chromedp.ID("create-workspace")),
-		chromedp.WaitVisible(chromedp.Search(`//td[text()="Research"]`)), shot("workspaces"))
+		chromedp.WaitVisible(chromedp.Search(`//td/a[text()="Research"]`)), shot("workspaces"))
+	// Its page sets a weekly budget, which its list then shows.
+	do("workspace budget", chromedp.Click(chromedp.Search(`//td/a[text()="Research"]`)), chromedp.WaitVisible(chromedp.ID("budget-limit")),
+		chromedp.SetValue(chromedp.ID("budget-interval"), "weekly"), chromedp.SendKeys(chromedp.ID("budget-limit"), "12.50"),
+		chromedp.Click(chromedp.ID("set-budget")), chromedp.WaitVisible(chromedp.Search(`//table[@id="budgets"]//td[text()="weekly"]`)),
+		shot("workspace"))
+	if got := text(`#budgets tbody tr td.n`); got != "$12.5" {
+		t.Fatalf("the weekly budget is listed as %q, want $12.5", got)
+	}
 
 	// A preset's two versions and their difference; a guardrail assigned to a key from its page.
 	do("preset", chromedp.Navigate(g.Root+"/console/presets"), chromedp.WaitVisible(chromedp.ID("presets")), shot("presets"),
@@ -137,6 +150,7 @@ func TestConsoleBrowser(t *testing.T) {
 		shot("guardrails"), chromedp.Click(chromedp.CSS("#guardrails tbody a")), chromedp.WaitVisible(chromedp.CSS("select[name=key]")),
 		chromedp.SetValue(chromedp.CSS("select[name=key]"), g.keyHash), chromedp.Click(chromedp.Search(`//button[@value="assign_keys"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`#key-assignments input[value="`+g.keyHash+`"]`)), shot("guardrail"))
+	do("videos", chromedp.Navigate(g.Root+"/console/videos"), chromedp.WaitVisible(chromedp.CSS("#videos td.status")), shot("videos"))
 	do("health", chromedp.Navigate(g.Root+"/console/health"), chromedp.WaitVisible(chromedp.ID("endpoints")), shot("health"))
 
 	// The create form without its CSRF token is refused.

@@ -34,6 +34,7 @@ providers:
   - {slug: chatfake, kind: openai, base_url: %s, api_key: sk-up}
 models:
   - {id: chat/fake, modality: chat, endpoints: [{provider: chatfake, upstream_model: fake-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
+  - {id: video/fake, modality: video, endpoints: [{provider: chatfake, upstream_model: sora-2, pricing: {per_second: 0.1}}]}
 `, oai.BaseURL())))
 	g := harness.Start(t, opts...)
 	key, hash := g.Key(t, map[string]any{"name": "app key"})

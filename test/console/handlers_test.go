@@ -165,6 +165,12 @@ func TestConsoleHeaders(t *testing.T) {
 		{"/console/generations", 200, "text/html; charset=utf-8"},
 		{"/console/keys", 200, "text/html; charset=utf-8"},
 		{"/console/health", 200, "text/html; charset=utf-8"},
+		{"/console/videos", 200, "text/html; charset=utf-8"},
+		{"/console/workspaces/default", 200, "text/html; charset=utf-8"},
+		{"/console/workspaces/nope", 404, "text/html; charset=utf-8"},
+		{"/console/workspaces/%ff", 400, "text/html; charset=utf-8"},
+		{"/console/videos?after=%00", 400, "text/html; charset=utf-8"},
+		{"/console/videos/gen-vid-%00/content", 400, "text/html; charset=utf-8"},
 		{"/console/static/console.css", 200, "text/css; charset=utf-8"},
 		{"/console/nothing-here", 404, ""},
 		{"/console", 301, ""},
@@ -210,5 +216,68 @@ func TestConsoleEscaping(t *testing.T) {
 	}
 	if p := b.do("GET", "/console/generations/"+id, nil); !strings.Contains(p.Body, "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;&lt;img src=x onerror=") {
 		t.Fatalf("the prompt is not shown as text: %s", p.Body)
+	}
+}
+
+// TestConsoleWorkspace: a workspace's page renames it, sets and deletes its budgets, adds and removes members, and
+// shows why it cannot be deleted while it holds a key (409); bad input is a 4xx naming the field, on the page.
+func TestConsoleWorkspace(t *testing.T) {
+	t.Parallel()
+	g := start(t)
+	id := g.Workspace(t, "team")
+	member := g.Do(t, "POST", "/organization/members", g.Admin, map[string]any{"email": "m@example.com"}).JSON(t)["data"].(map[string]any)["id"].(string)
+	g.Key(t, map[string]any{"name": "team key", "workspace_id": id})
+	empty := g.Workspace(t, "spare")
+	b := newBrowser(t, g.Root)
+	csrf := b.signIn(g.Admin)
+	page := "/console/workspaces/" + id
+	for _, tt := range []struct {
+		name   string
+		form   url.Values
+		status int
+		shows  string // on the page after the write (its redirect followed), or on the refusal's page
+	}{
+		{"rename", url.Values{"action": {"rename"}, "name": {"Team <b>A</b>"}}, http.StatusSeeOther, "Workspace Team &lt;b&gt;A&lt;/b&gt;"},
+		{"empty name", url.Values{"action": {"rename"}, "name": {" "}}, http.StatusBadRequest, "1 to 100 characters"},
+		{"set a budget", url.Values{"action": {"set_budget"}, "interval": {"daily"}, "limit": {"2.5"}}, http.StatusSeeOther, "<td>daily</td><td class=\"n\">$2.5</td><td>not counted</td>"},
+		{"with BYOK", url.Values{"action": {"set_budget"}, "interval": {"monthly"}, "limit": {"10"}, "include_byok": {"on"}}, http.StatusSeeOther, "<td>monthly</td><td class=\"n\">$10</td><td>counted</td>"},
+		{"bad interval", url.Values{"action": {"set_budget"}, "interval": {"hourly"}, "limit": {"1"}}, http.StatusBadRequest, "daily, weekly, monthly"},
+		{"no limit", url.Values{"action": {"set_budget"}, "interval": {"weekly"}}, http.StatusBadRequest, "is required: an amount in dollars"},
+		{"bad limit", url.Values{"action": {"set_budget"}, "interval": {"weekly"}, "limit": {"lots"}}, http.StatusBadRequest, "amount in dollars"},
+		{"delete a budget", url.Values{"action": {"delete_budget"}, "interval": {"monthly"}}, http.StatusSeeOther, "<td>daily</td>"},
+		{"delete it again", url.Values{"action": {"delete_budget"}, "interval": {"monthly"}}, http.StatusNotFound, "no budget for this interval"},
+		{"add a member", url.Values{"action": {"add_members"}, "members": {member + "\n"}}, http.StatusSeeOther, `value="` + member + `"`},
+		{"add no one known", url.Values{"action": {"add_members"}, "members": {"user_nope"}}, http.StatusBadRequest, "user_ids"},
+		{"remove a member", url.Values{"action": {"remove_members"}, "member": {member}}, http.StatusSeeOther, "No member."},
+		{"delete while it holds a key", url.Values{"action": {"delete"}}, http.StatusConflict, "still has API keys"},
+		{"no action", url.Values{}, http.StatusBadRequest, "must be rename, delete"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.form.Set("csrf", csrf)
+			p := b.do("POST", page, tt.form)
+			if p.Status != tt.status {
+				t.Fatalf("%d %s", p.Status, p.Body)
+			}
+			if p.Status == http.StatusSeeOther {
+				p = b.do("GET", p.Header.Get("Location"), nil)
+			}
+			if !strings.Contains(p.Body, tt.shows) {
+				t.Fatalf("the page lacks %q:\n%s", tt.shows, p.Body)
+			}
+		})
+	}
+	if p := b.do("POST", "/console/workspaces/"+id, url.Values{"action": {"rename"}, "name": {"x"}}); p.Status != http.StatusForbidden {
+		t.Fatalf("a write without its token: %d", p.Status)
+	}
+	// A workspace without keys is deleted, and the list no longer has it.
+	p := b.do("POST", "/console/workspaces/"+empty, url.Values{"csrf": {csrf}, "action": {"delete"}})
+	if p.Status != http.StatusSeeOther || p.Header.Get("Location") != "/console/workspaces" {
+		t.Fatalf("delete: %d %s", p.Status, p.Header.Get("Location"))
+	}
+	if p := b.do("GET", "/console/workspaces", nil); strings.Contains(p.Body, empty) {
+		t.Fatal("the deleted workspace is still listed")
+	}
+	if p := b.do("GET", "/console/workspaces/"+empty, nil); p.Status != http.StatusNotFound {
+		t.Fatalf("the deleted workspace's page: %d", p.Status)
 	}
 }

@@ -152,4 +152,47 @@ func VideoStore(t *testing.T, newStore func(t *testing.T) ports.VideoStore) {
 	if wins != 1 {
 		t.Fatalf("%d of %d concurrent pollers won one poll", wins, writers)
 	}
+
+	// The list, newest first, ties by id (in bytes), a workspace's only when one is named, a page at a time.
+	for i, id := range []string{"vid-ws2-old", "vid-ws2-mid", "vid-ws2-B", "vid-ws2-a"} {
+		j := fullJob(id, video.Completed, now)
+		j.WorkspaceID, j.CreatedAt = "ws2", t0.Add(time.Duration(min(i, 2)+1)*time.Hour)
+		create(j)
+	}
+	all := []string{"vid-ws2-a", "vid-ws2-B", "vid-ws2-mid", "vid-ws2-old", "vid-later", "vid-full", "vid-failed", "vid-due-3", "vid-due-2", "vid-due-1"}
+	var pages [][]string
+	for _, tt := range []struct {
+		name string
+		f    ports.VideoFilter
+		want [][]string
+	}{
+		{"every job", ports.VideoFilter{}, [][]string{all}},
+		{"a workspace's, two a page", ports.VideoFilter{WorkspaceID: "ws2", Limit: 2}, [][]string{all[:2], all[2:4]}},
+		{"three a page", ports.VideoFilter{Limit: 3}, [][]string{all[:3], all[3:6], all[6:9], all[9:]}},
+		{"no such workspace", ports.VideoFilter{WorkspaceID: "nope"}, [][]string{nil}},
+	} {
+		pages = pages[:0]
+		f := tt.f
+		for {
+			page, err := s.ListJobs(ctx, f)
+			if err != nil {
+				t.Fatalf("%s: ListJobs: %v", tt.name, err)
+			}
+			var ids []string
+			for _, j := range page.Jobs {
+				ids = append(ids, j.ID)
+			}
+			pages = append(pages, ids)
+			if page.Next == nil || len(pages) > len(tt.want) {
+				break
+			}
+			f.After = page.Next
+		}
+		if !reflect.DeepEqual(pages, tt.want) {
+			t.Fatalf("%s: pages %v, want %v", tt.name, pages, tt.want)
+		}
+	}
+	if page, _ := s.ListJobs(ctx, ports.VideoFilter{Limit: 1}); len(page.Jobs) != 1 || !reflect.DeepEqual(page.Jobs[0].Request, fullJob("", "", now).Request) {
+		t.Fatalf("a listed job is not whole: %+v", page.Jobs)
+	}
 }

@@ -132,13 +132,7 @@ func (g *Generations) oldest(before time.Time, limit int, keep func(id string) b
 func (g *Generations) ListGenerations(_ context.Context, f ports.GenerationFilter) (ports.GenerationPage, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	limit := f.Limit
-	switch {
-	case limit <= 0:
-		limit = generation.DefaultPage
-	case limit > generation.MaxPage:
-		limit = generation.MaxPage
-	}
+	limit := generation.PageSize(f.Limit)
 	eq := func(want string, got string) bool { return want == "" || want == got }
 	eqp := func(want string, got *string) bool { return want == "" || (got != nil && *got == want) }
 	var sel []generation.Record

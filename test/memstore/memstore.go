@@ -11,6 +11,7 @@ import (
 
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/account"
+	"github.com/switchboard-ai/switchboard/domain/generation"
 	"github.com/switchboard-ai/switchboard/domain/video"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -206,6 +207,25 @@ func (s *Videos) DueJobs(_ context.Context, now time.Time, limit int) ([]string,
 		ids = append(ids, j.ID)
 	}
 	return ids, nil
+}
+
+// ListJobs pages through the jobs, newest first, as the database's keyset does.
+func (s *Videos) ListJobs(_ context.Context, f ports.VideoFilter) (ports.VideoPage, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var sel []video.Job
+	for _, j := range s.jobs {
+		if (f.WorkspaceID == "" || j.WorkspaceID == f.WorkspaceID) && (f.After == nil || f.After.AfterAt(j.CreatedAt, j.ID)) {
+			sel = append(sel, clone(j))
+		}
+	}
+	slices.SortFunc(sel, func(a, b video.Job) int { return cmp.Or(b.CreatedAt.Compare(a.CreatedAt), cmp.Compare(b.ID, a.ID)) })
+	var page ports.VideoPage
+	if limit := generation.PageSize(f.Limit); len(sel) > limit {
+		sel, page.Next = sel[:limit], &generation.Cursor{CreatedAt: sel[limit-1].CreatedAt.UTC(), ID: sel[limit-1].ID}
+	}
+	page.Jobs = sel
+	return page, nil
 }
 
 // clone copies what a caller could change through a job's slices, as a database would.
