@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,9 @@ import (
 
 // videoSuite is the suite TestVideoSDK runs against a gateway of its own, with every video provider.
 const videoSuite = "videos.test.mjs"
+
+// ownGateway are the suites that run against a gateway of their own (their tests say which), not the shared one.
+var ownGateway = []string{videoSuite, messagesSuite, responsesSuite, embeddingsSuite}
 
 // runNode runs the js/*.test.mjs suites that keep says to run with env, and fails the test with their output when
 // any fails.
@@ -80,9 +84,7 @@ video: {poll_interval: 50ms, worker_interval: 1h}
 	harness.Eventually(t, 5*time.Second, func() bool { return g.Do(t, "GET", "/generation?id="+genID, key, nil).Status == 200 })
 
 	runNode(t, map[string]string{"SB_URL": g.URL, "SB_ADMIN": g.Admin, "SB_KEY": key, "SB_KEY_HASH": keyHash,
-		"SB_GENERATION_ID": genID, "SB_MEMBER_IDS": strings.Join(memberIDs, ",")}, func(f string) bool {
-		return f != videoSuite && f != messagesSuite && f != responsesSuite && f != embeddingsSuite
-	})
+		"SB_GENERATION_ID": genID, "SB_MEMBER_IDS": strings.Join(memberIDs, ",")}, func(f string) bool { return !slices.Contains(ownGateway, f) })
 
 	// chat.test.mjs applied preset chat-e2e twice: its system prompt and temperature reached the upstream each
 	// time, its max_tokens once (the other call set its own).
