@@ -40,10 +40,16 @@ type activityTable struct {
 }
 
 var (
-	// keyActivity keeps each key apart; workspaceActivity sums a workspace's keys (see migration 0011).
+	// keyActivity keeps each key apart; workspaceActivity sums a workspace's keys (see migration 0011); keyTotals
+	// sums each key's day (see migration 0016).
 	keyActivity       = activityTable{"generation_activity", activityCols(0), func(k generation.ActivityKey) generation.ActivityKey { return k }}
 	workspaceActivity = activityTable{"workspace_activity", activityCols(ports.ByKey | ports.ByUser), generation.WorkspaceKey}
+	keyTotals         = activityTable{"key_activity", activityCols(ports.ByUser | ports.ByModel | ports.ByProvider | ports.ByEndpoint), generation.KeyTotalKey}
 )
+
+// activityTables are the tables of activity, fewest rows first: a read takes the first that has the columns it
+// groups by and filters on.
+var activityTables = [...]activityTable{workspaceActivity, keyTotals, keyActivity}
 
 // activityCols are the key columns of activityDims but those of the groups without.
 func activityCols(without ports.ActivityGroup) []string {
@@ -56,10 +62,10 @@ func activityCols(without ports.ActivityGroup) []string {
 	return cols
 }
 
-// activityUpserts add a batch's activity (in its keys' order: generation.Aggregate) to both tables of activity,
-// so writers lock their rows in one order.
+// activityUpserts add a batch's activity (in its keys' order: generation.Aggregate) to every table of activity, in
+// one order, so writers lock their rows in one order.
 func activityUpserts(rows []generation.Activity, dialect string) []statement {
-	return []statement{keyActivity.upsert(rows, dialect),
+	return []statement{keyActivity.upsert(rows, dialect), keyTotals.upsert(generation.Sum(rows, keyTotals.key), dialect),
 		workspaceActivity.upsert(generation.Sum(rows, workspaceActivity.key), dialect)}
 }
 
@@ -116,14 +122,29 @@ func (t activityTable) upsert(rows []generation.Activity, dialect string) statem
 		" ON CONFLICT (" + strings.Join(t.dims, ", ") + ") DO UPDATE SET " + strings.Join(sets, ", "), args: args}
 }
 
-// Activity sums the rows the filter selects by the dimensions it keeps apart: from the workspaces' table unless
-// the filter names or keeps apart keys or members. The days are a table's leading column, and a key's, a member's
+// Activity sums the rows the filter selects by the dimensions it keeps apart: from the table of fewest rows that
+// has the columns it groups by and filters on (activityTables). The days are a table's leading column, and a key's, a member's
 // or a workspace's rows have an index of their own: a month of activity reads a month of rows, never a record.
 func (s *GenerationStore) Activity(ctx context.Context, f ports.ActivityFilter) ([]generation.Activity, error) {
 	postgres := Dialect(s.db) == Postgres
-	table := workspaceActivity
-	if f.KeyHash != "" || f.UserID != "" || f.GroupBy&(ports.ByKey|ports.ByUser) != 0 {
-		table = keyActivity
+	var needs []string // the columns the read groups by and filters on
+	for _, d := range activityDims {
+		if f.GroupBy&d.group != 0 {
+			needs = append(needs, d.col)
+		}
+	}
+	for col, v := range map[string]string{"workspace_id": f.WorkspaceID, "key_hash": f.KeyHash, "user_id": f.UserID,
+		"model": f.Model, "provider_name": f.ProviderName} {
+		if v != "" {
+			needs = append(needs, col)
+		}
+	}
+	table := keyActivity
+	for _, t := range activityTables {
+		if !slices.ContainsFunc(needs, func(c string) bool { return !slices.Contains(t.dims, c) }) {
+			table = t
+			break
+		}
 	}
 	sel := make([]string, 0, len(activityDims)+len(activitySums))
 	var group, order []string

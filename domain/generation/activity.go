@@ -116,6 +116,12 @@ func WorkspaceKey(k ActivityKey) ActivityKey {
 	return k
 }
 
+// KeyTotalKey is the key of the row that sums a key's calls of a day: k without its member, model, provider and
+// endpoint.
+func KeyTotalKey(k ActivityKey) ActivityKey {
+	return ActivityKey{Day: k.Day, WorkspaceID: k.WorkspaceID, KeyHash: k.KeyHash}
+}
+
 // CompareActivityKeys orders keys by day, then workspace, key, member, model, provider and endpoint.
 func CompareActivityKeys(a, b ActivityKey) int {
 	return cmp.Or(a.Day.Compare(b.Day), strings.Compare(a.WorkspaceID, b.WorkspaceID), strings.Compare(a.KeyHash, b.KeyHash),
