@@ -148,19 +148,24 @@ func (h *Handler) generations(w http.ResponseWriter, r *http.Request, s *session
 		h.fail(w, r, s, err)
 		return
 	}
-	next := ""
-	if page.Next != nil {
-		nq := url.Values{}
-		for k, v := range q {
-			if k != "after" {
-				nq[k] = v
-			}
-		}
-		nq.Set("after", page.Next.String())
-		next = "/console/generations?" + nq.Encode()
-	}
 	h.render(w, r, http.StatusOK, "generations", s, map[string]any{"Records": page.Records, "Names": names,
-		"Next": next, "Q": q, "First": q.Get("after") == ""})
+		"Next": nextPage("/console/generations", q, page.Next), "Q": q, "First": q.Get("after") == ""})
+}
+
+// nextPage is the link to the page of a keyset list that starts after next (none after the last page): path with
+// the query q, its filters kept and its cursor moved.
+func nextPage(path string, q url.Values, next *generation.Cursor) string {
+	if next == nil {
+		return ""
+	}
+	nq := url.Values{}
+	for k, v := range q {
+		if k != "after" {
+			nq[k] = v
+		}
+	}
+	nq.Set("after", next.String())
+	return path + "?" + nq.Encode()
 }
 
 // generation is one record's detail with its stored content, every text shown as text.

@@ -32,11 +32,8 @@ func (h *Handler) videos(w http.ResponseWriter, r *http.Request, s *session) {
 		h.fail(w, r, s, err)
 		return
 	}
-	next := ""
-	if page.Next != nil {
-		next = "/console/videos?" + url.Values{"after": {page.Next.String()}}.Encode()
-	}
-	h.render(w, r, http.StatusOK, "videos", s, map[string]any{"Jobs": page.Jobs, "Names": names, "Next": next,
+	h.render(w, r, http.StatusOK, "videos", s, map[string]any{"Jobs": page.Jobs, "Names": names,
+		"Next":  nextPage("/console/videos", url.Values{}, page.Next),
 		"First": f.After == nil})
 }
 
