@@ -143,7 +143,7 @@ func (s *responsesSink) Chunk(c chat.Chunk) error {
 			return err
 		}
 		for _, typ := range []string{"response.created", "response.in_progress"} {
-			if err := s.emit(typ, map[string]any{"response": json.RawMessage(r)}); err != nil {
+			if err := s.emit(typ, member{"response", json.RawMessage(r)}); err != nil {
 				return err
 			}
 		}
@@ -209,11 +209,9 @@ func (s *responsesSink) delta(kind string, index int, callID, name, text string)
 	if !s.head.Stream {
 		return nil
 	}
-	// One event a token, appended by hand as chat's are (chatSink.Chunk): a map encoded by encoding/json cost a
-	// sort of its keys and an allocation of each value, on every token.
+	// One event a token, appended by hand as chat's are (chatSink.Chunk): no member is boxed on every token.
 	typ := deltaEvent[kind]
-	b := jsonenc.AppendString(append(s.buf[:0], `{"type":`...), typ)
-	b = strconv.AppendInt(append(b, `,"sequence_number":`...), s.seq, 10)
+	b := s.eventHead(typ)
 	b = jsonenc.AppendString(append(b, `,"item_id":`...), it.id)
 	b = strconv.AppendInt(append(b, `,"output_index":`...), int64(i), 10)
 	if kind != "function_call" {
@@ -222,9 +220,7 @@ func (s *responsesSink) delta(kind string, index int, callID, name, text string)
 	if kind == "message" {
 		b = append(b, `,"logprobs":[]`...)
 	}
-	s.buf = append(jsonenc.AppendString(append(b, `,"delta":`...), text), '}')
-	s.seq++
-	return s.out.event(typ, s.buf)
+	return s.send(typ, jsonenc.AppendString(append(b, `,"delta":`...), text))
 }
 
 // add opens an item of kind (closing the one open before), and returns its index in the output.
@@ -243,11 +239,12 @@ func (s *responsesSink) add(kind string, index int, callID, name string) (int, e
 		}
 		s.calls[index] = i
 	}
-	if err := s.emit("response.output_item.added", map[string]any{"output_index": i, "item": it.object(false)}); err != nil {
+	if err := s.emit("response.output_item.added", member{"output_index", i}, member{"item", it.object(false)}); err != nil {
 		return i, err
 	}
 	if part := it.part(false); part != nil {
-		return i, s.emit(it.partEvent(".added"), map[string]any{"item_id": it.id, "output_index": i, partIndex(kind): 0, "part": part})
+		return i, s.emit(it.partEvent(".added"), member{"item_id", it.id}, member{"output_index", i}, member{partIndex(kind), 0},
+			member{"part", part})
 	}
 	return i, nil
 }
@@ -271,42 +268,54 @@ func (s *responsesSink) closeOpen() error {
 	}
 	i, it := s.open, s.items[s.open]
 	s.open, it.done = -1, true
-	ev := map[string]any{"item_id": it.id, "output_index": i}
+	ev := []member{{"item_id", it.id}, {"output_index", i}}
 	switch it.kind {
 	case "function_call":
-		ev["name"], ev["arguments"] = it.name, it.text.String()
+		ev = append(ev, member{"name", it.name}, member{"arguments", it.text.String()})
 	case "message":
-		ev["text"], ev["content_index"], ev["logprobs"] = it.text.String(), 0, []any{}
+		ev = append(ev, member{"content_index", 0}, member{"text", it.text.String()}, member{"logprobs", json.RawMessage("[]")})
 	default:
-		ev["text"], ev["summary_index"] = it.text.String(), 0
+		ev = append(ev, member{"summary_index", 0}, member{"text", it.text.String()})
 	}
-	if err := s.emit(itemDoneEvent[it.kind], ev); err != nil {
+	if err := s.emit(itemDoneEvent[it.kind], ev...); err != nil {
 		return err
 	}
 	if part := it.part(true); part != nil {
-		if err := s.emit(it.partEvent(".done"), map[string]any{"item_id": it.id, "output_index": i, partIndex(it.kind): 0, "part": part}); err != nil {
+		if err := s.emit(it.partEvent(".done"), member{"item_id", it.id}, member{"output_index", i}, member{partIndex(it.kind), 0},
+			member{"part", part}); err != nil {
 			return err
 		}
 	}
-	return s.emit("response.output_item.done", map[string]any{"output_index": i, "item": it.object(true)})
+	return s.emit("response.output_item.done", member{"output_index", i}, member{"item", it.object(true)})
 }
 
 var itemDoneEvent = map[string]string{"message": "response.output_text.done", "reasoning": "response.reasoning_summary_text.done",
 	"function_call": "response.function_call_arguments.done"}
 
 // part is the item's one content part (a message's output text, a reasoning's summary text), nil for a call.
-func (it *outputItem) part(done bool) map[string]any {
-	text := ""
+func (it *outputItem) part(done bool) *partOut {
+	p := &partOut{}
 	if done {
-		text = it.text.String()
+		p.Text = it.text.String()
 	}
 	switch it.kind {
 	case "message":
-		return map[string]any{"type": "output_text", "text": text, "annotations": []any{}, "logprobs": []any{}}
+		p.Type, p.Annotations, p.Logprobs = "output_text", &[]any{}, &[]any{}
 	case "reasoning":
-		return map[string]any{"type": "summary_text", "text": text}
+		p.Type = "summary_text"
+	default:
+		return nil
 	}
-	return nil
+	return p
+}
+
+// partOut is a content part: a message's output text (with its annotations and logprobs, empty) or a reasoning's
+// summary text.
+type partOut struct {
+	Type        string `json:"type"`
+	Text        string `json:"text"`
+	Annotations *[]any `json:"annotations,omitempty"`
+	Logprobs    *[]any `json:"logprobs,omitempty"`
 }
 
 func (it *outputItem) partEvent(suffix string) string {
@@ -355,18 +364,52 @@ func (it *outputItem) object(done bool) itemOut {
 	return o
 }
 
-// emit sends one event of the stream, numbered; an answer not streamed sends none.
-func (s *responsesSink) emit(typ string, fields map[string]any) error {
+// member is one member of an event after its type and sequence number: an int, a string or raw JSON written as
+// they are, any other value encoded by encoding/json.
+type member struct {
+	key   string
+	value any
+}
+
+// emit sends one event of the stream, numbered, its members in order; an answer not streamed sends none. The
+// members are appended, not a map encoded: encoding/json sorted a map's keys, boxed each value and checked the
+// response object again where it was raw, four times before the first token.
+func (s *responsesSink) emit(typ string, members ...member) error {
 	if !s.head.Stream {
 		return nil
 	}
-	fields["type"], fields["sequence_number"] = typ, s.seq
-	s.seq++
-	b, err := json.Marshal(fields)
-	if err != nil {
-		return err
+	b := s.eventHead(typ)
+	for _, m := range members {
+		b = append(jsonenc.AppendString(append(b, ','), m.key), ':')
+		switch v := m.value.(type) {
+		case int:
+			b = strconv.AppendInt(b, int64(v), 10)
+		case string:
+			b = jsonenc.AppendString(b, v)
+		case json.RawMessage:
+			b = append(b, v...)
+		default:
+			enc, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			b = append(b, enc...)
+		}
 	}
-	return s.out.event(typ, b)
+	return s.send(typ, b)
+}
+
+// eventHead begins an event in the sink's buffer: its type and its sequence number.
+func (s *responsesSink) eventHead(typ string) []byte {
+	b := jsonenc.AppendString(append(s.buf[:0], `{"type":`...), typ)
+	return strconv.AppendInt(append(b, `,"sequence_number":`...), s.seq, 10)
+}
+
+// send ends the event b and sends it, numbering the next.
+func (s *responsesSink) send(typ string, b []byte) error {
+	s.buf = append(b, '}')
+	s.seq++
+	return s.out.event(typ, s.buf)
 }
 
 // responseOut is the response object, its members in OpenAI's order; a struct, as encoding/json encodes one without
@@ -440,7 +483,7 @@ func (s *responsesSink) Finish(r *chat.Result, cost domain.Micros) error {
 	if !s.head.Stream {
 		return s.whole(b)
 	}
-	if err := s.emit(event, map[string]any{"response": json.RawMessage(b)}); err != nil {
+	if err := s.emit(event, member{"response", json.RawMessage(b)}); err != nil {
 		return err
 	}
 	return s.Flush()
@@ -460,7 +503,7 @@ func (s *responsesSink) Fail(err error) {
 	errors.As(err, &de)
 	r := s.response("failed", nil, nil)
 	r.Error = map[string]any{"code": de.Code, "message": de.Msg}
-	if s.emit("response.failed", map[string]any{"response": r}) == nil {
+	if s.emit("response.failed", member{"response", r}) == nil {
 		_ = s.Flush()
 	}
 }

@@ -1,0 +1,89 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/switchboard-ai/switchboard/domain/chat"
+	"github.com/switchboard-ai/switchboard/ports"
+)
+
+// eventsOut keeps the events a sink sends.
+type eventsOut struct{ events []string }
+
+func (o *eventsOut) Flush() error         { return nil }
+func (o *eventsOut) begin(ports.ChatHead) {}
+func (o *eventsOut) native([]byte) error  { return nil }
+func (o *eventsOut) whole([]byte) error   { return nil }
+func (o *eventsOut) event(_ string, data []byte) error {
+	o.events = append(o.events, string(data))
+	return nil
+}
+
+// TestResponsesTranslatedEvents holds the events written from chat chunks to the Responses API's: their types in
+// order, numbered from 0, each with the members OpenAI's stream has (as the openai client reads them).
+func TestResponsesTranslatedEvents(t *testing.T) {
+	out := &eventsOut{}
+	s := &responsesSink{out: out}
+	s.Start(ports.ChatHead{GenerationID: "gen-1", Model: "m", Provider: "p", Created: 7, Stream: true})
+	for _, c := range []chat.Chunk{
+		{Reasoning: "think"},
+		{Content: "Hel"}, {Content: `lo "x"`},
+		{ToolCalls: []chat.ToolCallDelta{{Index: 0, ID: "call_1", Name: "f", Arguments: `{"a":`}}},
+		{ToolCalls: []chat.ToolCallDelta{{Index: 0, Arguments: `1}`}}},
+	} {
+		if err := s.Chunk(c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &chat.Result{FinishReason: "tool_calls", Usage: &chat.Usage{PromptTokens: 3, CompletionTokens: 4}}
+	if err := s.Finish(r, 25); err != nil {
+		t.Fatal(err)
+	}
+	want := []struct{ typ, members string }{
+		{"response.created", `"response":{"id":"gen-1","object":"response","created_at":7,"status":"in_progress"`},
+		{"response.in_progress", `"response":{"id":"gen-1"`},
+		{"response.output_item.added", `"output_index":0,"item":{"type":"reasoning","id":"rs_gen-1_0","status":"in_progress","summary":[]}`},
+		{"response.reasoning_summary_part.added", `"item_id":"rs_gen-1_0","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}`},
+		{"response.reasoning_summary_text.delta", `"item_id":"rs_gen-1_0","output_index":0,"summary_index":0,"delta":"think"`},
+		{"response.reasoning_summary_text.done", `"item_id":"rs_gen-1_0","output_index":0,"summary_index":0,"text":"think"`},
+		{"response.reasoning_summary_part.done", `"part":{"type":"summary_text","text":"think"}`},
+		{"response.output_item.done", `"output_index":0,"item":{"type":"reasoning","id":"rs_gen-1_0","status":"completed","summary":[{"type":"summary_text","text":"think"}]}`},
+		{"response.output_item.added", `"output_index":1,"item":{"type":"message","id":"msg_gen-1_1","status":"in_progress","role":"assistant","content":[]}`},
+		{"response.content_part.added", `"item_id":"msg_gen-1_1","output_index":1,"content_index":0,"part":{"type":"output_text","text":"","annotations":[],"logprobs":[]}`},
+		{"response.output_text.delta", `"item_id":"msg_gen-1_1","output_index":1,"content_index":0,"logprobs":[],"delta":"Hel"`},
+		{"response.output_text.delta", `"delta":"lo \"x\""`},
+		{"response.output_text.done", `"item_id":"msg_gen-1_1","output_index":1,"content_index":0,"text":"Hello \"x\"","logprobs":[]`},
+		{"response.content_part.done", `"part":{"type":"output_text","text":"Hello \"x\"","annotations":[],"logprobs":[]}`},
+		{"response.output_item.done", `"content":[{"type":"output_text","text":"Hello \"x\"","annotations":[],"logprobs":[]}]`},
+		{"response.output_item.added", `"output_index":2,"item":{"type":"function_call","id":"fc_gen-1_2","status":"in_progress","call_id":"call_1","name":"f","arguments":""}`},
+		{"response.function_call_arguments.delta", `"item_id":"fc_gen-1_2","output_index":2,"delta":"{\"a\":"`},
+		{"response.function_call_arguments.delta", `"delta":"1}"`},
+		{"response.function_call_arguments.done", `"item_id":"fc_gen-1_2","output_index":2,"name":"f","arguments":"{\"a\":1}"`},
+		{"response.output_item.done", `"status":"completed","call_id":"call_1","name":"f","arguments":"{\"a\":1}"`},
+		{"response.completed", `"status":"completed"`},
+	}
+	if len(out.events) != len(want) {
+		t.Fatalf("%d events, want %d:\n%s", len(out.events), len(want), out.events)
+	}
+	for i, w := range want {
+		ev := out.events[i]
+		var head struct {
+			Type string `json:"type"`
+			Seq  *int   `json:"sequence_number"`
+		}
+		if err := json.Unmarshal([]byte(ev), &head); err != nil {
+			t.Fatalf("event %d is not JSON: %v\n%s", i, err, ev)
+		}
+		if head.Type != w.typ || head.Seq == nil || *head.Seq != i {
+			t.Errorf("event %d: type %q, sequence_number %v; want %q, %d", i, head.Type, head.Seq, w.typ, i)
+		}
+		if !strings.Contains(ev, w.members) {
+			t.Errorf("event %d (%s) lacks %s:\n%s", i, w.typ, w.members, ev)
+		}
+	}
+	if last := out.events[len(out.events)-1]; !strings.Contains(last, `"input_tokens":3`) || !strings.Contains(last, `"cost":0.000025`) {
+		t.Errorf("response.completed without the usage and its cost: %s", last)
+	}
+}
