@@ -199,7 +199,9 @@ func main() {
 		"a gateway without h2c fails it)")
 	fs.BoolVar(&o.credits, "credits", false, "turn credits.enabled on (the organization's balance is checked on every call)")
 	fs.StringVar(&o.pprof, "pprof", "", "write the gateway's CPU profile of the throughput phase into this folder "+
-		"(<scenario>-<dialect>.pprof; view with go tool pprof -top BIN FILE), and what it allocated until then (.allocs.pprof)")
+		"(<scenario>-<dialect>.pprof; view with go tool pprof -top BIN FILE), what it allocated until then (.allocs.pprof), "+
+		"and the latency phase's first seconds at c=1 as a CPU profile (.latency.pprof) and an execution trace (.latency.trace; "+
+		"go tool trace -pprof=sched|sync|net|syscall FILE says where a call waited)")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 20, "longest CPU profile -pprof records (the throughput phase's first seconds)")
 	fs.StringVar(&o.keep, "keep", "", "keep the scratch files in this folder (default: a temporary one, removed)")
 	_ = fs.Parse(os.Args[1:])
@@ -479,7 +481,7 @@ models:%[7]s
 	}
 
 	if latencyRan(o) {
-		if err := latency(r, o, base, gw.url); err != nil {
+		if err := latency(r, o, base, gw.url, pprofAddr); err != nil {
 			return nil, err
 		}
 	}
@@ -522,14 +524,30 @@ models:%[7]s
 }
 
 // latency measures the added latency at c=1, and how much of it the gateway reports as its own work.
-func latency(r *result, o options, base loadArgs, gwURL string) error {
+func latency(r *result, o options, base loadArgs, gwURL, pprofAddr string) error {
 	log.Printf("%s: added latency, %d pairs at c=1", r.dialect, o.latencyCalls)
 	lat := base
 	lat.Mode, lat.Conc, lat.N, lat.Pause = "pairs", 1, o.latencyCalls, o.pause
 	before, berr := overheadBuckets(gwURL)
+	profiled := make(chan error, 2)
+	if o.pprof != "" {
+		// At c=1 a call's time is mostly waiting: the execution trace shows where one call waits, the CPU
+		// profile what it runs. Both cover the phase's first seconds.
+		for kind, ext := range map[string]string{"profile": ".latency.pprof", "trace": ".latency.trace"} {
+			go func() {
+				url := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", pprofAddr, kind, min(o.pprofSeconds, 5))
+				profiled <- saveProfile(url, filepath.Join(o.pprof, r.scenario+"-"+r.dialect+ext))
+			}()
+		}
+	}
 	out, err := runLoadProc(lat, nil)
 	if err != nil {
 		return err
+	}
+	if o.pprof != "" {
+		if err := errors.Join(<-profiled, <-profiled); err != nil {
+			return err
+		}
 	}
 	r.directP50, r.directP99 = out.DirectP50, out.DirectP99
 	r.addP50, r.addP99 = out.GatewayP50-out.DirectP50, out.GatewayP99-out.DirectP99
