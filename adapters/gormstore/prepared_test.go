@@ -15,7 +15,7 @@ import (
 )
 
 // scratchSQLite is a migrated store in a file of the test's own.
-func scratchSQLite(t *testing.T) *gorm.DB {
+func scratchSQLite(t testing.TB) *gorm.DB {
 	t.Helper()
 	db, cleanup, err := Open(t.Context(), Config{URL: "sqlite:" + filepath.Join(t.TempDir(), "s.db")}, slog.New(slog.DiscardHandler))
 	if err != nil {

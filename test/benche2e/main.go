@@ -149,6 +149,7 @@ type options struct {
 	settle              bool
 	pprof               string
 	pprofSeconds        int
+	pprofLatencySeconds int
 }
 
 func main() {
@@ -161,6 +162,9 @@ func main() {
 			return
 		case "load":
 			runLoad(os.Args[2:])
+			return
+		case "trace":
+			runTraceSummary(os.Args[2:])
 			return
 		case "--config": // -bin proxy: this program stands in for the gateway
 			runProxy(os.Args[2], os.Args[3:])
@@ -203,6 +207,8 @@ func main() {
 		"and the latency phase's first seconds at c=1 as a CPU profile (.latency.pprof) and an execution trace (.latency.trace; "+
 		"go tool trace -pprof=sched|sync|net|syscall FILE says where a call waited)")
 	fs.IntVar(&o.pprofSeconds, "pprof-seconds", 20, "longest CPU profile -pprof records (the throughput phase's first seconds)")
+	fs.IntVar(&o.pprofLatencySeconds, "pprof-latency-seconds", 5, "seconds of the latency phase -pprof profiles and traces "+
+		"(at c=1 a second holds some 15 samples of a call's CPU: 30 s and -latency-calls 40000 tell one function's share)")
 	fs.StringVar(&o.keep, "keep", "", "keep the scratch files in this folder (default: a temporary one, removed)")
 	_ = fs.Parse(os.Args[1:])
 	if err := o.check(); err != nil {
@@ -535,7 +541,7 @@ func latency(r *result, o options, base loadArgs, gwURL, pprofAddr string) error
 		// profile what it runs. Both cover the phase's first seconds.
 		for kind, ext := range map[string]string{"profile": ".latency.pprof", "trace": ".latency.trace"} {
 			go func() {
-				url := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", pprofAddr, kind, min(o.pprofSeconds, 5))
+				url := fmt.Sprintf("http://%s/debug/pprof/%s?seconds=%d", pprofAddr, kind, o.pprofLatencySeconds)
 				profiled <- saveProfile(url, filepath.Join(o.pprof, r.scenario+"-"+r.dialect+ext))
 			}()
 		}

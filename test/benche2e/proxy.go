@@ -6,6 +6,7 @@ import (
 	"io"
 	"log"
 	"net/http"
+	_ "net/http/pprof" // -pprof: the proxy's profiles, on the address given as the gateway's pprof_addr
 	"os"
 	"regexp"
 	"strings"
@@ -18,6 +19,7 @@ import (
 // after every read. No authentication, limits, records or billing: the floor under the gateway's figures.
 var (
 	proxyAddr   = regexp.MustCompile(`server: \{addr: "([^"]+)"`)
+	proxyPprof  = regexp.MustCompile(`pprof_addr: "([^"]+)"`)
 	proxyBase   = regexp.MustCompile(`base_url: (\S+), api_key: (\S+)\}`)
 	proxyModels = regexp.MustCompile(`id: (\S+), modality: .*upstream_model: ([^,]+),`)
 )
@@ -85,6 +87,10 @@ func runProxy(cfgPath string, args []string) {
 			}
 		}
 	})
+	// Profiles of the floor, as of the gateway (-pprof): the same endpoints on the address the gateway would use.
+	if m := proxyPprof.FindSubmatch(cfg); m != nil {
+		go func() { log.Print(http.ListenAndServe(string(m[1]), nil)) }()
+	}
 	// As the gateway's listener: HTTP/1.1 and h2c (the -h2c phase).
 	var protocols http.Protocols
 	protocols.SetHTTP1(true)
