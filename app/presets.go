@@ -25,10 +25,11 @@ func NewPresets(store ports.PresetStore, dir ports.Directory, env Env) *Presets 
 	return &Presets{store: store, dir: dir, env: env}
 }
 
-// workspace resolves where the scope's presets live.
+// workspace resolves where the scope's presets live: a key's own workspace, which it may name (another is a 400,
+// as it is to the generations); for a management key the one it names, or the default.
 func (p *Presets) workspace(ctx context.Context, s ports.PresetScope) (string, error) {
 	if !s.By.Management {
-		return s.By.WorkspaceID, nil
+		return scopeWorkspace(ctx, p.dir, s.By, s.WorkspaceID)
 	}
 	if s.WorkspaceID == "" {
 		ws, err := p.dir.DefaultWorkspace(ctx)

@@ -16,20 +16,18 @@ import (
 
 // The pages of the gateway's configuration that operators change: presets and guardrails.
 
-// listPage is how many presets, versions, guardrails or assignments a page shows.
-var listPage = ports.Page{Limit: 100}
-
 func (h *Handler) presets(w http.ResponseWriter, r *http.Request, s *session) {
-	list, _, err := h.Presets.List(r.Context(), ports.PresetScope{By: s.By, WorkspaceID: r.URL.Query().Get("workspace")}, listPage)
+	scope := ports.PresetScope{By: s.By, WorkspaceID: r.URL.Query().Get("workspace")}
+	list, more, err := listAt(r, "offset", nil, func(p ports.Page) ([]preset.Preset, int, error) { return h.Presets.List(r.Context(), scope, p) })
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "presets", s, map[string]any{"Presets": list, "Workspace": r.URL.Query().Get("workspace")})
+	h.render(w, r, http.StatusOK, "presets", s, map[string]any{"Presets": list, "More": more, "Workspace": r.URL.Query().Get("workspace")})
 }
 
-// preset shows a preset's versions and the line difference between two of them (?a=&b=, by number; the last two
-// by default).
+// preset shows a preset's versions, the newest 100 unless ?versions= pages to others, and the line difference
+// between two of them (?a=&b=, by number; the last two shown by default).
 func (h *Handler) preset(w http.ResponseWriter, r *http.Request, s *session) {
 	q := r.URL.Query()
 	scope := ports.PresetScope{By: s.By, WorkspaceID: q.Get("workspace"), Slug: r.PathValue("slug")}
@@ -38,12 +36,14 @@ func (h *Handler) preset(w http.ResponseWriter, r *http.Request, s *session) {
 		h.fail(w, r, s, err)
 		return
 	}
-	versions, _, err := h.Presets.Versions(r.Context(), scope, listPage)
+	versions, more, err := listAt(r, "versions", lastPage, func(p ports.Page) ([]preset.Version, int, error) {
+		return h.Presets.Versions(r.Context(), scope, p)
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	data := map[string]any{"P": p, "Current": current, "Versions": versions, "Workspace": q.Get("workspace")}
+	data := map[string]any{"P": p, "Current": current, "Versions": versions, "More": more, "Workspace": q.Get("workspace")}
 	if n := len(versions); n > 0 {
 		a, b := versions[max(n-2, 0)].Number, versions[n-1].Number
 		for _, f := range []struct {
@@ -81,12 +81,13 @@ func versionText(v preset.Version) string {
 		b.WriteString(*v.SystemPrompt)
 	}
 	b.WriteString("\nconfiguration:\n")
-	raw, err := json.MarshalIndent(v.Config, "", "  ")
-	if err != nil { // a stored configuration is JSON: it was read from JSON
-		raw = []byte(err.Error())
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // the page escapes it: the diff shows "<", not "\u003c"
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v.Config); err != nil { // a stored configuration is JSON: it was read from JSON
+		b.WriteString(err.Error())
 	}
-	b.Write(raw)
-	return b.String()
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // workspaces lists the organization's workspaces, with the form that creates one.
@@ -95,12 +96,14 @@ func (h *Handler) workspaces(w http.ResponseWriter, r *http.Request, s *session)
 }
 
 func (h *Handler) renderWorkspaces(w http.ResponseWriter, r *http.Request, s *session, status int, msg string) {
-	list, _, err := h.Workspaces.ListWorkspaces(r.Context(), listPage)
+	list, more, err := listAt(r, "offset", nil, func(p ports.Page) ([]account.Workspace, int, error) {
+		return h.Workspaces.ListWorkspaces(r.Context(), p)
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	h.render(w, r, status, "workspaces", s, map[string]any{"Workspaces": list, "Error": msg})
+	h.render(w, r, status, "workspaces", s, map[string]any{"Workspaces": list, "More": more, "Error": msg})
 }
 
 func (h *Handler) createWorkspace(w http.ResponseWriter, r *http.Request, s *session) {
@@ -128,12 +131,14 @@ func (h *Handler) renderWorkspace(w http.ResponseWriter, r *http.Request, s *ses
 		h.fail(w, r, s, err)
 		return
 	}
-	members, _, err := h.Workspaces.WorkspaceMembers(ctx, ws.ID, listPage)
+	members, more, err := listAt(r, "members", nil, func(p ports.Page) ([]account.WorkspaceMembership, int, error) {
+		return h.Workspaces.WorkspaceMembers(ctx, ws.ID, p)
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	h.render(w, r, status, "workspace", s, map[string]any{"W": ws, "Budgets": budgets, "Members": members,
+	h.render(w, r, status, "workspace", s, map[string]any{"W": ws, "Budgets": budgets, "Members": members, "More": more,
 		"Intervals": resets[1:], "Error": msg})
 }
 
@@ -177,12 +182,14 @@ func (h *Handler) updateWorkspace(w http.ResponseWriter, r *http.Request, s *ses
 }
 
 func (h *Handler) guardrails(w http.ResponseWriter, r *http.Request, s *session) {
-	list, _, err := h.Guardrails.List(r.Context(), "", listPage)
+	list, more, err := listAt(r, "offset", nil, func(p ports.Page) ([]guardrail.Guardrail, int, error) {
+		return h.Guardrails.List(r.Context(), "", p)
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "guardrails", s, map[string]any{"Guardrails": list})
+	h.render(w, r, http.StatusOK, "guardrails", s, map[string]any{"Guardrails": list, "More": more})
 }
 
 func (h *Handler) guardrail(w http.ResponseWriter, r *http.Request, s *session) {
@@ -196,12 +203,16 @@ func (h *Handler) renderGuardrail(w http.ResponseWriter, r *http.Request, s *ses
 		h.fail(w, r, s, err)
 		return
 	}
-	keys, _, err := h.Guardrails.KeyAssignments(r.Context(), id, listPage)
+	keys, moreKeys, err := listAt(r, "keys", nil, func(p ports.Page) ([]ports.KeyAssignment, int, error) {
+		return h.Guardrails.KeyAssignments(r.Context(), id, p)
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
 	}
-	members, _, err := h.Guardrails.MemberAssignments(r.Context(), id, listPage)
+	members, moreMembers, err := listAt(r, "members", nil, func(p ports.Page) ([]ports.MemberAssignment, int, error) {
+		return h.Guardrails.MemberAssignments(r.Context(), id, p)
+	})
 	if err != nil {
 		h.fail(w, r, s, err)
 		return
@@ -212,6 +223,7 @@ func (h *Handler) renderGuardrail(w http.ResponseWriter, r *http.Request, s *ses
 		return
 	}
 	h.render(w, r, status, "guardrail", s, map[string]any{"G": g, "KeyAssignments": keys, "MemberAssignments": members,
+		"MoreKeys": moreKeys, "MoreMembers": moreMembers,
 		"Keys": all, "Resets": resets, "Error": msg})
 }
 

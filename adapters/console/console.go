@@ -74,7 +74,7 @@ var securityHeaders = map[string]string{
 	"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; " +
 		"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 	"X-Content-Type-Options": "nosniff",
-	"Referrer-Policy":        "no-referrer",
+	"Referrer-Policy":        "same-origin",
 	"X-Frame-Options":        "DENY",
 	"Cache-Control":          "no-store",
 }
@@ -87,7 +87,8 @@ func New(d Deps, log *slog.Logger, now func() time.Time) *Handler {
 	}
 	m := h.mux
 	m.Handle("GET /console", http.RedirectHandler(Prefix, http.StatusMovedPermanently))
-	m.Handle("GET /console/static/", http.StripPrefix("/console/static/", http.FileServerFS(static)))
+	// One file a request: the folder itself is not listed.
+	m.Handle("GET /console/static/{file}", http.StripPrefix("/console/static/", http.FileServerFS(static)))
 	m.HandleFunc("GET /console/{$}", h.authed(func(w http.ResponseWriter, r *http.Request, _ *session) {
 		http.Redirect(w, r, "/console/overview", http.StatusSeeOther)
 	}))
@@ -142,7 +143,7 @@ func csrfToken(sessionToken string) string {
 func (h *Handler) authed(next func(http.ResponseWriter, *http.Request, *session)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		write := r.Method != http.MethodGet && r.Method != http.MethodHead
-		if write && !sameOrigin(r) {
+		if write && !sameOrigin(r, true) {
 			h.fail(w, r, nil, errCrossOrigin)
 			return
 		}
@@ -209,15 +210,17 @@ var (
 // sameOrigin reports whether a write comes from a page of this server. A browser says where a request comes from
 // in Sec-Fetch-Site, which decides when present. Without it (an older browser), Origin's host must be this
 // server's; its scheme is not compared, so that a proxy which ends TLS in front of the gateway does not refuse
-// every write. Origin is "null" on the console's own forms (their pages send no referrer), and a request with
-// neither header is not a browser's: both are left to the CSRF token.
-func sameOrigin(r *http.Request) bool {
+// every write. A request with neither header is not a browser's, and is left to the CSRF token. Origin "null" comes
+// from a page that sends no referrer or from a sandboxed frame, not from the console's pages (Referrer-Policy:
+// same-origin): a write that carries the CSRF token may take it (nullOK), as the token decides; a sign-in, which
+// has no token yet, may not.
+func sameOrigin(r *http.Request, nullOK bool) bool {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" {
 		return site == "same-origin"
 	}
 	o := r.Header.Get("Origin")
 	if o == "" || o == "null" {
-		return true
+		return o == "" || nullOK
 	}
 	u, err := url.Parse(o)
 	return err == nil && u.Host != "" && u.Host == r.Host
@@ -238,9 +241,9 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // login checks the origin (there is no session, so no CSRF token yet: the origin check keeps another site from
-// signing a browser in to a key of its own).
+// signing a browser in to a key of its own, "null" included).
 func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
-	if !sameOrigin(r) {
+	if !sameOrigin(r, false) {
 		h.fail(w, r, nil, errCrossOrigin)
 		return
 	}

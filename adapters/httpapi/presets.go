@@ -99,7 +99,7 @@ func (h *PresetsHandler) version(c *gin.Context) {
 	raw := c.Param("version")
 	number, ok := decimal(raw, 9)
 	if !ok {
-		writeError(c, domain.Invalid("version", fmt.Sprintf("%q must be a version number written as decimal digits", raw)))
+		writeError(c, domain.Invalid("version", fmt.Sprintf("%q must be a version number: 1 to 9 decimal digits", raw)))
 		return
 	}
 	v, err := h.presets.Version(c.Request.Context(), scope(c), number)

@@ -207,8 +207,28 @@ func TestPresetListAndIsolation(t *testing.T) {
 	if m := g.Do(t, "GET", "/presets/alpha?workspace_id="+other, g.Admin, nil).JSON(t)["data"].(map[string]any)["designated_version"].(map[string]any); jsonString(m["version"]) != "1" {
 		t.Fatal("management key ignores workspace_id")
 	}
-	if n := jsonString(g.Do(t, "GET", "/presets?workspace_id="+other, keyA, nil).JSON(t)["total_count"]); n != "3" {
-		t.Fatalf("an inference key escaped its workspace with workspace_id (%s presets)", n)
+	// An inference key may name its own workspace; another is a 400 naming workspace_id, as for the generations,
+	// for reads and writes alike (a rename sent to another workspace used to rename the key's own preset).
+	own := g.Do(t, "GET", "/presets/alpha", keyA, nil).JSON(t)["data"].(map[string]any)["workspace_id"].(string)
+	if n := jsonString(g.Do(t, "GET", "/presets?workspace_id="+own, keyA, nil).JSON(t)["total_count"]); n != "3" {
+		t.Fatalf("an inference key naming its own workspace lists %s presets", n)
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/presets", ""}, {"GET", "/presets/alpha", ""}, {"GET", "/presets/alpha/versions", ""},
+		{"PATCH", "/presets/alpha", `{"name":"renamed"}`}, {"POST", "/presets/alpha/chat/completions", `{"model":"x","messages":[]}`},
+	} {
+		var body any
+		if c.body != "" {
+			body = c.body
+		}
+		r := g.Do(t, c.method, c.path+"?workspace_id="+other, keyA, body)
+		harness.AssertError(t, r, 400)
+		if !strings.Contains(string(r.Body), "workspace_id") {
+			t.Fatalf("%s %s: %s", c.method, c.path, r.Body)
+		}
+	}
+	if name := g.Do(t, "GET", "/presets/alpha", keyA, nil).JSON(t)["data"].(map[string]any)["name"]; name == "renamed" {
+		t.Fatal("a write naming another workspace changed the key's own preset")
 	}
 	harness.AssertError(t, g.Do(t, "GET", "/presets/alpha?workspace_id=nope", g.Admin, nil), 400)
 }

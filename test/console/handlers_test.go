@@ -2,8 +2,11 @@ package console_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,7 +108,7 @@ func TestConsoleWrites(t *testing.T) {
 		{"another port", csrf, []string{"Origin", "http://127.0.0.1:1", "Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
 		{"cross-site fetch", csrf, []string{"Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
 		{"same-site fetch", csrf, []string{"Sec-Fetch-Site", "same-site"}, http.StatusForbidden},
-		{"own page (no referrer: Origin null)", csrf, []string{"Origin", "null"}, http.StatusCreated},
+		{"Origin null (no referrer), with the token", csrf, []string{"Origin", "null"}, http.StatusCreated},
 		{"null origin from another site", csrf, []string{"Origin", "null", "Sec-Fetch-Site", "cross-site"}, http.StatusForbidden},
 		{"older browser, another origin", csrf, []string{"Sec-Fetch-Site", "", "Origin", "https://evil.example"}, http.StatusForbidden},
 		{"not a browser, with the token", csrf, []string{"Origin", "", "Sec-Fetch-Site", ""}, http.StatusCreated},
@@ -136,9 +139,20 @@ func TestConsoleWrites(t *testing.T) {
 			t.Errorf("%s=%q: %d %s", tt.field, tt.value, p.Status, p.Body)
 		}
 	}
-	// A sign-in from another site is refused too: it would sign the browser in to the other site's key.
-	if p := newBrowser(t, g.Root).do("POST", "/console/login", url.Values{"key": {g.Admin}}, "Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"); p.Status != http.StatusForbidden {
-		t.Fatalf("cross-origin sign-in: %d", p.Status)
+	// A sign-in from another site is refused too: it would sign the browser in to the other site's key. It has no
+	// CSRF token to fall back on, so Origin "null" (a page with no referrer, a sandboxed frame) is refused where a
+	// browser sends no Sec-Fetch-Site.
+	for _, hdr := range [][]string{
+		{"Origin", "https://evil.example", "Sec-Fetch-Site", "cross-site"},
+		{"Origin", "null", "Sec-Fetch-Site", ""},
+		{"Origin", "https://evil.example", "Sec-Fetch-Site", ""},
+	} {
+		if p := newBrowser(t, g.Root).do("POST", "/console/login", url.Values{"key": {g.Admin}}, hdr...); p.Status != http.StatusForbidden {
+			t.Fatalf("cross-origin sign-in %v: %d", hdr, p.Status)
+		}
+	}
+	if p := newBrowser(t, g.Root).do("POST", "/console/login", url.Values{"key": {g.Admin}}, "Origin", g.Root, "Sec-Fetch-Site", ""); p.Status != http.StatusSeeOther {
+		t.Fatalf("sign-in from the console's own page in a browser without Sec-Fetch-Site: %d", p.Status)
 	}
 }
 
@@ -152,7 +166,7 @@ func TestConsoleHeaders(t *testing.T) {
 		"Content-Security-Policy": "default-src 'none'; style-src 'self'; img-src 'self'; media-src 'self'; " +
 			"form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 		"X-Content-Type-Options": "nosniff",
-		"Referrer-Policy":        "no-referrer",
+		"Referrer-Policy":        "same-origin",
 		"X-Frame-Options":        "DENY",
 	}
 	for _, tt := range []struct {
@@ -172,6 +186,7 @@ func TestConsoleHeaders(t *testing.T) {
 		{"/console/videos?after=%00", 400, "text/html; charset=utf-8"},
 		{"/console/videos/gen-vid-%00/content", 400, "text/html; charset=utf-8"},
 		{"/console/static/console.css", 200, "text/css; charset=utf-8"},
+		{"/console/static/", 404, ""},
 		{"/console/nothing-here", 404, ""},
 		{"/console", 301, ""},
 		{"/console/generations?status=abc", 400, "text/html; charset=utf-8"},
@@ -184,6 +199,9 @@ func TestConsoleHeaders(t *testing.T) {
 			p := b.do("GET", tt.path, nil)
 			if p.Status != tt.status || tt.ctype != "" && p.Header.Get("Content-Type") != tt.ctype {
 				t.Fatalf("%d %q %s", p.Status, p.Header.Get("Content-Type"), p.Body)
+			}
+			if strings.Contains(p.Body, `<a href="console.css">`) {
+				t.Fatalf("a folder listed: %s", p.Body)
 			}
 			for k, v := range want {
 				if got := p.Header.Get(k); got != v {
@@ -201,9 +219,16 @@ func TestConsoleEscaping(t *testing.T) {
 	g := start(t)
 	id := g.call(t, hostilePrompt)
 	g.Key(t, map[string]any{"name": hostilePrompt})
+	// A preset whose system prompt and configuration hold markup, in two versions: the difference shows both.
+	for _, user := range []string{"a", hostilePrompt} {
+		body := map[string]any{"model": "chat/fake", "stop": []string{user}, "messages": []any{map[string]any{"role": "system", "content": hostilePrompt + user}}}
+		if r := g.Do(t, "POST", "/presets/hostile/chat/completions", g.key, body); r.Status != http.StatusOK {
+			t.Fatalf("preset: %d %s", r.Status, r.Body)
+		}
+	}
 	b := newBrowser(t, g.Root)
 	b.signIn(g.Admin)
-	for _, path := range []string{"/console/generations/" + id, "/console/keys", "/console/overview", "/console/generations"} {
+	for _, path := range []string{"/console/generations/" + id, "/console/keys", "/console/overview", "/console/generations", "/console/presets/hostile"} {
 		t.Run(path, func(t *testing.T) {
 			p := b.do("GET", path, nil)
 			if p.Status != http.StatusOK {
@@ -216,6 +241,10 @@ func TestConsoleEscaping(t *testing.T) {
 	}
 	if p := b.do("GET", "/console/generations/"+id, nil); !strings.Contains(p.Body, "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;&lt;img src=x onerror=") {
 		t.Fatalf("the prompt is not shown as text: %s", p.Body)
+	}
+	// The configuration's JSON in the difference is the stored text, escaped once by the page (not \u003c).
+	if p := b.do("GET", "/console/presets/hostile", nil); strings.Contains(p.Body, `\u003c`) || !strings.Contains(p.Body, `&#34;&lt;script&gt;document.title=\&#34;pwned\&#34;`) {
+		t.Fatalf("the configuration is not shown as stored: %s", p.Body)
 	}
 }
 
@@ -279,5 +308,64 @@ func TestConsoleWorkspace(t *testing.T) {
 	}
 	if p := b.do("GET", "/console/workspaces/"+empty, nil); p.Status != http.StatusNotFound {
 		t.Fatalf("the deleted workspace's page: %d", p.Status)
+	}
+}
+
+// TestConsolePaging: a list longer than a page (100) pages by its own offset parameter, with links to the pages
+// around it; a preset's versions open at the newest, and the difference at its last two.
+func TestConsolePaging(t *testing.T) {
+	t.Parallel()
+	g := start(t)
+	for i := 1; i <= 103; i++ {
+		body := fmt.Sprintf(`{"model":"chat/fake","messages":[{"role":"system","content":"prompt v%d"}]}`, i)
+		if r := g.Do(t, "POST", "/presets/many/chat/completions", g.key, body); r.Status != http.StatusOK {
+			t.Fatalf("version %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	for i := range 105 {
+		if r := g.Do(t, "POST", "/guardrails", g.Admin, map[string]any{"name": fmt.Sprintf("g%03d", i)}); r.Status != http.StatusCreated {
+			t.Fatalf("guardrail %d: %d %s", i, r.Status, r.Body)
+		}
+	}
+	b := newBrowser(t, g.Root)
+	b.signIn(g.Admin)
+	versions := func(body string) (first, last int) {
+		rows := regexp.MustCompile(`<tr><td class="n">(\d+)</td>`).FindAllStringSubmatch(body, -1)
+		if len(rows) == 0 {
+			t.Fatalf("no versions:\n%s", body)
+		}
+		first, _ = strconv.Atoi(rows[0][1])
+		last, _ = strconv.Atoi(rows[len(rows)-1][1])
+		return first, last
+	}
+	p := b.do("GET", "/console/presets/many", nil)
+	if first, last := versions(p.Body); first != 4 || last != 103 {
+		t.Fatalf("the preset page shows versions %d to %d, want the newest 100 (4 to 103)", first, last)
+	}
+	for _, want := range []string{`name="a" inputmode="numeric" value="102"`, `name="b" inputmode="numeric" value="103"`,
+		"4–103 of 103", `href="/console/presets/many?versions=0" rel="prev"`} {
+		if !strings.Contains(p.Body, want) {
+			t.Fatalf("the preset page lacks %q:\n%s", want, p.Body)
+		}
+	}
+	p = b.do("GET", "/console/presets/many?versions=0", nil)
+	if first, last := versions(p.Body); first != 1 || last != 100 || !strings.Contains(p.Body, `href="/console/presets/many?versions=100" rel="next"`) {
+		t.Fatalf("the first page of versions shows %d to %d:\n%s", first, last, p.Body)
+	}
+
+	rows := func(body string) int { return strings.Count(body, `<tr><td><a href="/console/guardrails/`) }
+	p = b.do("GET", "/console/guardrails", nil)
+	if n := rows(p.Body); n != 100 || !strings.Contains(p.Body, `href="/console/guardrails?offset=100" rel="next"`) {
+		t.Fatalf("the first page of guardrails: %d rows:\n%s", n, p.Body)
+	}
+	p = b.do("GET", "/console/guardrails?offset=100", nil)
+	if n := rows(p.Body); n != 5 || !strings.Contains(p.Body, "101–105 of 105") || !strings.Contains(p.Body, `href="/console/guardrails?offset=0" rel="prev"`) {
+		t.Fatalf("the last page of guardrails: %d rows:\n%s", n, p.Body)
+	}
+	for _, q := range []string{"/console/guardrails?offset=-1", "/console/guardrails?offset=x", "/console/presets/many?versions=1e3",
+		"/console/presets?offset=99999999999"} {
+		if p := b.do("GET", q, nil); p.Status != http.StatusBadRequest || !strings.Contains(p.Body, "must be an offset") {
+			t.Fatalf("%s: %d %s", q, p.Status, p.Body)
+		}
 	}
 }
