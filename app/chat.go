@@ -391,7 +391,11 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 			break
 		}
 		if !chunk.Empty() || chunk.Native != nil {
-			if s.sink.Chunk(chunk) != nil || s.req.Stream && !begun && s.sink.Flush() != nil {
+			if serr := s.sink.Chunk(chunk); serr != nil {
+				err = sinkFailed(serr)
+				break
+			}
+			if s.req.Stream && !begun && s.sink.Flush() != nil {
 				err = errCallerGone
 				break
 			}
@@ -450,7 +454,10 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	switch {
 	case err == nil:
 		if ferr := s.sink.Finish(&res, d.Cost); ferr != nil {
-			d.Err = errCallerGone
+			d.Err = sinkFailed(ferr)
+			if d.Err != errCallerGone && !s.req.Stream { // the answer could not be made: nothing was delivered
+				d.Err, d.FinishReason, d.Cost, d.CacheDiscount = brokeOff(d.Err), "error", 0, nil
+			}
 		}
 	case cut:
 		s.sink.Fail(domain.ErrShutdown) // the stream ends with an error the caller understands
@@ -459,6 +466,16 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 		s.sink.Fail(err)
 	}
 	return d
+}
+
+// sinkFailed is what a sink's error means (ports.ChatSink): the upstream's answer it could not put in the caller's
+// format, or else the caller gone.
+func sinkFailed(err error) error {
+	var ue *ports.UpstreamError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return errCallerGone
 }
 
 // bill prices the answer (chat.Request.Bill): from the upstream's usage when it is plausible for what the call

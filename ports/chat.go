@@ -78,11 +78,12 @@ type ChatSink interface {
 	// Chunk hands on each piece of the answer that carries anything (chat.Chunk.Empty, or native events): for a
 	// stream, to be sent at the next Flush; for an answer that is not streamed, to keep what Finish needs beyond
 	// the gathered result (a sink of the upstream's own format may rebuild the answer from its native events), or
-	// nothing. An error means the caller is gone.
+	// nothing. An error means the caller is gone, unless it is an *UpstreamError: the upstream's answer is one the
+	// sink cannot put in the caller's format (malformed), which fails the call as the upstream's fault.
 	Chunk(c chat.Chunk) error
 	Flusher
 	// Finish ends a whole answer and sends it: the usage (and cost) chunk and [DONE] for a stream, the
-	// completion otherwise.
+	// completion otherwise. Its error means what Chunk's does.
 	Finish(r *chat.Result, cost domain.Micros) error
 	// Fail ends a stream that broke after it started, with an error event its clients understand, and sends it.
 	Fail(err error)

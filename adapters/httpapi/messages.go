@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"slices"
 	"strconv"
 
 	"github.com/gin-gonic/gin"
@@ -126,11 +125,13 @@ type messagesSink struct {
 	native bool
 	gather nativeMessage
 	// Of a translated stream: whether message_start went, the index the next block takes, the open block's
-	// kind ("" when none), and each tool call's block.
+	// kind ("" when none), and the tool calls, gathered (chat.Result) and sent whole at the end: an upstream may
+	// interleave the deltas of parallel calls, or put text between them, where Anthropic's blocks come one after
+	// another, each closed before the next.
 	begun bool
 	next  int
 	open  string
-	tools map[int]int
+	calls chat.Result
 	buf   []byte
 }
 
@@ -157,19 +158,8 @@ func (s *messagesSink) Chunk(c chat.Chunk) error {
 		}
 		b = s.delta(b, `{"type":"text_delta","text":`, c.Content)
 	}
-	for _, d := range c.ToolCalls {
-		if d.ID != "" || d.Name != "" {
-			if s.tools == nil {
-				s.tools = map[int]int{}
-			}
-			s.tools[d.Index] = s.next
-			block := jsonenc.AppendString([]byte(`{"type":"tool_use","id":`), d.ID)
-			block = jsonenc.AppendString(append(block, `,"name":`...), d.Name)
-			b = s.openBlock(b, "tool_use", append(block, `,"input":{}}`...))
-		}
-		if i, ok := s.tools[d.Index]; ok && d.Arguments != "" && i == s.next-1 {
-			b = s.delta(b, `{"type":"input_json_delta","partial_json":`, d.Arguments)
-		}
+	if len(c.ToolCalls) > 0 {
+		s.calls.Add(chat.Chunk{ToolCalls: c.ToolCalls})
 	}
 	if c.FinishReason != "" {
 		b = s.closeBlock(b)
@@ -245,6 +235,13 @@ func (s *messagesSink) Finish(r *chat.Result, _ domain.Micros) error {
 	if s.head.Stream {
 		if !s.native {
 			b := s.closeBlock(s.begin(s.buf[:0]))
+			for _, tc := range s.calls.ToolCalls {
+				block := jsonenc.AppendString([]byte(`{"type":"tool_use","id":`), tc.ID)
+				block = jsonenc.AppendString(append(block, `,"name":`...), tc.Name)
+				b = s.openBlock(b, "tool_use", append(block, `,"input":{}}`...))
+				b = s.delta(b, `{"type":"input_json_delta","partial_json":`, string(toolInput(tc.Arguments)))
+				b = s.closeBlock(b)
+			}
 			delta, _ := json.Marshal(map[string]any{"type": "message_delta",
 				"delta": map[string]any{"stop_reason": stopReason(r.FinishReason), "stop_sequence": nil}, "usage": anthropicUsage(r.Usage)})
 			b = append(append(append(b, "event: message_delta\ndata: "...), delta...), "\n\n"...)
@@ -268,14 +265,21 @@ func (s *messagesSink) translated(r *chat.Result) map[string]any {
 		content = append(content, map[string]any{"type": "text", "text": text})
 	}
 	for _, tc := range r.ToolCalls {
-		input := json.RawMessage(tc.Arguments)
-		if !json.Valid(input) || !bytes.HasPrefix(bytes.TrimSpace(input), []byte("{")) {
-			input = json.RawMessage(`{}`)
-		}
-		content = append(content, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": input})
+		content = append(content, map[string]any{"type": "tool_use", "id": tc.ID, "name": tc.Name, "input": toolInput(tc.Arguments)})
 	}
 	return map[string]any{"id": s.head.GenerationID, "type": "message", "role": "assistant", "model": s.head.Model,
 		"content": content, "stop_reason": stopReason(r.FinishReason), "stop_sequence": nil, "usage": anthropicUsage(r.Usage)}
+}
+
+// toolInput is a tool call's arguments as a tool_use block's input, which is a JSON object: arguments that are not
+// one (cut by the token limit, or malformed) are {}, streamed or not, as an answer of the upstream's own format
+// gathered for a caller who asked for no stream is.
+func toolInput(args string) json.RawMessage {
+	input := json.RawMessage(args)
+	if !json.Valid(input) || !bytes.HasPrefix(bytes.TrimSpace(input), []byte("{")) {
+		return json.RawMessage(`{}`)
+	}
+	return input
 }
 
 // Fail ends a broken stream with an error event, which Anthropic's clients raise.
@@ -290,7 +294,9 @@ func (s *messagesSink) Fail(err error) {
 
 // nativeMessage gathers a Messages stream's events into the message they make, for a caller who asked for no
 // stream: message_start's message, each block as content_block_start began it with its deltas added (text,
-// thinking, signature, a tool's input JSON, citations), and message_delta's stop reason and usage.
+// thinking, signature, a tool's input JSON, citations), and message_delta's stop reason and usage. Events it
+// cannot make a message of (no message_start, a block's index out of bounds or its start without its block) are
+// the upstream's fault (malformed): the caller gets a 502, and pays nothing.
 type nativeMessage struct {
 	msg    map[string]any
 	blocks []map[string]any
@@ -333,19 +339,25 @@ func (m *nativeMessage) event(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&ev); err != nil {
-		return err
+		return malformed("an event is not the JSON of one: " + err.Error())
 	}
 	switch ev.Type {
 	case "message_start":
+		if ev.Message == nil {
+			return malformed("message_start without its message")
+		}
 		m.msg = ev.Message
 	case "content_block_start":
 		if ev.Index < 0 || ev.Index >= chat.MaxParts {
-			return errors.New("a content block's index is out of bounds")
+			return malformed("a content block's index is out of bounds")
+		}
+		if ev.ContentBlock == nil {
+			return malformed("content_block_start without its content_block")
 		}
 		for len(m.blocks) <= ev.Index {
 			m.blocks, m.inputs = append(m.blocks, nil), append(m.inputs, nil)
 		}
-		m.blocks[ev.Index] = ev.ContentBlock
+		m.blocks[ev.Index], m.inputs[ev.Index] = ev.ContentBlock, nil
 	case "content_block_delta":
 		if ev.Index < 0 || ev.Index >= len(m.blocks) || m.blocks[ev.Index] == nil {
 			return nil
@@ -373,10 +385,6 @@ func (m *nativeMessage) event(data []byte) error {
 			list, _ := b["citations"].([]any)
 			b["citations"] = append(list, ev.Delta["citation"])
 		}
-	case "content_block_stop":
-		if ev.Index >= 0 && ev.Index < len(m.inputs) && m.inputs[ev.Index] != nil && m.inputs[ev.Index].Len() > 0 {
-			m.blocks[ev.Index]["input"] = json.RawMessage(slices.Clone(m.inputs[ev.Index].Bytes()))
-		}
 	case "message_delta":
 		if m.msg == nil {
 			return nil
@@ -398,17 +406,30 @@ func (m *nativeMessage) event(data []byte) error {
 	return nil
 }
 
-// message is the gathered message, JSON.
+// message is the gathered message, JSON: each tool's input its input_json_deltas together (toolInput).
 func (m *nativeMessage) message() ([]byte, error) {
 	if m.msg == nil {
-		return nil, errors.New("the provider's stream had no message_start")
+		return nil, malformed("no message_start")
 	}
 	content := make([]any, 0, len(m.blocks))
-	for _, b := range m.blocks {
-		if b != nil {
-			content = append(content, b)
+	for i, b := range m.blocks {
+		if b == nil {
+			continue
 		}
+		if in := m.inputs[i]; in != nil && in.Len() > 0 {
+			b["input"] = toolInput(in.String())
+		}
+		content = append(content, b)
 	}
 	m.msg["content"] = content
-	return json.Marshal(m.msg)
+	b, err := json.Marshal(m.msg)
+	if err != nil {
+		return nil, malformed(err.Error())
+	}
+	return b, nil
+}
+
+// malformed is an answer of the upstream's own format that the gateway cannot put together: the upstream's fault.
+func malformed(reason string) error {
+	return &ports.UpstreamError{Kind: domain.KindUpstream, Reason: "the provider's Messages stream is malformed: " + reason}
 }

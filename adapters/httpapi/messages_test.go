@@ -40,9 +40,9 @@ func events(t *testing.T, body string) []string {
 	return out
 }
 
-// TestMessagesSinkTranslates: an upstream of another format's chunks become Messages events — a text block, then
-// a tool_use block with its input's pieces, each block stopped before the next starts, the stop reason and usage
-// last — and, not streamed, one message.
+// TestMessagesSinkTranslates: an upstream of another format's chunks become Messages events — a text block as it
+// comes, then each tool_use block whole (its input in one delta), each block stopped before the next starts, the
+// stop reason and usage last — and, not streamed, one message.
 func TestMessagesSinkTranslates(t *testing.T) {
 	t.Parallel()
 	chunks := []chat.Chunk{{Content: "Hel"}, {Content: "lo"}, {ToolCalls: []chat.ToolCallDelta{{Index: 0, ID: "c1", Name: "get"}}},
@@ -62,12 +62,12 @@ func TestMessagesSinkTranslates(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := "message_start content_block_start content_block_delta content_block_delta content_block_stop content_block_start " +
-		"content_block_delta content_block_delta content_block_stop message_delta message_stop"
+		"content_block_delta content_block_stop message_delta message_stop"
 	if got := strings.Join(events(t, w.Body.String()), " "); got != want {
 		t.Fatalf("events %s\n%s", got, w.Body)
 	}
 	for _, frag := range []string{`"index":1,"content_block":{"type":"tool_use","id":"c1","name":"get","input":{}}`,
-		`"partial_json":"{\"q\":"`, `"stop_reason":"tool_use"`, `"input_tokens":6`, `"cache_read_input_tokens":4`} {
+		`"partial_json":"{\"q\":1}"`, `"stop_reason":"tool_use"`, `"input_tokens":6`, `"cache_read_input_tokens":4`} {
 		if !strings.Contains(w.Body.String(), frag) {
 			t.Errorf("no %s in\n%s", frag, w.Body)
 		}
@@ -123,5 +123,153 @@ func TestMessagesSinkFails(t *testing.T) {
 	s.Fail(errors.Join(domain.E(domain.KindOverloaded, "upstream_overloaded", "the provider is overloaded")))
 	if got, want := w.Body.String(), "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"the provider is overloaded\",\"code\":529}}\n\n"; got != want {
 		t.Fatalf("%q, want %q", got, want)
+	}
+}
+
+// TestMessagesSinkToolCalls: a translated stream's tool calls reach the caller as the same calls a whole answer
+// holds, however the upstream sends their deltas: interleaved, with text between their pieces, with the id and name
+// repeated on each, or with arguments that are not a JSON object (then {}, as in a whole answer).
+func TestMessagesSinkToolCalls(t *testing.T) {
+	t.Parallel()
+	delta := func(i int, id, name, args string) chat.Chunk {
+		return chat.Chunk{ToolCalls: []chat.ToolCallDelta{{Index: i, ID: id, Name: name, Arguments: args}}}
+	}
+	type call struct{ ID, Name, Input string }
+	for _, tt := range []struct {
+		name   string
+		chunks []chat.Chunk
+		want   []call
+	}{
+		{"interleaved", []chat.Chunk{delta(0, "c1", "f", ""), delta(1, "c2", "g", ""), delta(0, "", "", `{"a":1}`), delta(1, "", "", `{"b":2}`)},
+			[]call{{"c1", "f", `{"a":1}`}, {"c2", "g", `{"b":2}`}}},
+		{"text between the pieces", []chat.Chunk{delta(0, "c1", "f", `{"a":`), {Content: "hm"}, delta(0, "", "", `1}`)},
+			[]call{{"c1", "f", `{"a":1}`}}},
+		{"id and name on every delta", []chat.Chunk{delta(0, "c1", "f", `{"a":`), delta(0, "c1", "f", `1}`)},
+			[]call{{"c1", "f", `{"a":1}`}}},
+		{"not an object", []chat.Chunk{delta(0, "c1", "f", `{not json`), delta(1, "c2", "g", `[1,2]`)},
+			[]call{{"c1", "f", `{}`}, {"c2", "g", `{}`}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, w := messagesTestSink(true)
+			res := &chat.Result{}
+			for _, c := range append(tt.chunks, chat.Chunk{FinishReason: "tool_calls"}) {
+				res.Add(c)
+				if err := s.Chunk(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Finish(res, 0); err != nil {
+				t.Fatal(err)
+			}
+			var got []call
+			var blocks []int // each call's block index
+			inputs := map[int]*strings.Builder{}
+			for _, ev := range strings.Split(strings.TrimSpace(w.Body.String()), "\n\n") {
+				_, data, _ := strings.Cut(ev, "\ndata: ")
+				var e struct {
+					Type         string
+					Index        int
+					ContentBlock struct{ Type, ID, Name string } `json:"content_block"`
+					Delta        struct {
+						Type        string
+						PartialJSON string `json:"partial_json"`
+					} `json:"delta"`
+				}
+				if err := json.Unmarshal([]byte(data), &e); err != nil {
+					t.Fatalf("%q: %v", data, err)
+				}
+				switch {
+				case e.Type == "content_block_start" && e.ContentBlock.Type == "tool_use":
+					got, blocks = append(got, call{ID: e.ContentBlock.ID, Name: e.ContentBlock.Name}), append(blocks, e.Index)
+					inputs[e.Index] = &strings.Builder{}
+				case e.Type == "content_block_delta" && e.Delta.Type == "input_json_delta":
+					inputs[e.Index].WriteString(e.Delta.PartialJSON)
+				}
+			}
+			for i, b := range blocks {
+				got[i].Input = inputs[b].String()
+			}
+			if len(got) != len(tt.want) {
+				t.Fatalf("calls %+v, want %+v\n%s", got, tt.want, w.Body)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Fatalf("calls %+v, want %+v\n%s", got, tt.want, w.Body)
+				}
+			}
+			// Not streamed, the same calls.
+			s, w = messagesTestSink(false)
+			if err := s.Finish(res, 0); err != nil {
+				t.Fatal(err)
+			}
+			var msg struct{ Content []map[string]any }
+			if err := json.Unmarshal(w.Body.Bytes(), &msg); err != nil {
+				t.Fatal(err)
+			}
+			var whole []call
+			for _, b := range msg.Content {
+				if b["type"] == "tool_use" {
+					in, _ := json.Marshal(b["input"])
+					whole = append(whole, call{b["id"].(string), b["name"].(string), string(in)})
+				}
+			}
+			if len(whole) != len(tt.want) {
+				t.Fatalf("whole answer's calls %+v, want %+v", whole, tt.want)
+			}
+			for i := range whole {
+				if whole[i] != tt.want[i] {
+					t.Fatalf("whole answer's calls %+v, want %+v", whole, tt.want)
+				}
+			}
+		})
+	}
+}
+
+// TestMessagesSinkGatherMalformed: events an upstream of the format sends that make no message (for a caller who
+// asked for no stream) are the upstream's fault, a *ports.UpstreamError, and nothing is written; a tool's input cut
+// by the token limit is {} in a message that is answered.
+func TestMessagesSinkGatherMalformed(t *testing.T) {
+	t.Parallel()
+	ev := func(data string) string {
+		var v struct{ Type string }
+		_ = json.Unmarshal([]byte(data), &v)
+		return "event: " + v.Type + "\ndata: " + data + "\n\n"
+	}
+	start := ev(`{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}`)
+	tool := ev(`{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t1","name":"get","input":{}}}`)
+	partial := ev(`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"location\": \"Par"}}`)
+	stop := ev(`{"type":"content_block_stop","index":0}`) + ev(`{"type":"message_delta","delta":{"stop_reason":"max_tokens"},"usage":{"output_tokens":8}}`) +
+		ev(`{"type":"message_stop"}`)
+	for _, tt := range []struct {
+		name, events string
+		want         string // the message, or "" for an upstream error
+	}{
+		{"no message_start", tool + stop, ""},
+		{"a null message", ev(`{"type":"message_start","message":null}`) + stop, ""},
+		{"message_delta first", ev(`{"type":"message_delta","delta":{"stop_reason":"end_turn"}}`) + stop, ""},
+		{"an index out of bounds", start + ev(`{"type":"content_block_start","index":999999999,"content_block":{"type":"text","text":""}}`), ""},
+		{"a negative index", start + ev(`{"type":"content_block_start","index":-1,"content_block":{"type":"text","text":""}}`), ""},
+		{"a block restarted without its block", start + tool + partial + ev(`{"type":"content_block_start","index":0,"content_block":null}`) + stop, ""},
+		{"an event that is not JSON", start + "event: content_block_delta\ndata: {not json\n\n", ""},
+		{"the token limit in a tool's input", start + tool + partial + stop,
+			`{"content":[{"id":"t1","input":{},"name":"get","type":"tool_use"}],"id":"msg_1","model":"claude","role":"assistant",` +
+				`"stop_reason":"max_tokens","type":"message","usage":{"input_tokens":5,"output_tokens":8}}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s, w := messagesTestSink(false)
+			err := s.Chunk(chat.Chunk{Native: domain.Opaque(tt.events)})
+			if err == nil {
+				err = s.Finish(&chat.Result{}, 0)
+			}
+			var ue *ports.UpstreamError
+			switch {
+			case tt.want == "" && !errors.As(err, &ue):
+				t.Fatalf("err %v, want an upstream error", err)
+			case tt.want == "" && w.Body.Len() > 0:
+				t.Fatalf("wrote %s", w.Body)
+			case tt.want != "" && (err != nil || w.Body.String() != tt.want):
+				t.Fatalf("err %v, message\n%s\nwant\n%s", err, w.Body, tt.want)
+			}
+		})
 	}
 }

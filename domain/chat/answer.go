@@ -109,7 +109,9 @@ func (r *Result) Add(c Chunk) {
 		if d.ID != "" {
 			tc.ID = d.ID
 		}
-		r.keep(r.names[i], d.Name)
+		if d.Name != tc.Name { // some upstreams repeat the id and the whole name with every delta of a call
+			r.keep(r.names[i], d.Name)
+		}
 		r.keep(r.args[i], d.Arguments)
 		tc.Name, tc.Arguments = r.names[i].String(), r.args[i].String()
 	}

@@ -2,6 +2,7 @@ package chat_test
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -129,4 +130,34 @@ func deref(d *domain.Micros) any {
 		return nil
 	}
 	return *d
+}
+
+// TestResultToolCalls: tool-call deltas gather by their index, in the order the indexes first came: the name once
+// (some upstreams repeat the id and the whole name with every delta), the arguments in the order they came, also
+// when the deltas of two calls interleave.
+func TestResultToolCalls(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		deltas [][]chat.ToolCallDelta
+		want   []chat.ToolCall
+	}{
+		{"one call, its arguments in pieces", [][]chat.ToolCallDelta{{{Index: 0, ID: "c1", Name: "f"}}, {{Index: 0, Arguments: `{"a":`}}, {{Index: 0, Arguments: `1}`}}},
+			[]chat.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}}},
+		{"the id and name repeated with every delta", [][]chat.ToolCallDelta{{{Index: 0, ID: "c1", Name: "f", Arguments: `{"a":`}}, {{Index: 0, ID: "c1", Name: "f", Arguments: `1}`}}},
+			[]chat.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}}},
+		{"two calls interleaved", [][]chat.ToolCallDelta{{{Index: 0, ID: "c1", Name: "f"}}, {{Index: 1, ID: "c2", Name: "g"}}, {{Index: 0, Arguments: `{"a":1}`}}, {{Index: 1, Arguments: `{"b":2}`}}},
+			[]chat.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}, {ID: "c2", Name: "g", Arguments: `{"b":2}`}}},
+		{"indexes from 1 with a gap", [][]chat.ToolCallDelta{{{Index: 1, ID: "c1", Name: "f"}}, {{Index: 3, ID: "c2", Name: "g", Arguments: "{}"}}},
+			[]chat.ToolCall{{ID: "c1", Name: "f"}, {ID: "c2", Name: "g", Arguments: "{}"}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var r chat.Result
+			for _, d := range tt.deltas {
+				r.Add(chat.Chunk{ToolCalls: d})
+			}
+			if !reflect.DeepEqual(r.ToolCalls, tt.want) {
+				t.Fatalf("got %+v, want %+v", r.ToolCalls, tt.want)
+			}
+		})
+	}
 }

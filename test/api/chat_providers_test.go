@@ -105,3 +105,70 @@ models:
 		})
 	}
 }
+
+// TestMessagesMalformedUpstream: a Messages answer not streamed is gathered from the Anthropic upstream's events;
+// events that make no message (none begins it, a block restarted without its block) are the upstream's fault: a
+// 502 in Anthropic's shape, recorded as an error and not billed, never a 500 or a charge for an answer the caller
+// did not get. A tool's input cut by max_tokens is answered, with the input {}.
+func TestMessagesMalformedUpstream(t *testing.T) {
+	t.Parallel()
+	ant := fakes.NewAnthropic(t, "sk-ant")
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: anthropic, kind: anthropic, base_url: %s, api_key: sk-ant}
+models:
+  - {id: claude, modality: chat, endpoints: [{provider: anthropic, upstream_model: claude-x, pricing: {per_million_prompt_tokens: 3, per_million_completion_tokens: 15}}]}
+`, ant.BaseURL())))
+	key, _ := g.Key(t, nil)
+	ev := func(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
+	start := ev("message_start", `{"type":"message_start","message":{"id":"msg_x","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"usage":{"input_tokens":30,"output_tokens":1}}}`)
+	tool := ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"get_weather","input":{}}}`)
+	args := ev("content_block_delta", `{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\"location\": \"Par"}}`)
+	end := ev("content_block_stop", `{"type":"content_block_stop","index":0}`) +
+		ev("message_delta", `{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":8}}`) +
+		ev("message_stop", `{"type":"message_stop"}`)
+	for _, tt := range []struct {
+		name   string
+		events []string
+		status int
+	}{
+		{"max_tokens inside a tool's input", []string{start, tool, args, end}, 200},
+		{"no message_start", []string{tool, args, end}, 502},
+		{"a block restarted without its block", []string{start, tool, args, ev("content_block_start", `{"type":"content_block_start","index":0,"content_block":null}`), end}, 502},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ant.Script(fakes.Step{Events: tt.events})
+			r := g.Do(t, "POST", "/messages", key, `{"model":"claude","max_tokens":8,"messages":[{"role":"user","content":"Weather in Paris?"}],`+
+				`"tools":[{"name":"get_weather","input_schema":{"type":"object"}}]}`)
+			if r.Status != tt.status {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			rec := generationOf(t, g, r)
+			if tt.status == 200 {
+				var msg struct {
+					StopReason string `json:"stop_reason"`
+					Content    []struct {
+						Type  string
+						Input map[string]any
+					}
+				}
+				if err := json.Unmarshal(r.Body, &msg); err != nil || msg.StopReason != "max_tokens" || len(msg.Content) != 1 || msg.Content[0].Input == nil {
+					t.Fatalf("message %s: %v", r.Body, err)
+				}
+				if rec["cancelled"] != false || fmt.Sprint(rec["total_cost"]) == "0" {
+					t.Fatalf("record %v", rec)
+				}
+				return
+			}
+			var e struct {
+				Type  string
+				Error struct{ Type, Message string }
+			}
+			if err := json.Unmarshal(r.Body, &e); err != nil || e.Type != "error" || e.Error.Type != "api_error" || !strings.Contains(e.Error.Message, "malformed") {
+				t.Fatalf("error %s: %v", r.Body, err)
+			}
+			if rec["cancelled"] != false || rec["finish_reason"] != "error" || fmt.Sprint(rec["total_cost"]) != "0" {
+				t.Fatalf("record: cancelled %v, finish_reason %v, total_cost %v", rec["cancelled"], rec["finish_reason"], rec["total_cost"])
+			}
+		})
+	}
+}
