@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -108,17 +109,24 @@ type wsConn struct {
 	// reading says the connection waits for a message (no call runs), closing that the server shuts down.
 	mu               sync.Mutex
 	reading, closing bool
-	last             struct {
+	// queued counts the bytes of the messages read and not yet taken by serve.
+	queued atomic.Int64
+	last   struct {
 		id    string
 		items []json.RawMessage
 	}
 	warmups int
 }
 
-// serve reads the client's messages and answers each in turn, until the client closes, the connection is idle
-// (or old) past its bound, or the server shuts down: the close is a clean one (a close frame with the reason).
+// serve answers the client's messages in turn, until the client closes, the connection is idle (or old) past its
+// bound, or the server shuts down: the close is a clean one (a close frame with the reason). The connection is
+// read all along, by read, so that a client who closes it or goes away while a call runs ends that call at once
+// (its context), as a caller who leaves an HTTP call does.
 func (w *wsConn) serve() {
-	ctx := w.c.Request.Context()
+	ctx, gone := context.WithCancelCause(w.c.Request.Context())
+	defer gone(nil)
+	msgs := make(chan wsMessage, maxQueued)
+	go w.read(ctx, gone, msgs)
 	for {
 		if w.wait(true) {
 			_ = w.conn.Close(websocket.StatusGoingAway, "the server is shutting down")
@@ -131,19 +139,74 @@ func (w *wsConn) serve() {
 		} else {
 			why = "open for " + w.h.ws.MaxLifetime.String()
 		}
-		timer := time.AfterFunc(wait, func() { _ = w.conn.Close(websocket.StatusNormalClosure, why) })
-		typ, msg, err := w.conn.Read(ctx)
+		timer := time.NewTimer(wait)
+		var m wsMessage
+		var ok bool
+		select {
+		case m, ok = <-msgs:
+		case <-timer.C:
+			_ = w.conn.Close(websocket.StatusNormalClosure, why)
+			return
+		}
 		timer.Stop()
 		w.wait(false)
-		if err != nil {
-			return // the client closed, a close above, or the connection broke
+		if !ok || ctx.Err() != nil {
+			return // the client closed (messages it sent ahead go unanswered), a close above, or the connection broke
 		}
-		if typ != websocket.MessageText {
+		w.queued.Add(-int64(len(m.data)))
+		if m.typ != websocket.MessageText {
 			w.fail(ctx, domain.Invalid("message", "must be a text message holding a JSON object"))
 			continue
 		}
-		w.turn(ctx, msg)
+		w.turn(ctx, m.data)
 	}
+}
+
+// The causes that end a connection's context: its client closed it (or it broke), or sent more ahead of its
+// running call than the connection holds.
+var (
+	errClientGone = errors.New("the client closed the WebSocket connection")
+	errQueueFull  = errors.New("the client sent more messages ahead of its running call than the connection holds")
+)
+
+// wsMessage is a message read from the client.
+type wsMessage struct {
+	typ  websocket.MessageType
+	data []byte
+}
+
+// maxQueued bounds the messages a client sends ahead, while a call of its connection runs; each waits its turn.
+// Together they hold at most max_message_bytes (queued counts them).
+const maxQueued = 4
+
+// read reads the client's messages into msgs until the connection ends; then it ends ctx (gone), which ends a
+// call that runs, and closes msgs. A client that sends more than maxQueued messages ahead, or more than
+// max_message_bytes of them, is closed (policy violation) rather than held in memory.
+func (w *wsConn) read(ctx context.Context, gone context.CancelCauseFunc, msgs chan<- wsMessage) {
+	defer close(msgs)
+	for {
+		typ, data, err := w.conn.Read(ctx)
+		if err != nil {
+			gone(errClientGone)
+			return
+		}
+		if w.queued.Add(int64(len(data))) > w.h.ws.MaxMessageBytes && len(msgs) > 0 {
+			w.overflow(gone)
+			return
+		}
+		select {
+		case msgs <- wsMessage{typ, data}:
+		default:
+			w.overflow(gone)
+			return
+		}
+	}
+}
+
+// overflow closes a connection whose client sent more ahead of its running call than it holds: the call ends too.
+func (w *wsConn) overflow(gone context.CancelCauseFunc) {
+	gone(errQueueFull)
+	_ = w.conn.Close(websocket.StatusPolicyViolation, "more messages sent before the running call ended than the connection holds")
 }
 
 // wait sets whether the connection waits for a message, and reports whether the server is shutting down.
