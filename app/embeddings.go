@@ -89,6 +89,11 @@ func (s *embeddingCall) Open(ctx context.Context, ep catalog.Endpoint, texts []s
 		return "", &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true,
 			Reason: "the provider answered with another number of embeddings than inputs"}
 	}
+	for _, v := range got.Vectors {
+		if len(v) == 0 { // no model's embedding has no dimension: a vector lost on the way
+			return "", &ports.UpstreamError{Kind: domain.KindUpstream, Retryable: true, Reason: "the provider answered with an empty embedding"}
+		}
+	}
 	s.got = got
 	return got.UpstreamID, nil
 }

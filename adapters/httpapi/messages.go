@@ -339,20 +339,20 @@ func (m *nativeMessage) event(data []byte) error {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&ev); err != nil {
-		return malformed("an event is not the JSON of one: " + err.Error())
+		return malformed("Messages", "an event is not the JSON of one: "+err.Error())
 	}
 	switch ev.Type {
 	case "message_start":
 		if ev.Message == nil {
-			return malformed("message_start without its message")
+			return malformed("Messages", "message_start without its message")
 		}
 		m.msg = ev.Message
 	case "content_block_start":
 		if ev.Index < 0 || ev.Index >= chat.MaxParts {
-			return malformed("a content block's index is out of bounds")
+			return malformed("Messages", "a content block's index is out of bounds")
 		}
 		if ev.ContentBlock == nil {
-			return malformed("content_block_start without its content_block")
+			return malformed("Messages", "content_block_start without its content_block")
 		}
 		for len(m.blocks) <= ev.Index {
 			m.blocks, m.inputs = append(m.blocks, nil), append(m.inputs, nil)
@@ -409,7 +409,7 @@ func (m *nativeMessage) event(data []byte) error {
 // message is the gathered message, JSON: each tool's input its input_json_deltas together (toolInput).
 func (m *nativeMessage) message() ([]byte, error) {
 	if m.msg == nil {
-		return nil, malformed("no message_start")
+		return nil, malformed("Messages", "no message_start")
 	}
 	content := make([]any, 0, len(m.blocks))
 	for i, b := range m.blocks {
@@ -424,12 +424,13 @@ func (m *nativeMessage) message() ([]byte, error) {
 	m.msg["content"] = content
 	b, err := json.Marshal(m.msg)
 	if err != nil {
-		return nil, malformed(err.Error())
+		return nil, malformed("Messages", err.Error())
 	}
 	return b, nil
 }
 
-// malformed is an answer of the upstream's own format that the gateway cannot put together: the upstream's fault.
-func malformed(reason string) error {
-	return &ports.UpstreamError{Kind: domain.KindUpstream, Reason: "the provider's Messages stream is malformed: " + reason}
+// malformed is an answer of the upstream's own format (Messages, Responses) that the gateway cannot put together:
+// the upstream's fault.
+func malformed(format, reason string) error {
+	return &ports.UpstreamError{Kind: domain.KindUpstream, Reason: "the provider's " + format + " stream is malformed: " + reason}
 }

@@ -57,12 +57,16 @@ type responsesSink struct {
 	// connection keeps.
 	native    bool
 	completed json.RawMessage
+	// nativeID is the id of the upstream's response (its response.created), which a failure it did not end with
+	// its own event names, numbered after its last event.
+	nativeID string
 	// begun says the response's first events went; items are its output, open the index of the item that is
-	// still taking deltas (-1: none), calls the item of each tool call (by its index).
+	// still taking deltas (-1: none). calls are the tool calls, gathered (chat.Result) and added as items whole at
+	// the end: an upstream may interleave the deltas of parallel calls, where an item is done before the next.
 	begun bool
 	items []*outputItem
 	open  int
-	calls map[int]int
+	calls chat.Result
 	// buf is the delta event being written.
 	buf []byte
 }
@@ -130,7 +134,7 @@ func (s *responsesSink) Flush() error { return s.out.Flush() }
 func (s *responsesSink) Chunk(c chat.Chunk) error {
 	if c.Native != nil {
 		s.native = true
-		s.keepCompleted(c.Native)
+		s.followNative(c.Native)
 		if !s.head.Stream {
 			return nil
 		}
@@ -149,55 +153,81 @@ func (s *responsesSink) Chunk(c chat.Chunk) error {
 		}
 	}
 	if c.Reasoning != "" {
-		if err := s.delta("reasoning", -1, "", "", c.Reasoning); err != nil {
+		if err := s.delta("reasoning", "", "", c.Reasoning); err != nil {
 			return err
 		}
 	}
 	if c.Content != "" {
-		if err := s.delta("message", -1, "", "", c.Content); err != nil {
+		if err := s.delta("message", "", "", c.Content); err != nil {
 			return err
 		}
 	}
-	for _, tc := range c.ToolCalls {
-		if err := s.delta("function_call", tc.Index, tc.ID, tc.Name, tc.Arguments); err != nil {
-			return err
-		}
+	if len(c.ToolCalls) > 0 {
+		s.calls.Add(chat.Chunk{ToolCalls: c.ToolCalls})
 	}
 	return nil
 }
 
-// keepCompleted keeps the response object of the completion among an upstream's native events.
-func (s *responsesSink) keepCompleted(events []byte) {
+// followNative reads what the sink needs of an upstream's native events: the response object of the completion
+// (a JSON object: a completion without one is no answer), the id of the response and the number of the last event.
+func (s *responsesSink) followNative(events []byte) {
 	for ev := range bytes.SplitSeq(events, []byte("\n\n")) {
 		_, data, ok := bytes.Cut(ev, []byte("data: "))
-		if !ok || !bytes.Contains(ev, []byte("response.completed")) && !bytes.Contains(ev, []byte("response.incomplete")) {
+		if !ok {
 			continue
 		}
-		var e struct {
-			Type     string          `json:"type"`
-			Response json.RawMessage `json:"response"`
+		if n, ok := sequenceNumber(data); ok {
+			s.seq = n + 1
 		}
-		if json.Unmarshal(data, &e) == nil && (e.Type == "response.completed" || e.Type == "response.incomplete") {
-			s.completed = e.Response
+		if s.nativeID == "" && bytes.Contains(data, []byte(`"response.created"`)) ||
+			bytes.Contains(data, []byte("response.completed")) || bytes.Contains(data, []byte("response.incomplete")) {
+			var e struct {
+				Type     string          `json:"type"`
+				Response json.RawMessage `json:"response"`
+			}
+			if json.Unmarshal(data, &e) != nil || !bytes.HasPrefix(bytes.TrimSpace(e.Response), []byte("{")) {
+				continue
+			}
+			var r struct {
+				ID string `json:"id"`
+			}
+			if s.nativeID == "" && json.Unmarshal(e.Response, &r) == nil {
+				s.nativeID = r.ID
+			}
+			if e.Type == "response.completed" || e.Type == "response.incomplete" {
+				s.completed = e.Response
+			}
 		}
 	}
 }
 
-// delta adds text to the item it belongs to (the open one of its kind, or the call of index), opening the item
+// sequenceNumber is an event's "sequence_number", found by its key (an event is one object, whose members do not
+// nest one of that name before it): the events are per token, and decoding each whole for one number would be the
+// sink's main cost.
+func sequenceNumber(data []byte) (int64, bool) {
+	_, rest, ok := bytes.Cut(data, []byte(`"sequence_number":`))
+	if !ok {
+		return 0, false
+	}
+	rest = bytes.TrimLeft(rest, " ")
+	end := 0
+	for end < len(rest) && end < 19 && rest[end] >= '0' && rest[end] <= '9' {
+		end++
+	}
+	n, err := strconv.ParseInt(string(rest[:end]), 10, 64)
+	return n, err == nil
+}
+
+// delta adds text to the item it belongs to (the open one of its kind; a call is a new item), opening the item
 // (and closing the one open before) as it must.
-func (s *responsesSink) delta(kind string, index int, callID, name, text string) error {
+func (s *responsesSink) delta(kind string, callID, name, text string) error {
 	i := -1
-	switch {
-	case kind == "function_call":
-		if at, ok := s.calls[index]; ok {
-			i = at
-		}
-	case s.open >= 0 && s.items[s.open].kind == kind:
+	if kind != "function_call" && s.open >= 0 && s.items[s.open].kind == kind {
 		i = s.open
 	}
 	if i < 0 {
 		var err error
-		if i, err = s.add(kind, index, callID, name); err != nil {
+		if i, err = s.add(kind, callID, name); err != nil {
 			return err
 		}
 	}
@@ -224,7 +254,7 @@ func (s *responsesSink) delta(kind string, index int, callID, name, text string)
 }
 
 // add opens an item of kind (closing the one open before), and returns its index in the output.
-func (s *responsesSink) add(kind string, index int, callID, name string) (int, error) {
+func (s *responsesSink) add(kind string, callID, name string) (int, error) {
 	if err := s.closeOpen(); err != nil {
 		return 0, err
 	}
@@ -233,12 +263,6 @@ func (s *responsesSink) add(kind string, index int, callID, name string) (int, e
 	s.items = append(s.items, it)
 	i := len(s.items) - 1
 	s.open = i
-	if kind == "function_call" {
-		if s.calls == nil {
-			s.calls = map[int]int{}
-		}
-		s.calls[index] = i
-	}
 	if err := s.emit("response.output_item.added", member{"output_index", i}, member{"item", it.object(false)}); err != nil {
 		return i, err
 	}
@@ -470,6 +494,14 @@ func (s *responsesSink) Finish(r *chat.Result, cost domain.Micros) error {
 	if err := s.closeOpen(); err != nil {
 		return err
 	}
+	for _, tc := range s.calls.ToolCalls {
+		if err := s.delta("function_call", tc.ID, tc.Name, tc.Arguments); err != nil {
+			return err
+		}
+		if err := s.closeOpen(); err != nil {
+			return err
+		}
+	}
 	status, event := "completed", "response.completed"
 	if r.FinishReason == "length" || r.FinishReason == "content_filter" {
 		status, event = "incomplete", "response.incomplete"
@@ -492,7 +524,7 @@ func (s *responsesSink) Finish(r *chat.Result, cost domain.Micros) error {
 // whole sends an answer that was not streamed.
 func (s *responsesSink) whole(b []byte) error {
 	if b == nil {
-		return errors.New("the provider's answer ended without its response")
+		return malformed("Responses", "it ended without its response")
 	}
 	return s.out.whole(b)
 }
@@ -502,6 +534,9 @@ func (s *responsesSink) Fail(err error) {
 	de := &domain.Error{Kind: domain.KindUpstream, Code: "upstream_failed", Msg: "the provider failed mid-stream"}
 	errors.As(err, &de)
 	r := s.response("failed", nil, nil)
+	if s.nativeID != "" {
+		r.ID = s.nativeID
+	}
 	r.Error = map[string]any{"code": de.Code, "message": de.Msg}
 	if s.emit("response.failed", member{"response", r}) == nil {
 		_ = s.Flush()

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -22,7 +24,8 @@ func (o *eventsOut) event(_ string, data []byte) error {
 }
 
 // TestResponsesTranslatedEvents holds the events written from chat chunks to the Responses API's: their types in
-// order, numbered from 0, each with the members OpenAI's stream has (as the openai client reads them).
+// order, numbered from 0, each with the members OpenAI's stream has (as the openai client reads them); a tool call
+// is an item added whole at the end (its arguments in one delta).
 func TestResponsesTranslatedEvents(t *testing.T) {
 	out := &eventsOut{}
 	s := &responsesSink{out: out}
@@ -58,8 +61,7 @@ func TestResponsesTranslatedEvents(t *testing.T) {
 		{"response.content_part.done", `"part":{"type":"output_text","text":"Hello \"x\"","annotations":[],"logprobs":[]}`},
 		{"response.output_item.done", `"content":[{"type":"output_text","text":"Hello \"x\"","annotations":[],"logprobs":[]}]`},
 		{"response.output_item.added", `"output_index":2,"item":{"type":"function_call","id":"fc_gen-1_2","status":"in_progress","call_id":"call_1","name":"f","arguments":""}`},
-		{"response.function_call_arguments.delta", `"item_id":"fc_gen-1_2","output_index":2,"delta":"{\"a\":"`},
-		{"response.function_call_arguments.delta", `"delta":"1}"`},
+		{"response.function_call_arguments.delta", `"item_id":"fc_gen-1_2","output_index":2,"delta":"{\"a\":1}"`},
 		{"response.function_call_arguments.done", `"item_id":"fc_gen-1_2","output_index":2,"name":"f","arguments":"{\"a\":1}"`},
 		{"response.output_item.done", `"status":"completed","call_id":"call_1","name":"f","arguments":"{\"a\":1}"`},
 		{"response.completed", `"status":"completed"`},
@@ -85,5 +87,98 @@ func TestResponsesTranslatedEvents(t *testing.T) {
 	}
 	if last := out.events[len(out.events)-1]; !strings.Contains(last, `"input_tokens":3`) || !strings.Contains(last, `"cost":0.000025`) {
 		t.Errorf("response.completed without the usage and its cost: %s", last)
+	}
+}
+
+// TestResponsesToolCalls: a translated stream's tool calls are the items a whole answer holds, however the upstream
+// sends their deltas: interleaved (each item's done event has its whole arguments, and no delta follows it), with
+// text between their pieces, or with the id and name repeated on every delta.
+func TestResponsesToolCalls(t *testing.T) {
+	delta := func(i int, id, name, args string) chat.Chunk {
+		return chat.Chunk{ToolCalls: []chat.ToolCallDelta{{Index: i, ID: id, Name: name, Arguments: args}}}
+	}
+	for _, tt := range []struct {
+		name   string
+		chunks []chat.Chunk
+		want   []string // each call's done event: call id, name, arguments
+	}{
+		{"interleaved", []chat.Chunk{delta(0, "c1", "f", `{"a":`), delta(1, "c2", "g", "{}"), delta(0, "", "", "1}")},
+			[]string{`c1 f {"a":1}`, `c2 g {}`}},
+		{"text between the pieces", []chat.Chunk{delta(0, "c1", "f", `{"a":`), {Content: "hm"}, delta(0, "", "", "1}")},
+			[]string{`c1 f {"a":1}`}},
+		{"id and name on every delta", []chat.Chunk{delta(0, "c1", "f", `{"a":`), delta(0, "c1", "f", "1}")},
+			[]string{`c1 f {"a":1}`}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out := &eventsOut{}
+			s := &responsesSink{out: out}
+			s.Start(ports.ChatHead{GenerationID: "gen-1", Model: "m", Stream: true})
+			for _, c := range tt.chunks {
+				if err := s.Chunk(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := s.Finish(&chat.Result{FinishReason: "tool_calls"}, 0); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			done := map[string]bool{}
+			for _, ev := range out.events {
+				var e struct {
+					Type   string `json:"type"`
+					ItemID string `json:"item_id"`
+					Item   struct {
+						Type, ID, Name, Arguments string
+						CallID                    string `json:"call_id"`
+					} `json:"item"`
+				}
+				if err := json.Unmarshal([]byte(ev), &e); err != nil {
+					t.Fatal(err)
+				}
+				if e.Type == "response.function_call_arguments.delta" && done[e.ItemID] {
+					t.Fatalf("a delta after its item was done: %s", ev)
+				}
+				if e.Type == "response.output_item.done" && e.Item.Type == "function_call" {
+					done[e.Item.ID] = true
+					got = append(got, e.Item.CallID+" "+e.Item.Name+" "+e.Item.Arguments)
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Fatalf("calls %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestResponsesNative: an upstream's own Responses events go on as they came; a stream it breaks ends with
+// response.failed numbered after its last event and naming its response's id, and an answer not streamed whose
+// completion holds no response object is the upstream's fault, not a 200.
+func TestResponsesNative(t *testing.T) {
+	created := "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{\"id\":\"resp_x\",\"status\":\"in_progress\"}}\n\n"
+	delta := "event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"sequence_number\": 1,\"delta\":\"\\\"sequence_number\\\":9\"}\n\n"
+	out := &eventsOut{}
+	s := &responsesSink{out: out}
+	s.Start(ports.ChatHead{GenerationID: "gen-1", Model: "m", Stream: true})
+	for _, ev := range []string{created, delta} {
+		if err := s.Chunk(chat.Chunk{Native: domain.Opaque(ev)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Fail(domain.E(domain.KindUpstream, "upstream_stream_broke", "the provider's answer broke off"))
+	if len(out.events) != 1 || !strings.HasPrefix(out.events[0], `{"type":"response.failed","sequence_number":2,"response":{"id":"resp_x",`) {
+		t.Fatalf("events %q", out.events)
+	}
+
+	for _, completed := range []string{`null`, `"x"`} {
+		s = &responsesSink{out: &eventsOut{}}
+		s.Start(ports.ChatHead{GenerationID: "gen-1", Model: "m"})
+		ev := "event: response.completed\ndata: {\"type\":\"response.completed\",\"sequence_number\":1,\"response\":" + completed + "}\n\n"
+		if err := s.Chunk(chat.Chunk{Native: domain.Opaque(created + ev)}); err != nil {
+			t.Fatal(err)
+		}
+		var ue *ports.UpstreamError
+		if err := s.Finish(&chat.Result{}, 0); !errors.As(err, &ue) {
+			t.Fatalf("a completion with the response %s: %v, want the upstream's fault", completed, err)
+		}
 	}
 }

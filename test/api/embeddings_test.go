@@ -200,6 +200,16 @@ func TestEmbeddingsFailsOver(t *testing.T) {
 		jsonString(rec["tokens_prompt"]) != "3" || jsonString(rec["total_cost"]) != "0.000045" {
 		t.Fatalf("attempts %v, record %v", order, rec)
 	}
+	// An answer with an empty vector is a provider's failure too: no model's embedding has no dimension.
+	u.openai.Script(fakes.Step{Status: 200, Body: `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[]}],"model":"m",` +
+		`"usage":{"prompt_tokens":3,"total_tokens":3}}`})
+	r = g.Do(t, "POST", "/embeddings", key, map[string]any{"model": "embed", "input": "hello world", "dimensions": 4})
+	if r.Status != 200 || len(vectors(t, r)[0]) != 4 {
+		t.Fatalf("an empty vector was delivered: %d %s", r.Status, r.Body)
+	}
+	if rec := generationOf(t, g, r); rec["provider_name"] != "gemini" {
+		t.Fatalf("record %v", rec)
+	}
 }
 
 // TestEmbeddingsRefuses: a request the gateway cannot serve is a 4xx in the envelope naming the field, and every

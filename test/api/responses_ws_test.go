@@ -189,3 +189,29 @@ models:
 		})
 	}
 }
+
+// TestResponsesMalformedNative: an answer not streamed from an upstream that speaks the Responses API is its
+// completion's response object; a completion without one is the upstream's fault: a 502 in the envelope, recorded
+// as an error and not billed.
+func TestResponsesMalformedNative(t *testing.T) {
+	t.Parallel()
+	native := fakes.NewOpenAI(t, "sk-resp")
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: oairesp, kind: openai, base_url: %s, api_key: sk-resp, responses_api: true}
+models:
+  - {id: resp/native, modality: chat, endpoints: [{provider: oairesp, upstream_model: gpt-fake, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
+`, native.BaseURL())))
+	key, _ := g.Key(t, nil)
+	ev := func(typ, data string) string { return "event: " + typ + "\ndata: " + data + "\n\n" }
+	for _, response := range []string{"null", `"x"`} {
+		native.Script(fakes.Step{Events: []string{
+			ev("response.created", `{"type":"response.created","sequence_number":0,"response":{"id":"resp_1","object":"response","status":"in_progress","output":[]}}`),
+			ev("response.completed", `{"type":"response.completed","sequence_number":1,"response":`+response+`}`),
+		}})
+		r := g.Do(t, "POST", "/responses", key, `{"model":"resp/native","input":"hi"}`)
+		harness.AssertError(t, r, 502)
+		if rec := generationOf(t, g, r); rec["finish_reason"] != "error" || fmt.Sprint(rec["total_cost"]) != "0" {
+			t.Fatalf("response %s: record finish_reason %v, total_cost %v", response, rec["finish_reason"], rec["total_cost"])
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound"
 	"github.com/switchboard-ai/switchboard/domain"
@@ -72,9 +73,9 @@ func inputs(f inbound.Fields) ([]embedding.Input, bool, error) {
 	if !ok {
 		return nil, false, domain.Invalid("input", "is required")
 	}
-	var text string
-	if json.Unmarshal(raw, &text) == nil {
-		return []embedding.Input{{Text: text}}, true, nil
+	if kind(raw) == '"' {
+		text, err := textOf("input", raw)
+		return []embedding.Input{{Text: text}}, true, err
 	}
 	var items []json.RawMessage
 	if json.Unmarshal(raw, &items) != nil || len(items) == 0 {
@@ -82,12 +83,14 @@ func inputs(f inbound.Fields) ([]embedding.Input, bool, error) {
 	}
 	switch kind(items[0]) {
 	case '0': // one token array
-		var tokens []int64
-		if err := json.Unmarshal(raw, &tokens); err != nil {
-			return nil, false, domain.Invalid("input", "must be an array of token ids (integers), or of strings or token arrays")
+		tokens, err := tokensOf("input", raw)
+		if err != nil {
+			return nil, false, err
 		}
 		return []embedding.Input{{Tokens: tokens}}, true, nil
 	case '"', '[':
+	case 'n':
+		return nil, false, domain.Invalid("input[0]", "must be a string, a token id or an array of token ids, not null")
 	default:
 		return nil, false, embedding.TooManyInputs("input")
 	}
@@ -102,18 +105,45 @@ func inputs(f inbound.Fields) ([]embedding.Input, bool, error) {
 		}
 		var err error
 		if kind(item) == '"' {
-			err = json.Unmarshal(item, &out[i].Text)
-		} else if err = json.Unmarshal(item, &out[i].Tokens); err == nil && out[i].Tokens == nil {
-			out[i].Tokens = []int64{}
+			out[i].Text, err = textOf(field, item)
+		} else {
+			out[i].Tokens, err = tokensOf(field, item)
 		}
 		if err != nil {
-			return nil, false, domain.Invalid(field, "must be a string or an array of token ids (integers)")
+			return nil, false, err
 		}
 	}
 	return out, false, nil
 }
 
-// kind is what a JSON value is, told by its first byte: '"' a string, '[' an array, '0' a number, 0 anything else.
+// textOf reads a string input: its JSON must be UTF-8 (encoding/json mends what is not into U+FFFD, which would
+// embed another text than the caller's).
+func textOf(field string, raw json.RawMessage) (string, error) {
+	var text string
+	if !utf8.Valid(raw) || json.Unmarshal(raw, &text) != nil {
+		return "", domain.Invalid(field, "must be a string of valid UTF-8")
+	}
+	return text, nil
+}
+
+// tokensOf reads a token array: each a token id, an integer (encoding/json reads null into an int as 0).
+func tokensOf(field string, raw json.RawMessage) ([]int64, error) {
+	var ids []*int64
+	if err := json.Unmarshal(raw, &ids); err != nil {
+		return nil, domain.Invalid(field, "must be a string or an array of token ids (integers)")
+	}
+	tokens := make([]int64, len(ids))
+	for j, id := range ids {
+		if id == nil {
+			return nil, domain.Invalid(fmt.Sprintf("%s[%d]", field, j), "must be a token id (an integer), not null")
+		}
+		tokens[j] = *id
+	}
+	return tokens, nil
+}
+
+// kind is what a JSON value is, told by its first byte: '"' a string, '[' an array, '0' a number, 'n' null, 0
+// anything else.
 func kind(raw json.RawMessage) byte {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -124,6 +154,8 @@ func kind(raw json.RawMessage) byte {
 		return c
 	case c == '-' || '0' <= c && c <= '9':
 		return '0'
+	case c == 'n':
+		return 'n'
 	}
 	return 0
 }
