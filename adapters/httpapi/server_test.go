@@ -188,6 +188,12 @@ func TestWebSocketUpgrade(t *testing.T) {
 	if bad[0].Status != http.StatusBadRequest || bad[0].Error.Param != "type" {
 		t.Fatalf("a message that is no response.create: %+v", bad[0])
 	}
+	for _, field := range []string{"generate", "stream"} {
+		bad := send(`{"type":"response.create","model":"m","input":"hi","`+field+`":"x"}`, "error")
+		if bad[0].Status != http.StatusBadRequest || bad[0].Error.Param != field {
+			t.Fatalf("%s not a boolean: %+v", field, bad[0])
+		}
+	}
 	if err := conn.Close(websocket.StatusNormalClosure, "done"); err != nil {
 		t.Fatal(err)
 	}

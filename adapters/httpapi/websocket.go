@@ -241,8 +241,16 @@ func (w *wsConn) turn(ctx context.Context, msg []byte) {
 		w.fail(ctx, domain.Invalid("type", "must be response.create"))
 		return
 	}
-	generate := body.Take("generate")
-	body.Take("stream") // implicit: every answer streams as messages
+	generate, stream := body.Take("generate"), body.Take("stream") // stream is implicit: every answer streams
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"generate", generate}, {"stream", stream}} {
+		if v := string(bytes.TrimSpace(f.raw)); f.raw != nil && v != "true" && v != "false" && v != "null" {
+			w.fail(ctx, domain.Invalid(f.name, "must be a boolean"))
+			return
+		}
+	}
 	body.Set("stream", json.RawMessage("true"))
 	if prev := body.Field("previous_response_id"); prev != nil && w.last.id != "" {
 		var id string

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -245,6 +246,59 @@ func Field[T any](f Fields, name string, dst *T) error {
 		return domain.Invalid(name, "must be "+typeName(dst))
 	}
 	return nil
+}
+
+// Object decodes raw, the JSON value of field, into dst, a pointer to a struct: a value that is not an object is a
+// 400 naming field (it must be what), a member of another type a 400 naming that member (field.member, by
+// encoding/json's path) and the type it must be.
+func Object(field string, raw json.RawMessage, dst any, what string) error {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return domain.Invalid(field, "must be "+what)
+	}
+	err := json.Unmarshal(raw, dst)
+	var te *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &te) && te.Field != "":
+		got, _, _ := strings.Cut(te.Value, " ") // "number 1.5": the kind only
+		return domain.Invalid(field+"."+te.Field, "must be "+kindOf(te.Type)+", not "+article(got))
+	}
+	return domain.Invalid(field, "must be "+what)
+}
+
+// kindOf is what a value decoded into t must be, in the API's words.
+func kindOf(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
+}
+
+// article is a JSON kind, as encoding/json names it ("string", "number", "bool", "array", "object"), with its
+// article.
+func article(kind string) string {
+	switch kind {
+	case "bool":
+		return "a boolean"
+	case "array", "object":
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 func typeName(dst any) string {

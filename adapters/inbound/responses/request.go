@@ -1,7 +1,6 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -148,8 +147,8 @@ func (in *input) items(raw json.RawMessage) error {
 	}
 	for i, item := range items {
 		var w itemWire
-		if !isObject(item) || json.Unmarshal(item, &w) != nil {
-			return domain.Invalid(itemField(i, ""), "must be an input item object")
+		if err := inbound.Object(itemField(i, ""), item, &w, "an input item object"); err != nil {
+			return err
 		}
 		switch {
 		case w.Type == "message" || w.Type == "" && w.Role != "":
@@ -192,8 +191,8 @@ func contentOf(raw json.RawMessage, field string) ([]chat.Part, error) {
 	parts := make([]chat.Part, len(items))
 	for j, item := range items {
 		var p partWire
-		if !isObject(item) || json.Unmarshal(item, &p) != nil {
-			return nil, domain.Invalid(field+"["+strconv.Itoa(j)+"]", "must be a content part object with a type")
+		if err := inbound.Object(field+"["+strconv.Itoa(j)+"]", item, &p, "a content part object with a type"); err != nil {
+			return nil, err
 		}
 		switch p.Type {
 		case "input_text", "output_text", "text", "refusal":
@@ -259,13 +258,17 @@ func tools(f inbound.Fields) ([]chat.Tool, error) {
 	if !ok {
 		return nil, nil
 	}
-	var ws []toolWire
-	if json.Unmarshal(raw, &ws) != nil {
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
 		return nil, chat.TooManyTools("tools")
 	}
 	var out []chat.Tool
-	for i, w := range ws {
+	for i, item := range list {
 		field := fmt.Sprintf("tools[%d]", i)
+		var w toolWire
+		if err := inbound.Object(field, item, &w, "a tool object with a type"); err != nil {
+			return nil, err
+		}
 		switch w.Type {
 		case "function":
 			t, err := w.tool(field)
@@ -332,8 +335,8 @@ func toolChoice(f inbound.Fields) (domain.Opaque, error) {
 		Type string `json:"type"`
 		Name string `json:"name"`
 	}
-	if json.Unmarshal(raw, &w) != nil {
-		return nil, domain.Invalid("tool_choice", "must be a string or an object")
+	if err := inbound.Object("tool_choice", raw, &w, "a string or an object"); err != nil {
+		return nil, err
 	}
 	if w.Type != "function" {
 		return nil, nil // a hosted tool's choice: no chat upstream has it
@@ -360,8 +363,8 @@ func textFormat(f inbound.Fields) (domain.Opaque, error) {
 			Strict      *bool           `json:"strict"`
 		} `json:"format"`
 	}
-	if json.Unmarshal(raw, &w) != nil {
-		return nil, domain.Invalid("text", "must be an object")
+	if err := inbound.Object("text", raw, &w, "an object"); err != nil {
+		return nil, err
 	}
 	if w.Format == nil {
 		return nil, nil
@@ -386,9 +389,3 @@ func textFormat(f inbound.Fields) (domain.Opaque, error) {
 }
 
 func itemField(i int, field string) string { return "input[" + strconv.Itoa(i) + "]" + field }
-
-// isObject reports a JSON value that is an object.
-func isObject(raw []byte) bool {
-	raw = bytes.TrimSpace(raw)
-	return len(raw) > 0 && raw[0] == '{'
-}
