@@ -454,9 +454,13 @@ func (s *chatCall) Deliver(ctx context.Context, c *Call) Delivery {
 	switch {
 	case err == nil:
 		if ferr := s.sink.Finish(&res, d.Cost); ferr != nil {
-			d.Err = sinkFailed(ferr)
-			if d.Err != errCallerGone && !s.req.Stream { // the answer could not be made: nothing was delivered
-				d.Err, d.FinishReason, d.Cost, d.CacheDiscount = brokeOff(d.Err), "error", 0, nil
+			if d.Err = sinkFailed(ferr); d.Err != errCallerGone { // the answer's end could not be made
+				d.Err, d.FinishReason = brokeOff(d.Err), "error"
+				if s.req.Stream {
+					s.sink.Fail(d.Err) // what was delivered is paid for, as of a stream that broke
+				} else {
+					d.Cost, d.CacheDiscount = 0, nil // nothing was delivered
+				}
 			}
 		}
 	case cut:

@@ -47,14 +47,14 @@ func listAt[T any](r *http.Request, param string, fallback func(total int) int,
 	if err != nil {
 		return nil, pager{}, err
 	}
-	p := pager{From: min(page.Offset+1, total), To: page.Offset + len(items), Total: total}
+	p := pager{From: min(page.Offset+1, total), To: min(page.Offset+len(items), total), Total: total}
 	link := func(offset int) string {
 		q := r.URL.Query()
 		q.Set(param, strconv.Itoa(offset))
 		return (&url.URL{Path: r.URL.Path, RawQuery: q.Encode()}).String()
 	}
-	if page.Offset > 0 {
-		p.Prev = link(max(page.Offset-page.Limit, 0))
+	if page.Offset > 0 { // past the end, the page before is the list's last
+		p.Prev = link(min(max(page.Offset-page.Limit, 0), lastPage(total)))
 	}
 	if page.Offset+len(items) < total {
 		p.Next = link(page.Offset + len(items))

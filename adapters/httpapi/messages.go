@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 
@@ -125,14 +126,24 @@ type messagesSink struct {
 	native bool
 	gather nativeMessage
 	// Of a translated stream: whether message_start went, the index the next block takes, the open block's
-	// kind ("" when none), and the tool calls, gathered (chat.Result) and sent whole at the end: an upstream may
-	// interleave the deltas of parallel calls, or put text between them, where Anthropic's blocks come one after
-	// another, each closed before the next.
+	// kind ("" when none), and the tool calls (gathered, chat.Result, and numbered as it numbers them).
 	begun bool
 	next  int
 	open  string
 	calls chat.Result
+	held  heldOutput
 	buf   []byte
+}
+
+// heldOutput is what a translated stream holds back for its end. Anthropic's blocks come one after another, each
+// stopped before the next starts, where an upstream may interleave the deltas of parallel calls, or send text
+// between a call's pieces: the first call streams as it comes, in a block begun with its first arguments (its id
+// and name, which may come in pieces, came before) and kept open to the end; the calls after it, and text after a
+// call began, go whole after it. So a tool's input streams in the common case (one call, or calls one after
+// another), and no delta ever goes to a block already stopped.
+type heldOutput struct {
+	live bool // the first call's block began
+	text strings.Builder
 }
 
 func (s *messagesSink) Start(h ports.ChatHead) {
@@ -152,20 +163,43 @@ func (s *messagesSink) Chunk(c chat.Chunk) error {
 		return nil
 	}
 	b := s.begin(s.buf[:0])
-	if c.Content != "" {
+	switch {
+	case c.Content == "":
+	case len(s.calls.ToolCalls) > 0:
+		s.held.text.WriteString(c.Content)
+	default:
 		if s.open != "text" {
 			b = s.openBlock(b, "text", textStart)
 		}
 		b = s.delta(b, `{"type":"text_delta","text":`, c.Content)
 	}
-	if len(c.ToolCalls) > 0 {
-		s.calls.Add(chat.Chunk{ToolCalls: c.ToolCalls})
+	for _, d := range c.ToolCalls {
+		if s.calls.AddToolCall(d) != 0 {
+			continue // held for the end
+		}
+		switch first := s.calls.ToolCalls[0]; {
+		case s.held.live:
+			if d.Arguments != "" {
+				b = s.delta(b, `{"type":"input_json_delta","partial_json":`, d.Arguments)
+			}
+		case first.Name != "" && first.Arguments != "":
+			s.held.live = true
+			b = s.openBlock(b, "tool_use", toolStart(first))
+			b = s.delta(b, `{"type":"input_json_delta","partial_json":`, first.Arguments)
+		}
 	}
-	if c.FinishReason != "" {
+	if c.FinishReason != "" && s.open == "text" { // a call's block stays open: its deltas may still come
 		b = s.closeBlock(b)
 	}
 	s.buf = b
 	return s.Write(b)
+}
+
+// toolStart is a tool_use block as content_block_start begins it.
+func toolStart(tc chat.ToolCall) []byte {
+	block := jsonenc.AppendString([]byte(`{"type":"tool_use","id":`), tc.ID)
+	block = jsonenc.AppendString(append(block, `,"name":`...), tc.Name)
+	return append(block, `,"input":{}}`...)
 }
 
 // begin appends message_start, before the stream's first block.
@@ -235,12 +269,17 @@ func (s *messagesSink) Finish(r *chat.Result, _ domain.Micros) error {
 	if s.head.Stream {
 		if !s.native {
 			b := s.closeBlock(s.begin(s.buf[:0]))
-			for _, tc := range s.calls.ToolCalls {
-				block := jsonenc.AppendString([]byte(`{"type":"tool_use","id":`), tc.ID)
-				block = jsonenc.AppendString(append(block, `,"name":`...), tc.Name)
-				b = s.openBlock(b, "tool_use", append(block, `,"input":{}}`...))
+			for i, tc := range s.calls.ToolCalls {
+				if i == 0 && s.held.live {
+					continue // streamed
+				}
+				b = s.openBlock(b, "tool_use", toolStart(tc))
 				b = s.delta(b, `{"type":"input_json_delta","partial_json":`, string(toolInput(tc.Arguments)))
 				b = s.closeBlock(b)
+			}
+			if s.held.text.Len() > 0 {
+				b = s.openBlock(b, "text", textStart)
+				b = s.closeBlock(s.delta(b, `{"type":"text_delta","text":`, s.held.text.String()))
 			}
 			delta, _ := json.Marshal(map[string]any{"type": "message_delta",
 				"delta": map[string]any{"stop_reason": stopReason(r.FinishReason), "stop_sequence": nil}, "usage": anthropicUsage(r.Usage)})

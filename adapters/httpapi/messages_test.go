@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -40,9 +41,9 @@ func events(t *testing.T, body string) []string {
 	return out
 }
 
-// TestMessagesSinkTranslates: an upstream of another format's chunks become Messages events — a text block as it
-// comes, then each tool_use block whole (its input in one delta), each block stopped before the next starts, the
-// stop reason and usage last — and, not streamed, one message.
+// TestMessagesSinkTranslates: an upstream of another format's chunks become Messages events — a text block, then
+// a tool_use block with its input's pieces as they come, each block stopped before the next starts, the stop
+// reason and usage last — and, not streamed, one message.
 func TestMessagesSinkTranslates(t *testing.T) {
 	t.Parallel()
 	chunks := []chat.Chunk{{Content: "Hel"}, {Content: "lo"}, {ToolCalls: []chat.ToolCallDelta{{Index: 0, ID: "c1", Name: "get"}}},
@@ -58,16 +59,19 @@ func TestMessagesSinkTranslates(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	if !strings.Contains(w.Body.String(), `"partial_json":"1}"`) { // the call's input streams as it comes
+		t.Fatalf("before the end:\n%s", w.Body)
+	}
 	if err := s.Finish(res, 0); err != nil {
 		t.Fatal(err)
 	}
 	want := "message_start content_block_start content_block_delta content_block_delta content_block_stop content_block_start " +
-		"content_block_delta content_block_stop message_delta message_stop"
+		"content_block_delta content_block_delta content_block_stop message_delta message_stop"
 	if got := strings.Join(events(t, w.Body.String()), " "); got != want {
 		t.Fatalf("events %s\n%s", got, w.Body)
 	}
 	for _, frag := range []string{`"index":1,"content_block":{"type":"tool_use","id":"c1","name":"get","input":{}}`,
-		`"partial_json":"{\"q\":1}"`, `"stop_reason":"tool_use"`, `"input_tokens":6`, `"cache_read_input_tokens":4`} {
+		`"partial_json":"{\"q\":"`, `"stop_reason":"tool_use"`, `"input_tokens":6`, `"cache_read_input_tokens":4`} {
 		if !strings.Contains(w.Body.String(), frag) {
 			t.Errorf("no %s in\n%s", frag, w.Body)
 		}
@@ -127,8 +131,10 @@ func TestMessagesSinkFails(t *testing.T) {
 }
 
 // TestMessagesSinkToolCalls: a translated stream's tool calls reach the caller as the same calls a whole answer
-// holds, however the upstream sends their deltas: interleaved, with text between their pieces, with the id and name
-// repeated on each, or with arguments that are not a JSON object (then {}, as in a whole answer).
+// holds, however the upstream sends their deltas: interleaved, with text between their pieces, or with the id and
+// name repeated on each. The first call streams as it comes, and the others come whole after it; arguments that
+// are not a JSON object are {} in a whole answer and in a call that comes whole, and as they came in one that
+// streamed (as Anthropic's own stream cut by its token limit).
 func TestMessagesSinkToolCalls(t *testing.T) {
 	t.Parallel()
 	delta := func(i int, id, name, args string) chat.Chunk {
@@ -136,18 +142,27 @@ func TestMessagesSinkToolCalls(t *testing.T) {
 	}
 	type call struct{ ID, Name, Input string }
 	for _, tt := range []struct {
-		name   string
-		chunks []chat.Chunk
-		want   []call
+		name     string
+		chunks   []chat.Chunk
+		want     []call
+		streamed string // the first call's input streamed, when it is not want's
 	}{
 		{"interleaved", []chat.Chunk{delta(0, "c1", "f", ""), delta(1, "c2", "g", ""), delta(0, "", "", `{"a":1}`), delta(1, "", "", `{"b":2}`)},
-			[]call{{"c1", "f", `{"a":1}`}, {"c2", "g", `{"b":2}`}}},
+			[]call{{"c1", "f", `{"a":1}`}, {"c2", "g", `{"b":2}`}}, ""},
 		{"text between the pieces", []chat.Chunk{delta(0, "c1", "f", `{"a":`), {Content: "hm"}, delta(0, "", "", `1}`)},
-			[]call{{"c1", "f", `{"a":1}`}}},
+			[]call{{"c1", "f", `{"a":1}`}}, ""},
 		{"id and name on every delta", []chat.Chunk{delta(0, "c1", "f", `{"a":`), delta(0, "c1", "f", `1}`)},
-			[]call{{"c1", "f", `{"a":1}`}}},
+			[]call{{"c1", "f", `{"a":1}`}}, ""},
+		{"a name in pieces", []chat.Chunk{delta(0, "c1", "get_", ""), delta(0, "", "weather", ""), delta(0, "", "", `{"a":1}`)},
+			[]call{{"c1", "get_weather", `{"a":1}`}}, ""},
+		{"the id after the name", []chat.Chunk{delta(0, "", "f", ""), delta(0, "c1", "", ""), delta(0, "", "", `{"a":1}`)},
+			[]call{{"c1", "f", `{"a":1}`}}, ""},
+		{"arguments after the finish", []chat.Chunk{delta(0, "c1", "f", `{"a":`), {FinishReason: "tool_calls"}, delta(0, "", "", `1}`), delta(1, "c2", "g", "{}")},
+			[]call{{"c1", "f", `{"a":1}`}, {"c2", "g", "{}"}}, ""},
+		{"every call at index 0", []chat.Chunk{delta(0, "c1", "f", "{}"), delta(0, "c2", "g", `{"b":2}`)},
+			[]call{{"c1", "f", "{}"}, {"c2", "g", `{"b":2}`}}, ""},
 		{"not an object", []chat.Chunk{delta(0, "c1", "f", `{not json`), delta(1, "c2", "g", `[1,2]`)},
-			[]call{{"c1", "f", `{}`}, {"c2", "g", `{}`}}},
+			[]call{{"c1", "f", `{}`}, {"c2", "g", `{}`}}, `{not json`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s, w := messagesTestSink(true)
@@ -189,13 +204,12 @@ func TestMessagesSinkToolCalls(t *testing.T) {
 			for i, b := range blocks {
 				got[i].Input = inputs[b].String()
 			}
-			if len(got) != len(tt.want) {
-				t.Fatalf("calls %+v, want %+v\n%s", got, tt.want, w.Body)
+			want := slices.Clone(tt.want)
+			if tt.streamed != "" {
+				want[0].Input = tt.streamed
 			}
-			for i := range got {
-				if got[i] != tt.want[i] {
-					t.Fatalf("calls %+v, want %+v\n%s", got, tt.want, w.Body)
-				}
+			if !slices.Equal(got, want) {
+				t.Fatalf("calls %+v, want %+v\n%s", got, want, w.Body)
 			}
 			// Not streamed, the same calls.
 			s, w = messagesTestSink(false)

@@ -61,14 +61,26 @@ type responsesSink struct {
 	// its own event names, numbered after its last event.
 	nativeID string
 	// begun says the response's first events went; items are its output, open the index of the item that is
-	// still taking deltas (-1: none). calls are the tool calls, gathered (chat.Result) and added as items whole at
-	// the end: an upstream may interleave the deltas of parallel calls, where an item is done before the next.
+	// still taking deltas (-1: none). calls are the tool calls (gathered, chat.Result, and numbered as it numbers
+	// them); held what waits for the end (heldItems).
 	begun bool
 	items []*outputItem
 	open  int
 	calls chat.Result
+	held  heldItems
 	// buf is the delta event being written.
 	buf []byte
+}
+
+// heldItems is what a translated stream holds back for its end. An item is done before the next is added, where an
+// upstream may interleave the deltas of parallel calls, or send text between a call's pieces: the first call
+// streams as it comes, its item added with its first arguments (its id and name, which may come in pieces, came
+// before) and kept open to the end (live: the item's index once added); the calls after it, and reasoning and text
+// after a call began, are added whole after it. So a call's arguments stream in the common case (one call, or
+// calls one after another), and no delta ever goes to an item already done.
+type heldItems struct {
+	live            int
+	reasoning, text strings.Builder
 }
 
 // eventOut is where an answer goes: server-sent events or one object on an HTTP response, or WebSocket messages.
@@ -124,7 +136,7 @@ type outputItem struct {
 }
 
 func (s *responsesSink) Start(h ports.ChatHead) {
-	s.head, s.open = h, -1
+	s.head, s.open, s.held.live = h, -1, -1
 	s.out.begin(h)
 }
 
@@ -152,18 +164,38 @@ func (s *responsesSink) Chunk(c chat.Chunk) error {
 			}
 		}
 	}
-	if c.Reasoning != "" {
-		if err := s.delta("reasoning", "", "", c.Reasoning); err != nil {
-			return err
+	began := len(s.calls.ToolCalls) > 0
+	for _, t := range []struct {
+		kind, text string
+		held       *strings.Builder
+	}{{"reasoning", c.Reasoning, &s.held.reasoning}, {"message", c.Content, &s.held.text}} {
+		switch {
+		case t.text == "":
+		case began:
+			t.held.WriteString(t.text)
+		default:
+			if err := s.delta(t.kind, "", "", t.text); err != nil {
+				return err
+			}
 		}
 	}
-	if c.Content != "" {
-		if err := s.delta("message", "", "", c.Content); err != nil {
-			return err
+	for _, d := range c.ToolCalls {
+		if s.calls.AddToolCall(d) != 0 {
+			continue // held for the end
 		}
-	}
-	if len(c.ToolCalls) > 0 {
-		s.calls.Add(chat.Chunk{ToolCalls: c.ToolCalls})
+		switch first := s.calls.ToolCalls[0]; {
+		case s.held.live >= 0:
+			if s.open == s.held.live && d.Arguments != "" {
+				if err := s.write(s.held.live, d.Arguments); err != nil {
+					return err
+				}
+			}
+		case first.Name != "" && first.Arguments != "":
+			if err := s.delta("function_call", first.ID, first.Name, first.Arguments); err != nil {
+				return err
+			}
+			s.held.live = s.open
+		}
 	}
 	return nil
 }
@@ -231,12 +263,15 @@ func (s *responsesSink) delta(kind string, callID, name, text string) error {
 			return err
 		}
 	}
+	return s.write(i, text)
+}
+
+// write adds text to item i, sending it as a delta event.
+func (s *responsesSink) write(i int, text string) error {
 	it := s.items[i]
+	kind := it.kind
 	it.text.WriteString(text)
-	if text == "" {
-		return nil
-	}
-	if !s.head.Stream {
+	if text == "" || !s.head.Stream {
 		return nil
 	}
 	// One event a token, appended by hand as chat's are (chatSink.Chunk): no member is boxed on every token.
@@ -494,8 +529,25 @@ func (s *responsesSink) Finish(r *chat.Result, cost domain.Micros) error {
 	if err := s.closeOpen(); err != nil {
 		return err
 	}
-	for _, tc := range s.calls.ToolCalls {
+	for i, tc := range s.calls.ToolCalls {
+		if i == 0 && s.held.live >= 0 {
+			continue // streamed
+		}
 		if err := s.delta("function_call", tc.ID, tc.Name, tc.Arguments); err != nil {
+			return err
+		}
+		if err := s.closeOpen(); err != nil {
+			return err
+		}
+	}
+	for _, t := range []struct {
+		kind string
+		held *strings.Builder
+	}{{"reasoning", &s.held.reasoning}, {"message", &s.held.text}} {
+		if t.held.Len() == 0 {
+			continue
+		}
+		if err := s.delta(t.kind, "", "", t.held.String()); err != nil {
 			return err
 		}
 		if err := s.closeOpen(); err != nil {

@@ -24,8 +24,7 @@ func (o *eventsOut) event(_ string, data []byte) error {
 }
 
 // TestResponsesTranslatedEvents holds the events written from chat chunks to the Responses API's: their types in
-// order, numbered from 0, each with the members OpenAI's stream has (as the openai client reads them); a tool call
-// is an item added whole at the end (its arguments in one delta).
+// order, numbered from 0, each with the members OpenAI's stream has (as the openai client reads them).
 func TestResponsesTranslatedEvents(t *testing.T) {
 	out := &eventsOut{}
 	s := &responsesSink{out: out}
@@ -61,7 +60,8 @@ func TestResponsesTranslatedEvents(t *testing.T) {
 		{"response.content_part.done", `"part":{"type":"output_text","text":"Hello \"x\"","annotations":[],"logprobs":[]}`},
 		{"response.output_item.done", `"content":[{"type":"output_text","text":"Hello \"x\"","annotations":[],"logprobs":[]}]`},
 		{"response.output_item.added", `"output_index":2,"item":{"type":"function_call","id":"fc_gen-1_2","status":"in_progress","call_id":"call_1","name":"f","arguments":""}`},
-		{"response.function_call_arguments.delta", `"item_id":"fc_gen-1_2","output_index":2,"delta":"{\"a\":1}"`},
+		{"response.function_call_arguments.delta", `"item_id":"fc_gen-1_2","output_index":2,"delta":"{\"a\":"`},
+		{"response.function_call_arguments.delta", `"delta":"1}"`},
 		{"response.function_call_arguments.done", `"item_id":"fc_gen-1_2","output_index":2,"name":"f","arguments":"{\"a\":1}"`},
 		{"response.output_item.done", `"status":"completed","call_id":"call_1","name":"f","arguments":"{\"a\":1}"`},
 		{"response.completed", `"status":"completed"`},
@@ -92,7 +92,8 @@ func TestResponsesTranslatedEvents(t *testing.T) {
 
 // TestResponsesToolCalls: a translated stream's tool calls are the items a whole answer holds, however the upstream
 // sends their deltas: interleaved (each item's done event has its whole arguments, and no delta follows it), with
-// text between their pieces, or with the id and name repeated on every delta.
+// text between their pieces, or with the id and name repeated on every delta. The first call's arguments stream
+// as they come; the calls after it, and text after a call began, come whole after it.
 func TestResponsesToolCalls(t *testing.T) {
 	delta := func(i int, id, name, args string) chat.Chunk {
 		return chat.Chunk{ToolCalls: []chat.ToolCallDelta{{Index: i, ID: id, Name: name, Arguments: args}}}
@@ -108,6 +109,14 @@ func TestResponsesToolCalls(t *testing.T) {
 			[]string{`c1 f {"a":1}`}},
 		{"id and name on every delta", []chat.Chunk{delta(0, "c1", "f", `{"a":`), delta(0, "c1", "f", "1}")},
 			[]string{`c1 f {"a":1}`}},
+		{"a name in pieces", []chat.Chunk{delta(0, "c1", "get_", ""), delta(0, "", "weather", ""), delta(0, "", "", `{"a":1}`)},
+			[]string{`c1 get_weather {"a":1}`}},
+		{"the id after the name", []chat.Chunk{delta(0, "", "f", ""), delta(0, "c1", "", ""), delta(0, "", "", `{"a":1}`)},
+			[]string{`c1 f {"a":1}`}},
+		{"arguments after the finish", []chat.Chunk{delta(0, "c1", "f", `{"a":`), {FinishReason: "tool_calls"}, delta(0, "", "", "1}"), delta(1, "c2", "g", "{}")},
+			[]string{`c1 f {"a":1}`, `c2 g {}`}},
+		{"every call at index 0", []chat.Chunk{delta(0, "c1", "f", "{}"), delta(0, "c2", "g", `{"b":2}`)},
+			[]string{`c1 f {}`, `c2 g {"b":2}`}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := &eventsOut{}
@@ -117,6 +126,9 @@ func TestResponsesToolCalls(t *testing.T) {
 				if err := s.Chunk(c); err != nil {
 					t.Fatal(err)
 				}
+			}
+			if !strings.Contains(strings.Join(out.events, "\n"), `"type":"response.function_call_arguments.delta"`) {
+				t.Fatalf("the first call's arguments did not stream: %q", out.events)
 			}
 			if err := s.Finish(&chat.Result{FinishReason: "tool_calls"}, 0); err != nil {
 				t.Fatal(err)

@@ -249,8 +249,9 @@ func Field[T any](f Fields, name string, dst *T) error {
 }
 
 // Object decodes raw, the JSON value of field, into dst, a pointer to a struct: a value that is not an object is a
-// 400 naming field (it must be what), a member of another type a 400 naming that member (field.member, by
-// encoding/json's path) and the type it must be.
+// 400 naming field (it must be what), a member of another type a 400 naming that member and the type it must be.
+// The member is named by encoding/json's path, which has the members' names and not the arrays' indexes (a
+// namespace's tools[1].name is tools.name): a caller who needs the index decodes an array's items one by one.
 func Object(field string, raw json.RawMessage, dst any, what string) error {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {

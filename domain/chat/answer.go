@@ -74,21 +74,29 @@ func (r *Result) Bytes() int64 { return r.ContentBytes + r.ReasoningBytes + r.To
 // may number them from 1 or with gaps (a proxy numbering content blocks), or with any int at all. It numbers at
 // most MaxToolCalls: the indexes past them, which no answer has, share the last number, so that an upstream that
 // sends a new index with every delta holds no more memory than that.
-type ToolIndexes struct{ at map[int]int }
+type ToolIndexes struct {
+	at map[int]int
+	n  int // the numbers given
+}
 
 // Of returns the number of the upstream's index n, and whether n is new.
 func (t *ToolIndexes) Of(n int) (int, bool) {
 	if i, ok := t.at[n]; ok {
 		return i, false
 	}
-	if len(t.at) == MaxToolCalls {
+	return t.renew(n)
+}
+
+// renew gives the upstream's index n the next number, as a new call's.
+func (t *ToolIndexes) renew(n int) (int, bool) {
+	if t.n == MaxToolCalls {
 		return MaxToolCalls - 1, false
 	}
 	if t.at == nil {
 		t.at = map[int]int{}
 	}
-	i := len(t.at)
-	t.at[n] = i
+	i := t.n
+	t.at[n], t.n = i, t.n+1
 	return i, true
 }
 
@@ -99,21 +107,7 @@ func (r *Result) Add(c Chunk) {
 	r.keep(&r.Content, c.Content)
 	r.keep(&r.Reasoning, c.Reasoning)
 	for _, d := range c.ToolCalls {
-		r.ToolBytes += int64(len(d.Name) + len(d.Arguments))
-		i, isNew := r.tools.Of(d.Index)
-		if isNew {
-			r.ToolCalls = append(r.ToolCalls, ToolCall{})
-			r.names, r.args = append(r.names, &strings.Builder{}), append(r.args, &strings.Builder{})
-		}
-		tc := &r.ToolCalls[i]
-		if d.ID != "" {
-			tc.ID = d.ID
-		}
-		if d.Name != tc.Name { // some upstreams repeat the id and the whole name with every delta of a call
-			r.keep(r.names[i], d.Name)
-		}
-		r.keep(r.args[i], d.Arguments)
-		tc.Name, tc.Arguments = r.names[i].String(), r.args[i].String()
+		r.AddToolCall(d)
 	}
 	if c.FinishReason != "" {
 		r.FinishReason, r.NativeFinishReason = c.FinishReason, c.NativeFinishReason
@@ -125,6 +119,32 @@ func (r *Result) Add(c Chunk) {
 			r.Usage = &u
 		}
 	}
+}
+
+// AddToolCall gathers one tool-call delta into the answer and returns the number of the call it belongs to: the
+// call of its index (ToolIndexes), or a new call where the delta names another id than the call of its index has
+// (an upstream that gives every call index 0). A name that repeats the call's whole name, without another id, adds
+// nothing: some upstreams repeat it with every delta of a call.
+func (r *Result) AddToolCall(d ToolCallDelta) int {
+	r.ToolBytes += int64(len(d.Name) + len(d.Arguments))
+	i, isNew := r.tools.Of(d.Index)
+	if !isNew && d.ID != "" && r.ToolCalls[i].ID != "" && d.ID != r.ToolCalls[i].ID {
+		i, isNew = r.tools.renew(d.Index)
+	}
+	if isNew {
+		r.ToolCalls = append(r.ToolCalls, ToolCall{})
+		r.names, r.args = append(r.names, &strings.Builder{}), append(r.args, &strings.Builder{})
+	}
+	tc := &r.ToolCalls[i]
+	if d.ID != "" {
+		tc.ID = d.ID
+	}
+	if d.Name != tc.Name {
+		r.keep(r.names[i], d.Name)
+	}
+	r.keep(r.args[i], d.Arguments)
+	tc.Name, tc.Arguments = r.names[i].String(), r.args[i].String()
+	return i
 }
 
 // keep appends what of text fits within Keep to b, cut at the start of a character.

@@ -132,9 +132,9 @@ func deref(d *domain.Micros) any {
 	return *d
 }
 
-// TestResultToolCalls: tool-call deltas gather by their index, in the order the indexes first came: the name once
-// (some upstreams repeat the id and the whole name with every delta), the arguments in the order they came, also
-// when the deltas of two calls interleave.
+// TestResultToolCalls: tool-call deltas gather by their index, in the order the indexes first came: the name in
+// its pieces, once (some upstreams repeat the whole name with every delta), the arguments in the order they came,
+// also when the deltas of two calls interleave; a delta with another id than its index's call begins a new call.
 func TestResultToolCalls(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
@@ -147,6 +147,12 @@ func TestResultToolCalls(t *testing.T) {
 			[]chat.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}}},
 		{"two calls interleaved", [][]chat.ToolCallDelta{{{Index: 0, ID: "c1", Name: "f"}}, {{Index: 1, ID: "c2", Name: "g"}}, {{Index: 0, Arguments: `{"a":1}`}}, {{Index: 1, Arguments: `{"b":2}`}}},
 			[]chat.ToolCall{{ID: "c1", Name: "f", Arguments: `{"a":1}`}, {ID: "c2", Name: "g", Arguments: `{"b":2}`}}},
+		{"a name in pieces", [][]chat.ToolCallDelta{{{Index: 0, ID: "c1", Name: "get_"}}, {{Index: 0, Name: "weather"}}, {{Index: 0, Arguments: "{}"}}},
+			[]chat.ToolCall{{ID: "c1", Name: "get_weather", Arguments: "{}"}}},
+		{"the name repeated without the id", [][]chat.ToolCallDelta{{{Index: 0, ID: "c1", Name: "read_file"}}, {{Index: 0, Name: "read_file", Arguments: `{"a":`}},
+			{{Index: 0, Name: "read_file", Arguments: "1}"}}}, []chat.ToolCall{{ID: "c1", Name: "read_file", Arguments: `{"a":1}`}}},
+		{"every call at index 0, each its own id", [][]chat.ToolCallDelta{{{Index: 0, ID: "c1", Name: "f", Arguments: "{}"}}, {{Index: 0, ID: "c2", Name: "g"}},
+			{{Index: 0, Arguments: `{"b":2}`}}}, []chat.ToolCall{{ID: "c1", Name: "f", Arguments: "{}"}, {ID: "c2", Name: "g", Arguments: `{"b":2}`}}},
 		{"indexes from 1 with a gap", [][]chat.ToolCallDelta{{{Index: 1, ID: "c1", Name: "f"}}, {{Index: 3, ID: "c2", Name: "g", Arguments: "{}"}}},
 			[]chat.ToolCall{{ID: "c1", Name: "f"}, {ID: "c2", Name: "g", Arguments: "{}"}}},
 	} {
