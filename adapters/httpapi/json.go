@@ -133,21 +133,10 @@ func valueKind(b []byte) string {
 // ...) in the API's words.
 func valueName(v string) string {
 	kind, _, _ := strings.Cut(v, " ")
-	return kindName(kind)
+	return inbound.KindName(kind)
 }
 
-// kindName is a kind of JSON value, in encoding/json's word for it (valueKind's), in the API's words.
-func kindName(kind string) string {
-	switch kind {
-	case "bool":
-		return "a boolean"
-	case "object", "array":
-		return "an " + kind
-	}
-	return "a " + kind
-}
-
-// jsonTypeName is what a value decoded into t must be, in the API's words.
+// jsonTypeName is what a value decoded into t must be, in the API's words: a type's own (jsonType), or its kind's.
 func jsonTypeName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -155,25 +144,7 @@ func jsonTypeName(t reflect.Type) string {
 	if h, ok := reflect.New(t).Interface().(interface{ jsonType() string }); ok {
 		return h.jsonType()
 	}
-	switch t.Kind() {
-	case reflect.String:
-		if t == jsonNumber {
-			return "a number"
-		}
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "an integer"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return "another type"
+	return inbound.TypeName(t)
 }
 
 // deref reads an optional string field: "" when absent.

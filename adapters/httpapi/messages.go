@@ -126,24 +126,14 @@ type messagesSink struct {
 	native bool
 	gather nativeMessage
 	// Of a translated stream: whether message_start went, the index the next block takes, the open block's
-	// kind ("" when none), and the tool calls (gathered, chat.Result, and numbered as it numbers them).
+	// kind ("" when none), the tool calls (toolStream), and the text that came after a call began, held for the
+	// end.
 	begun bool
 	next  int
 	open  string
-	calls chat.Result
-	held  heldOutput
+	tools toolStream
+	after strings.Builder
 	buf   []byte
-}
-
-// heldOutput is what a translated stream holds back for its end. Anthropic's blocks come one after another, each
-// stopped before the next starts, where an upstream may interleave the deltas of parallel calls, or send text
-// between a call's pieces: the first call streams as it comes, in a block begun with its first arguments (its id
-// and name, which may come in pieces, came before) and kept open to the end; the calls after it, and text after a
-// call began, go whole after it. So a tool's input streams in the common case (one call, or calls one after
-// another), and no delta ever goes to a block already stopped.
-type heldOutput struct {
-	live bool // the first call's block began
-	text strings.Builder
 }
 
 func (s *messagesSink) Start(h ports.ChatHead) {
@@ -165,8 +155,8 @@ func (s *messagesSink) Chunk(c chat.Chunk) error {
 	b := s.begin(s.buf[:0])
 	switch {
 	case c.Content == "":
-	case len(s.calls.ToolCalls) > 0:
-		s.held.text.WriteString(c.Content)
+	case s.tools.began():
+		s.after.WriteString(c.Content)
 	default:
 		if s.open != "text" {
 			b = s.openBlock(b, "text", textStart)
@@ -174,18 +164,12 @@ func (s *messagesSink) Chunk(c chat.Chunk) error {
 		b = s.delta(b, `{"type":"text_delta","text":`, c.Content)
 	}
 	for _, d := range c.ToolCalls {
-		if s.calls.AddToolCall(d) != 0 {
-			continue // held for the end
-		}
-		switch first := s.calls.ToolCalls[0]; {
-		case s.held.live:
-			if d.Arguments != "" {
-				b = s.delta(b, `{"type":"input_json_delta","partial_json":`, d.Arguments)
-			}
-		case first.Name != "" && first.Arguments != "":
-			s.held.live = true
-			b = s.openBlock(b, "tool_use", toolStart(first))
-			b = s.delta(b, `{"type":"input_json_delta","partial_json":`, first.Arguments)
+		switch begin, more := s.tools.add(d); {
+		case begin != nil:
+			b = s.openBlock(b, "tool_use", toolStart(*begin))
+			b = s.delta(b, `{"type":"input_json_delta","partial_json":`, begin.Arguments)
+		case more != "":
+			b = s.delta(b, `{"type":"input_json_delta","partial_json":`, more)
 		}
 	}
 	if c.FinishReason != "" && s.open == "text" { // a call's block stays open: its deltas may still come
@@ -269,17 +253,14 @@ func (s *messagesSink) Finish(r *chat.Result, _ domain.Micros) error {
 	if s.head.Stream {
 		if !s.native {
 			b := s.closeBlock(s.begin(s.buf[:0]))
-			for i, tc := range s.calls.ToolCalls {
-				if i == 0 && s.held.live {
-					continue // streamed
-				}
+			for _, tc := range s.tools.held() {
 				b = s.openBlock(b, "tool_use", toolStart(tc))
 				b = s.delta(b, `{"type":"input_json_delta","partial_json":`, string(toolInput(tc.Arguments)))
 				b = s.closeBlock(b)
 			}
-			if s.held.text.Len() > 0 {
+			if s.after.Len() > 0 {
 				b = s.openBlock(b, "text", textStart)
-				b = s.closeBlock(s.delta(b, `{"type":"text_delta","text":`, s.held.text.String()))
+				b = s.closeBlock(s.delta(b, `{"type":"text_delta","text":`, s.after.String()))
 			}
 			delta, _ := json.Marshal(map[string]any{"type": "message_delta",
 				"delta": map[string]any{"stop_reason": stopReason(r.FinishReason), "stop_sequence": nil}, "usage": anthropicUsage(r.Usage)})

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/switchboard-ai/switchboard/adapters/inbound"
 )
 
 // mismatch is a value of a request body that the field it is decoded into cannot hold.
@@ -214,7 +216,7 @@ func describe(v []byte, quoteNumber bool) string {
 	kind := valueKind(v)
 	switch {
 	case kind != "number" || !quoteNumber:
-		return kindName(kind)
+		return inbound.KindName(kind)
 	case len(v) > maxQuotedNumber:
 		return "a number of " + strconv.Itoa(len(v)) + " characters"
 	}

@@ -61,26 +61,16 @@ type responsesSink struct {
 	// its own event names, numbered after its last event.
 	nativeID string
 	// begun says the response's first events went; items are its output, open the index of the item that is
-	// still taking deltas (-1: none). calls are the tool calls (gathered, chat.Result, and numbered as it numbers
-	// them); held what waits for the end (heldItems).
+	// still taking deltas (-1: none). tools are the tool calls (toolStream), live the index of the first call's
+	// item once added (-1: none), and after the reasoning and text that came after a call began, held for the end.
 	begun bool
 	items []*outputItem
 	open  int
-	calls chat.Result
-	held  heldItems
+	tools toolStream
+	live  int
+	after struct{ reasoning, text strings.Builder }
 	// buf is the delta event being written.
 	buf []byte
-}
-
-// heldItems is what a translated stream holds back for its end. An item is done before the next is added, where an
-// upstream may interleave the deltas of parallel calls, or send text between a call's pieces: the first call
-// streams as it comes, its item added with its first arguments (its id and name, which may come in pieces, came
-// before) and kept open to the end (live: the item's index once added); the calls after it, and reasoning and text
-// after a call began, are added whole after it. So a call's arguments stream in the common case (one call, or
-// calls one after another), and no delta ever goes to an item already done.
-type heldItems struct {
-	live            int
-	reasoning, text strings.Builder
 }
 
 // eventOut is where an answer goes: server-sent events or one object on an HTTP response, or WebSocket messages.
@@ -136,7 +126,7 @@ type outputItem struct {
 }
 
 func (s *responsesSink) Start(h ports.ChatHead) {
-	s.head, s.open, s.held.live = h, -1, -1
+	s.head, s.open, s.live = h, -1, -1
 	s.out.begin(h)
 }
 
@@ -164,11 +154,11 @@ func (s *responsesSink) Chunk(c chat.Chunk) error {
 			}
 		}
 	}
-	began := len(s.calls.ToolCalls) > 0
+	began := s.tools.began()
 	for _, t := range []struct {
 		kind, text string
 		held       *strings.Builder
-	}{{"reasoning", c.Reasoning, &s.held.reasoning}, {"message", c.Content, &s.held.text}} {
+	}{{"reasoning", c.Reasoning, &s.after.reasoning}, {"message", c.Content, &s.after.text}} {
 		switch {
 		case t.text == "":
 		case began:
@@ -180,21 +170,16 @@ func (s *responsesSink) Chunk(c chat.Chunk) error {
 		}
 	}
 	for _, d := range c.ToolCalls {
-		if s.calls.AddToolCall(d) != 0 {
-			continue // held for the end
-		}
-		switch first := s.calls.ToolCalls[0]; {
-		case s.held.live >= 0:
-			if s.open == s.held.live && d.Arguments != "" {
-				if err := s.write(s.held.live, d.Arguments); err != nil {
-					return err
-				}
-			}
-		case first.Name != "" && first.Arguments != "":
-			if err := s.delta("function_call", first.ID, first.Name, first.Arguments); err != nil {
+		switch begin, more := s.tools.add(d); {
+		case begin != nil:
+			if err := s.delta("function_call", begin.ID, begin.Name, begin.Arguments); err != nil {
 				return err
 			}
-			s.held.live = s.open
+			s.live = s.open
+		case more != "" && s.open == s.live:
+			if err := s.write(s.live, more); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -203,13 +188,13 @@ func (s *responsesSink) Chunk(c chat.Chunk) error {
 // followNative reads what the sink needs of an upstream's native events: the response object of the completion
 // (a JSON object: a completion without one is no answer), the id of the response and the number of the last event.
 func (s *responsesSink) followNative(events []byte) {
+	if n, ok := lastSequenceNumber(events); ok {
+		s.seq = n + 1
+	}
 	for ev := range bytes.SplitSeq(events, []byte("\n\n")) {
 		_, data, ok := bytes.Cut(ev, []byte("data: "))
 		if !ok {
 			continue
-		}
-		if n, ok := sequenceNumber(data); ok {
-			s.seq = n + 1
 		}
 		if s.nativeID == "" && bytes.Contains(data, []byte(`"response.created"`)) ||
 			bytes.Contains(data, []byte("response.completed")) || bytes.Contains(data, []byte("response.incomplete")) {
@@ -233,15 +218,16 @@ func (s *responsesSink) followNative(events []byte) {
 	}
 }
 
-// sequenceNumber is an event's "sequence_number", found by its key (an event is one object, whose members do not
-// nest one of that name before it): the events are per token, and decoding each whole for one number would be the
-// sink's main cost.
-func sequenceNumber(data []byte) (int64, bool) {
-	_, rest, ok := bytes.Cut(data, []byte(`"sequence_number":`))
-	if !ok {
+// lastSequenceNumber is the "sequence_number" of the last of a run of events, found by its key: each event has it
+// once, among its top-level members, and a string cannot hold the key unescaped. The events are per token, and
+// decoding each whole for one number would be the sink's main cost.
+func lastSequenceNumber(events []byte) (int64, bool) {
+	key := []byte(`"sequence_number":`)
+	at := bytes.LastIndex(events, key)
+	if at < 0 {
 		return 0, false
 	}
-	rest = bytes.TrimLeft(rest, " ")
+	rest := bytes.TrimLeft(events[at+len(key):], " ")
 	end := 0
 	for end < len(rest) && end < 19 && rest[end] >= '0' && rest[end] <= '9' {
 		end++
@@ -529,10 +515,7 @@ func (s *responsesSink) Finish(r *chat.Result, cost domain.Micros) error {
 	if err := s.closeOpen(); err != nil {
 		return err
 	}
-	for i, tc := range s.calls.ToolCalls {
-		if i == 0 && s.held.live >= 0 {
-			continue // streamed
-		}
+	for _, tc := range s.tools.held() {
 		if err := s.delta("function_call", tc.ID, tc.Name, tc.Arguments); err != nil {
 			return err
 		}
@@ -543,7 +526,7 @@ func (s *responsesSink) Finish(r *chat.Result, cost domain.Micros) error {
 	for _, t := range []struct {
 		kind string
 		held *strings.Builder
-	}{{"reasoning", &s.held.reasoning}, {"message", &s.held.text}} {
+	}{{"reasoning", &s.after.reasoning}, {"message", &s.after.text}} {
 		if t.held.Len() == 0 {
 			continue
 		}

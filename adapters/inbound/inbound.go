@@ -264,18 +264,21 @@ func Object(field string, raw json.RawMessage, dst any, what string) error {
 		return nil
 	case errors.As(err, &te) && te.Field != "":
 		got, _, _ := strings.Cut(te.Value, " ") // "number 1.5": the kind only
-		return domain.Invalid(field+"."+te.Field, "must be "+kindOf(te.Type)+", not "+article(got))
+		return domain.Invalid(field+"."+te.Field, "must be "+TypeName(te.Type)+", not "+KindName(got))
 	}
 	return domain.Invalid(field, "must be "+what)
 }
 
-// kindOf is what a value decoded into t must be, in the API's words.
-func kindOf(t reflect.Type) string {
+// TypeName is what a value decoded into t must be, in the API's words.
+func TypeName(t reflect.Type) string {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	switch t.Kind() {
 	case reflect.String:
+		if t == reflect.TypeFor[json.Number]() {
+			return "a number"
+		}
 		return "a string"
 	case reflect.Bool:
 		return "a boolean"
@@ -286,17 +289,19 @@ func kindOf(t reflect.Type) string {
 		return "a number"
 	case reflect.Slice, reflect.Array:
 		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
 	}
-	return "an object"
+	return "another type"
 }
 
-// article is a JSON kind, as encoding/json names it ("string", "number", "bool", "array", "object"), with its
-// article.
-func article(kind string) string {
+// KindName is a kind of JSON value, in encoding/json's word for it ("string", "number", "bool", "array", "object",
+// "null"; UnmarshalTypeError.Value's first word), in the API's words.
+func KindName(kind string) string {
 	switch kind {
 	case "bool":
 		return "a boolean"
-	case "array", "object":
+	case "object", "array":
 		return "an " + kind
 	}
 	return "a " + kind
