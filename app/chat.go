@@ -284,7 +284,7 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 	if err != nil {
 		return "", err
 	}
-	if err := s.continues(p); err != nil {
+	if err := s.native(p); err != nil {
 		return "", err
 	}
 	if s.deadline.IsZero() {
@@ -317,17 +317,22 @@ func (s *chatCall) Open(ctx context.Context, ep catalog.Endpoint, texts []string
 	return "", err
 }
 
-// continues refuses an endpoint that cannot continue the stored answer the request names (chat.Request.Continues):
-// one whose provider does not pass the request's format on. Another endpoint of the model may.
-func (s *chatCall) continues(p ports.ChatProvider) error {
-	if s.req.Continues == "" {
+// native refuses an endpoint that cannot be sent the request: one whose provider does not pass the request's
+// format on, when the request continues a stored answer (chat.Request.Continues) or holds what only that format
+// carries (chat.Request.Untranslatable). Another endpoint of the model may.
+func (s *chatCall) native(p ports.ChatProvider) error {
+	if s.req.Continues == "" && s.req.Untranslatable == "" {
 		return nil
 	}
 	if f, ok := p.(ports.FormatSpeaker); ok && f.Speaks(s.req.Format) {
 		return nil
 	}
-	return &ports.UpstreamError{Status: 400, Kind: domain.KindInvalid, Retryable: true,
-		Reason: "previous_response_id: this model's provider keeps no responses the gateway can continue; send the whole conversation in input"}
+	reason := s.req.Untranslatable + ": a chat model cannot be sent it, and this model's provider does not speak " +
+		"the request's API"
+	if s.req.Continues != "" {
+		reason = "previous_response_id: this model's provider keeps no responses the gateway can continue; send the whole conversation in input"
+	}
+	return &ports.UpstreamError{Status: 400, Kind: domain.KindInvalid, Retryable: true, Reason: reason}
 }
 
 // late reports an upstream call that the answer timeout cut.

@@ -74,12 +74,18 @@ type Request struct {
 	// anthropic-version and anthropic-beta), by their lower-case names.
 	Headers map[string]string
 	// Rewritten means the gateway changed the messages after they were decoded (a guardrail redacted a text, a
-	// preset laid its system prompt): an upstream of the caller's format is then sent them as Messages says,
-	// rather than their fields in Extra as they came.
+	// preset laid its system prompt): an upstream of the caller's format that writes its messages from Messages
+	// (Anthropic's) is then sent them so, rather than their fields in Extra as they came.
 	Rewritten bool
+	// Redacted means a guardrail changed the messages' texts (WithTexts): the caller's fields as they came hold the
+	// texts before, so an upstream that is sent those (the Responses API's) must be sent the messages instead.
+	Redacted bool
 	// Continues is the stored answer the request continues (the Responses API's previous_response_id): only an
 	// upstream of the request's Format that keeps its answers holds the conversation before it.
 	Continues string
+	// Untranslatable names the first part of the request that only an upstream of its Format can take, where and
+	// what it is ("input[3].type: unknown input item type \"mesage\""): "" when a chat upstream can be sent it.
+	Untranslatable string
 }
 
 // DefaultMaxTokens is the completion limit of a call that sets no max_tokens: every adapter sends it upstream

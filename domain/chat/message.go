@@ -159,7 +159,7 @@ func (r Request) WithTexts(texts []string) Request {
 		}
 		msgs[mi] = m
 	}
-	r.Messages, r.Rewritten = msgs, true
+	r.Messages, r.Rewritten, r.Redacted = msgs, true, true
 	return r
 }
 

@@ -80,3 +80,34 @@ func TestResponses(t *testing.T) {
 		t.Errorf("the chat upstream never got a translated function call round trip")
 	}
 }
+
+// TestResponsesUntranslatable: a message of a misspelt type, a content part of an unknown type and an item
+// reference (which only the upstream's store resolves) go as they came to an upstream that speaks the Responses
+// API, and are a 400 naming them where the call would be translated into chat, rather than left out unseen.
+func TestResponsesUntranslatable(t *testing.T) {
+	t.Parallel()
+	native, chatOnly := fakes.NewOpenAI(t, "sk-resp"), fakes.NewOpenAI(t, "sk-chat")
+	g := harness.Start(t, harness.WithConfig(responsesConfig(native, chatOnly)))
+	key, _ := g.Key(t, nil)
+	for _, tt := range []struct{ input, field string }{
+		{`{"role":"user","content":"a"},{"type":"mesage","role":"user","content":"b"}`, "input[1].type"},
+		{`{"role":"user","content":"a"},{"type":"message","role":"user","content":[{"type":"input_txt","text":"b"}]}`, "input[1].content[0].type"},
+		{`{"role":"user","content":"a"},{"type":"item_reference","id":"msg_1"}`, "input[1]"},
+	} {
+		body := `{"model":"%s","input":[` + tt.input + `]}`
+		r := g.Do(t, "POST", "/responses", key, fmt.Sprintf(body, "resp/chat"))
+		e, _ := r.JSON(t)["error"].(map[string]any)
+		if r.Status != 400 || e == nil || !strings.HasPrefix(fmt.Sprint(e["message"]), tt.field+": ") {
+			t.Errorf("%s to a chat upstream: %d %s, want a 400 naming %s", tt.input, r.Status, r.Body, tt.field)
+		}
+		if r := g.Do(t, "POST", "/responses", key, fmt.Sprintf(body, "resp/native")); r.Status != 200 {
+			t.Errorf("%s to a Responses upstream: %d %s", tt.input, r.Status, r.Body)
+		}
+	}
+	if n := len(chatOnly.Requests()); n != 0 {
+		t.Errorf("the chat upstream was called %d times", n)
+	}
+	if reqs := native.Requests(); len(reqs) != 3 || !strings.Contains(string(reqs[0].Body), `{"type":"mesage","role":"user","content":"b"}`) {
+		t.Errorf("the Responses upstream got %d calls, not 3 with the misspelt item as it came", len(reqs))
+	}
+}

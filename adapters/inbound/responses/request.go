@@ -34,7 +34,7 @@ func decode(f inbound.Fields) (chat.Request, error) {
 	if err := in.items(raw); err != nil {
 		return r, err
 	}
-	r.Messages, r.Prepended = in.msgs, in.prepended
+	r.Messages, r.Prepended, r.Untranslatable = in.msgs, in.prepended, in.native
 	if err := inbound.Field(f, "stream", &r.Stream); err != nil {
 		return r, err
 	}
@@ -82,6 +82,8 @@ type input struct {
 	msgs      []chat.Message
 	at        []int
 	prepended int
+	// native is the first part of the input only an upstream that speaks the Responses API can take, and why.
+	native string
 }
 
 // instructions reads the instructions, a string or a list of text parts, into the system message laid before the
@@ -112,9 +114,8 @@ func (in *input) add(at int, m chat.Message) {
 	in.at = append(in.at, at)
 }
 
-// itemWire is an input item: a message (with or without its type), a function call or a function call's output.
-// Items of other types (reasoning, the calls of hosted tools) have no place in a chat conversation and are left
-// out of it; an upstream that speaks the Responses API gets them as they came.
+// itemWire is an input item: a message (with or without its type), a function call or a function call's output,
+// or an item of another type, which a chat conversation has no place for (see items).
 type itemWire struct {
 	Type      string          `json:"type"`
 	Role      string          `json:"role"`
@@ -123,12 +124,28 @@ type itemWire struct {
 	Name      string          `json:"name"`
 	Arguments string          `json:"arguments"`
 	Output    json.RawMessage `json:"output"`
+	ID        json.RawMessage `json:"id"`
+}
+
+// kind is the item's type: its type member, or for an item without one the Responses API's shorthands, a message
+// when it has a role and an item reference when it has an id; "" when it has none of them.
+func (w itemWire) kind() string {
+	switch {
+	case w.Type != "":
+		return w.Type
+	case w.Role != "":
+		return "message"
+	case !inbound.IsNull(w.ID):
+		return "item_reference"
+	}
+	return ""
 }
 
 // partWire is a content part: the members of the kinds the gateway reads.
 type partWire struct {
 	Type     string          `json:"type"`
 	Text     string          `json:"text"`
+	Refusal  string          `json:"refusal"`
 	ImageURL json.RawMessage `json:"image_url"`
 	Detail   string          `json:"detail"`
 }
@@ -145,41 +162,94 @@ func (in *input) items(raw json.RawMessage) error {
 	if json.Unmarshal(raw, &items) != nil {
 		return domain.Invalid("input", "must be a string or an array of input items")
 	}
+	if len(items) == 0 {
+		return domain.Invalid("input", "must hold at least one input item")
+	}
 	for i, item := range items {
 		var w itemWire
-		if err := inbound.Object(itemField(i, ""), item, &w, "an input item object"); err != nil {
-			return err
-		}
-		switch {
-		case w.Type == "message" || w.Type == "" && w.Role != "":
+		err := inbound.Object(itemField(i, ""), item, &w, "an input item object")
+		switch typ := w.kind(); typ {
+		case "message":
+			if err != nil {
+				return err
+			}
 			m := chat.Message{Role: w.Role}
-			content, err := contentOf(w.Content, itemField(i, ".content"))
+			content, err := in.contentOf(w.Content, itemField(i, ".content"))
 			if err != nil {
 				return err
 			}
 			m.Content, m.Text = content, len(w.Content) > 0 && w.Content[0] == '"'
 			in.add(i, m)
-		case w.Type == "function_call":
+		case "function_call":
+			if err != nil {
+				return err
+			}
 			tc := chat.ToolCall{ID: w.CallID, Name: w.Name, Arguments: w.Arguments}
 			if n := len(in.msgs); n > 0 && in.msgs[n-1].Role == "assistant" && in.at[n-1] >= 0 {
 				in.msgs[n-1].ToolCalls = append(in.msgs[n-1].ToolCalls, tc)
 				continue
 			}
 			in.add(i, chat.Message{Role: "assistant", Null: true, ToolCalls: []chat.ToolCall{tc}})
-		case w.Type == "function_call_output":
-			content, err := contentOf(w.Output, itemField(i, ".output"))
+		case "function_call_output":
+			if err != nil {
+				return err
+			}
+			content, err := in.contentOf(w.Output, itemField(i, ".output"))
 			if err != nil {
 				return err
 			}
 			in.add(i, chat.Message{Role: "tool", ToolCallID: w.CallID, Content: content, Text: len(w.Output) > 0 && w.Output[0] == '"'})
+		case "":
+			if err != nil {
+				return err
+			}
+			return domain.Invalid(itemField(i, ".type"), "is required (a message may give its role instead)")
+		default:
+			// An item a chat conversation has no place for: reasoning and compaction (the provider's own, often
+			// encrypted), the calls of hosted, built-in and custom tools and their outputs, MCP's items, the items
+			// a client keeps of its own (Codex's configuration updates), and types the API adds later. A chat
+			// upstream's request goes without them; an upstream that speaks the Responses API gets them as they
+			// came. Their members are not read here: one of another type than itemWire's (tool_search_call's
+			// arguments, an object) is no error; encoding/json decodes the others, its type among them, past such a
+			// member. An item reference by its id alone has no type to go by.
+			if err != nil && w.Type == "" {
+				return err
+			}
+			switch {
+			case typ == "item_reference": // the item it names is the upstream store's: a chat upstream cannot go without it
+				in.untranslatable(itemField(i, "") + ": an item_reference, which only the upstream's store resolves")
+			case w.Role != "": // only a message has a role: this one's type is misspelt, and its text would be lost
+				in.untranslatable(fmt.Sprintf("%s: unknown input item type %q", itemField(i, ".type"), typ))
+			}
 		}
+	}
+	switch len(in.msgs) {
+	case 0:
+		// Nothing the gateway reads goes upstream: no text its guardrails scan, nor its estimate reserves for.
+		return domain.Invalid("input", noneReadable)
+	case in.prepended: // the instructions alone: a chat model would answer them without the conversation
+		in.untranslatable("input: " + noneReadable)
 	}
 	return nil
 }
 
-// contentOf reads a content: a string (one text part) or a list of parts (input_text, output_text, input_image;
-// a part of another kind is kept as it came).
-func contentOf(raw json.RawMessage, field string) ([]chat.Part, error) {
+// noneReadable is what an input is refused for when it holds no item the gateway reads.
+const noneReadable = "holds no message, function_call or function_call_output item"
+
+// untranslatable notes the first part of the input a chat model cannot be sent, where and what it is
+// (chat.Request.Untranslatable).
+func (in *input) untranslatable(reason string) {
+	if in.native == "" {
+		in.native = reason
+	}
+}
+
+// contentOf reads a content: a string (one text part) or a list of parts: input_text, output_text and refusal as
+// text, input_image as an image, input_file and input_audio kept as they came, for an upstream that speaks the
+// Responses API (chat has no such part: chat.Request.Translatable). A part of a type the gateway does not know is
+// kept too, and makes the request one a chat model cannot be sent, so that a misspelt type does not drop its text
+// unseen while a part the Responses API has added since still reaches an upstream that speaks it.
+func (in *input) contentOf(raw json.RawMessage, field string) ([]chat.Part, error) {
 	var text string
 	if json.Unmarshal(raw, &text) == nil {
 		return []chat.Part{{Type: "text", Text: text}}, nil
@@ -190,18 +260,26 @@ func contentOf(raw json.RawMessage, field string) ([]chat.Part, error) {
 	}
 	parts := make([]chat.Part, len(items))
 	for j, item := range items {
+		at := field + "[" + strconv.Itoa(j) + "]"
 		var p partWire
-		if err := inbound.Object(field+"["+strconv.Itoa(j)+"]", item, &p, "a content part object with a type"); err != nil {
+		if err := inbound.Object(at, item, &p, "a content part object with a type"); err != nil {
 			return nil, err
 		}
 		switch p.Type {
-		case "input_text", "output_text", "text", "refusal":
+		case "input_text", "output_text", "text":
 			parts[j] = chat.Part{Type: "text", Text: p.Text}
+		case "refusal":
+			parts[j] = chat.Part{Type: "text", Text: p.Refusal}
 		case "input_image":
 			var url string
 			_ = json.Unmarshal(p.ImageURL, &url)
 			parts[j] = chat.Part{Type: "image_url", ImageURL: url, Detail: p.Detail}
+		case "":
+			return nil, domain.Invalid(at, "must be a content part object with a type")
 		default:
+			if p.Type != "input_file" && p.Type != "input_audio" {
+				in.untranslatable(fmt.Sprintf("%s.type: unknown content part type %q", at, p.Type))
+			}
 			parts[j] = chat.Part{Type: p.Type, Raw: domain.Opaque(item)}
 		}
 	}
@@ -251,8 +329,9 @@ func errFieldOf(err error, de **domain.Error) (string, bool) {
 }
 
 // tools reads the tools: functions, and the functions of namespace tools (flattened: a chat upstream has no
-// namespaces). Tools of other types (web_search, the hosted tools) are left out of a chat upstream's request; an
-// upstream that speaks the Responses API gets them as they came.
+// namespaces). Tools of other types (web_search, the hosted tools; custom tools, whose calls carry free text where
+// a chat tool call carries JSON arguments) are left out of a chat upstream's request, and so are their calls in the
+// input (see items); an upstream that speaks the Responses API gets them as they came.
 func tools(f inbound.Fields) ([]chat.Tool, error) {
 	raw, ok := f.Present("tools")
 	if !ok {

@@ -137,6 +137,104 @@ func TestErrorFields(t *testing.T) {
 	}
 }
 
+// TestInputItemTypes: an item of a type the Responses API has but a chat conversation has no place for (reasoning,
+// hosted and built-in tools' calls, custom tools' calls and outputs, item references, explicit or by id alone) is
+// left out, whatever its other members hold; the items a chat model reads are kept, in order, around it.
+func TestInputItemTypes(t *testing.T) {
+	t.Parallel()
+	for _, item := range []string{
+		`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"x"}`,
+		`{"type":"compaction","encrypted_content":"x"}`,
+		`{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}}`,
+		`{"type":"file_search_call","id":"fs_1","queries":["q"],"status":"completed"}`,
+		`{"type":"computer_call_output","call_id":"c","output":{"type":"computer_screenshot","image_url":"https://x/s.png"}}`,
+		`{"type":"tool_search_call","arguments":{"query":"q"},"status":"completed"}`,
+		`{"type":"shell_call_output","call_id":"c","output":[{"stdout":"ok"}]}`,
+		`{"type":"mcp_call","id":"mcp_1","server_label":"s","name":"f","arguments":"{}","output":"x"}`,
+		`{"type":"custom_tool_call","call_id":"c","name":"apply_patch","input":"*** Begin Patch"}`,
+		`{"type":"custom_tool_call_output","call_id":"c","output":"Done"}`,
+		`{"type":"configuration_update","reasoning":{"effort":"high"}}`,
+		`{"type":"ghost_snapshot","ghost_commit":{"id":"c1"}}`,
+		`{"type":"function_call_outptu","call_id":"c","output":{"x":1}}`,
+		`{"type":"item_reference","id":"msg_1"}`,
+		`{"id":"msg_1"}`,
+	} {
+		r, err := request(`{"model":"m","input":[{"role":"user","content":"a"},` + item + `,{"role":"user","content":"b"}]}`)
+		if err != nil || len(r.Messages) != 2 || r.Messages[0].Joined() != "a" || r.Messages[1].Joined() != "b" {
+			t.Errorf("%.50s: %+v %v, want it left out", item, r.Messages, err)
+		}
+		if reference := strings.Contains(item, `"msg_1"`); (r.Untranslatable != "") != reference {
+			t.Errorf("%.50s: untranslatable %q, want a chat upstream refused only for an item reference", item, r.Untranslatable)
+		}
+	}
+}
+
+// TestContentParts: text parts of every kind are text (a refusal's text is its refusal), an image an image, a file
+// or an audio part kept as it came.
+func TestContentParts(t *testing.T) {
+	t.Parallel()
+	r, err := request(`{"model":"m","input":[{"role":"assistant","content":[{"type":"output_text","text":"a"},
+		{"type":"refusal","refusal":"b"}]},{"role":"user","content":[{"type":"input_text","text":"c"},
+		{"type":"input_file","file_id":"file-1"},{"type":"input_image","image_url":"https://x/a.png"}]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Messages[0].Joined(); got != "ab" {
+		t.Errorf("assistant text %q", got)
+	}
+	if p := r.Messages[1].Content; len(p) != 3 || p[1].Type != "input_file" || string(p[1].Raw) != `{"type":"input_file","file_id":"file-1"}` || p[2].Type != "image_url" {
+		t.Errorf("user parts %+v", p)
+	}
+}
+
+// TestRefusedItems: an item without a type, a member of the wrong type, and an input of no item the gateway reads
+// (nothing its guardrails scan or its estimate counts) are 400s saying so, naming the field as the caller sent it.
+func TestRefusedItems(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ fields, msg string }{
+		{`"input":[{"content":"a"}]`, `input[0].type: is required (a message may give its role instead)`},
+		{`"input":[{"id":"msg_1","type":5}]`, `input[0].type: must be a string, not a number`},
+		{`"input":[{"id":"msg_1","role":5}]`, `input[0].role: must be a string, not a number`},
+		{`"input":[{"role":"user","content":[{"text":"a"}]}]`, `input[0].content[0]: must be a content part object with a type`},
+		{`"input":[{"type":"reasoning","summary":[]},{"type":"item_reference","id":"msg_1"}]`, `input: holds no message`},
+		{`"input":[{"type":"computer_call_output","call_id":"c","output":{}}],"previous_response_id":"resp_1"`, `input: holds no message`},
+	} {
+		_, err := request(`{"model":"m",` + tt.fields + `}`)
+		var de *domain.Error
+		field, _, _ := strings.Cut(tt.msg, ":")
+		if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["field"] != field || !strings.HasPrefix(de.Msg, tt.msg) {
+			t.Errorf("%.70s: %v, want a 400 %q", tt.fields, err, tt.msg)
+		}
+	}
+}
+
+// TestUntranslatable: a message of a misspelt type (one with a role), a content part of a type the gateway does not
+// know, an item reference, and instructions with no item a chat model reads are decoded, kept for an upstream that
+// speaks the Responses API, and named (the first of them) as what a chat upstream cannot be sent; an item of
+// another type is left out of the chat conversation, as reasoning is.
+func TestUntranslatable(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct{ fields, why string }{
+		{`"input":[{"role":"user","content":"a"}]`, ``},
+		{`"input":[{"role":"user","content":[{"type":"input_file","file_id":"f"}]},{"type":"reasoning","summary":[]}]`, ``},
+		{`"input":[{"role":"user","content":"a"},{"type":"reasoning","summary":[]},{"type":"mesage","role":"user","content":"c"},{"type":"x"}]`,
+			`input[2].type: unknown input item type "mesage"`},
+		{`"input":[{"role":"user","content":[{"type":"input_text","text":"a"},{"type":"input_txt","text":"b"}]}]`,
+			`input[0].content[1].type: unknown content part type "input_txt"`},
+		{`"input":[{"type":"function_call_output","call_id":"c","output":[{"type":"text_input","text":"b"}]}]`,
+			`input[0].output[0].type: unknown content part type "text_input"`},
+		{`"input":[{"role":"user","content":"a"},{"type":"item_reference","id":"msg_1"}]`, `input[1]: an item_reference`},
+		{`"input":[{"role":"user","content":"a"},{"id":"msg_1"}]`, `input[1]: an item_reference`},
+		{`"instructions":"Be brief.","input":[{"type":"custom_tool_call_output","call_id":"c","output":"x"}]`,
+			`input: holds no message, function_call or function_call_output item`},
+	} {
+		r, err := request(`{"model":"m",` + tt.fields + `}`)
+		if err != nil || !strings.HasPrefix(r.Untranslatable, tt.why) || (tt.why == "") != (r.Untranslatable == "") {
+			t.Errorf("%.70s: %q %v, want %q", tt.fields, r.Untranslatable, err, tt.why)
+		}
+	}
+}
+
 // TestContinue: a conversation kept by a WebSocket connection is laid before the input, which then holds it whole.
 func TestContinue(t *testing.T) {
 	t.Parallel()

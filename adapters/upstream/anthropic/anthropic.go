@@ -129,7 +129,7 @@ func Body(req ports.ChatRequest) map[string]any {
 		}
 		if r.Rewritten {
 			delete(out, "system")
-			system, msgs := messages(r.Messages)
+			system, msgs := messages(r.Messages, nil)
 			if system != nil {
 				out["system"] = system
 			}
@@ -138,7 +138,7 @@ func Body(req ports.ChatRequest) map[string]any {
 		out["model"], out["stream"] = req.UpstreamModel, true
 		return upstream.Merge(req.Options, out)
 	}
-	system, msgs := messages(r.Messages)
+	system, msgs := messages(r.Messages, r.Translatable)
 	out := map[string]any{"model": req.UpstreamModel, "messages": msgs, "stream": true, "max_tokens": int64(chat.DefaultMaxTokens)}
 	if system != nil {
 		out["system"] = system
@@ -214,7 +214,11 @@ type message struct {
 // text blocks when one carries cache_control); a tool's result becomes a tool_result block of a user message;
 // consecutive messages of one role are joined into one, as Anthropic wants the roles to alternate (and all
 // results of one turn's tool calls in one message).
-func messages(msgs []chat.Message) (any, []message) {
+//
+// keep, when not nil, is what of a message's content goes upstream: chat.Request.Translatable for a request in a
+// format Anthropic does not speak, which leaves out the parts only that format has (a Responses input_file), as
+// other upstreams do. A request in Messages keeps every block as it came.
+func messages(msgs []chat.Message, keep func([]chat.Part) []chat.Part) (any, []message) {
 	var system []any
 	var texts []string
 	cached := false
@@ -238,7 +242,11 @@ func messages(msgs []chat.Message) (any, []message) {
 			role = "user"
 			blocks = []any{map[string]any{"type": "tool_result", "tool_use_id": m.ToolCallID, "content": m.Joined()}}
 		default:
-			blocks = parts(m.Content)
+			content := m.Content
+			if keep != nil {
+				content = keep(content)
+			}
+			blocks = parts(content)
 			for _, tc := range m.ToolCalls {
 				input := json.RawMessage(tc.Arguments)
 				if strings.TrimSpace(tc.Arguments) == "" {

@@ -103,6 +103,19 @@ func TestBody(t *testing.T) {
 	}
 }
 
+// TestBodyResponsesParts: a Responses request's part of a kind chat has not (input_file) is left out, as other
+// upstreams leave it out, rather than sent for Anthropic to refuse.
+func TestBodyResponsesParts(t *testing.T) {
+	t.Parallel()
+	req := ports.ChatRequest{UpstreamModel: "claude-sonnet", Request: chat.Request{Format: chat.Responses,
+		Messages: []chat.Message{{Role: "user", Content: []chat.Part{{Type: "text", Text: "Read it."},
+			{Type: "input_file", Raw: domain.Opaque(`{"type":"input_file","file_id":"file-1"}`)}}}}}}
+	got, _ := json.Marshal(anthropic.Body(req)["messages"])
+	if want := `[{"role":"user","content":[{"text":"Read it.","type":"text"}]}]`; string(got) != want {
+		t.Fatalf("messages\n got %s\nwant %s", got, want)
+	}
+}
+
 func TestToolChoice(t *testing.T) {
 	t.Parallel()
 	tools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "f"}}}

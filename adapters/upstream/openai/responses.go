@@ -29,10 +29,14 @@ func (c *Client) Speaks(f chat.Format) bool {
 // the upstream may read; one that continues a stored response cannot be, and is refused.
 func (c *Client) respond(ctx context.Context, req ports.ChatRequest) (ports.ChatReply, error) {
 	r := req.Request
-	if r.Rewritten {
+	if r.Redacted {
 		if r.Continues != "" {
 			return ports.ChatReply{}, &ports.UpstreamError{Status: http.StatusBadRequest, Kind: domain.KindInvalid,
 				Reason: "previous_response_id: a guardrail redacted the input, which goes upstream as chat, without the stored response; send the whole conversation in input"}
+		}
+		if r.Untranslatable != "" {
+			return ports.ChatReply{}, &ports.UpstreamError{Status: http.StatusBadRequest, Kind: domain.KindInvalid,
+				Reason: r.Untranslatable + ": a guardrail redacted the input, which goes upstream as chat, without it"}
 		}
 		r.Format = chat.ChatCompletions // the caller's fields of another format are not sent
 		r.Extra = nil

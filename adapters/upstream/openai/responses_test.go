@@ -124,7 +124,8 @@ func TestResponsesTranslated(t *testing.T) {
 }
 
 // TestResponsesRedacted: a request whose text a guardrail redacted goes as chat (the redacted messages, not the
-// caller's input as it came); one that continues a stored response then cannot, and is the caller's 400.
+// caller's input as it came); one that continues a stored response, or holds what chat cannot carry, then cannot, and
+// is the caller's 400.
 func TestResponsesRedacted(t *testing.T) {
 	t.Parallel()
 	f := fakes.NewOpenAI(t, "sk-test")
@@ -142,6 +143,35 @@ func TestResponsesRedacted(t *testing.T) {
 	var ue *ports.UpstreamError
 	if !errors.As(err, &ue) || ue.Kind != domain.KindInvalid || !strings.HasPrefix(ue.Reason, "previous_response_id") {
 		t.Fatalf("%v", err)
+	}
+	req.Request.Continues, req.Request.Untranslatable = "", `input[1].type: unknown input item type "x"`
+	if _, err := c.Chat(context.Background(), req); !errors.As(err, &ue) || ue.Kind != domain.KindInvalid || !strings.HasPrefix(ue.Reason, "input[1].type") {
+		t.Fatalf("%v", err)
+	}
+}
+
+// TestResponsesPresetPrompt: a preset's system prompt laid before a Responses request's input goes upstream as the
+// instructions, the caller's fields as they came (a reasoning item chat has not among them), not as chat.
+func TestResponsesPresetPrompt(t *testing.T) {
+	t.Parallel()
+	f := fakes.NewOpenAI(t, "sk-test")
+	c := openai.New(upstream.Config{BaseURL: f.BaseURL(), APIKey: "sk-test", Timeout: time.Minute, Responses: true}, upstream.NewHTTPClient())
+	req := responsesRequest(t, `{"model":"m","input":[{"type":"reasoning","summary":[],"encrypted_content":"e"},{"role":"user","content":"Hi"}]}`)
+	var err error
+	if req.Request, err = req.Request.WithSystem(chat.SystemPrompt{Text: "Be brief.", MaxBytes: 1 << 20}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fakes.ReadChat(t, c, req); err != nil {
+		t.Fatal(err)
+	}
+	r := f.Requests()[0]
+	var body struct {
+		Instructions string
+		Input        []struct{ Type string }
+	}
+	if err := json.Unmarshal(r.Body, &body); err != nil || r.Path != "/v1/responses" || body.Instructions != "Be brief." ||
+		len(body.Input) != 2 || body.Input[0].Type != "reasoning" {
+		t.Fatalf("a preset's prompt went as %s %s", r.Path, r.Body)
 	}
 }
 
