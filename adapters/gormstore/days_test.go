@@ -18,6 +18,19 @@ import (
 	"github.com/switchboard-ai/switchboard/test/short"
 )
 
+// onEachDialect runs test on a scratch database of each dialect, in parallel.
+func onEachDialect(t *testing.T, test func(t *testing.T, db *gorm.DB)) {
+	for _, d := range []struct {
+		name string
+		open func(*testing.T) *gorm.DB
+	}{{"postgres", scratchPostgres}, {"sqlite", func(t *testing.T) *gorm.DB { return scratchSQLite(t) }}} {
+		t.Run(d.name, func(t *testing.T) {
+			t.Parallel()
+			test(t, d.open(t))
+		})
+	}
+}
+
 // scratchPostgres is a migrated database of the test's own on TEST_DATABASE_URL's server, dropped when the test
 // ends (this package's tests cannot use test/testdb, which imports it). Without a server the test fails.
 func scratchPostgres(t *testing.T) *gorm.DB {

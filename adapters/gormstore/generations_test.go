@@ -2,11 +2,18 @@ package gormstore
 
 import (
 	"context"
+	"encoding/base64"
+	"math"
 	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
+	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/generation"
+	"github.com/switchboard-ai/switchboard/ports"
 	"github.com/switchboard-ai/switchboard/test/contract"
 )
 
@@ -49,4 +56,48 @@ func TestRowValues(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestListCursorBounds: a cursor the list reads (generation.ParseCursor) is one every store can list from: a
+// forged cursor of a time before PostgreSQL's first (4713 BC), and any outside the years 0001 to 9999, is an
+// invalid cursor (400) before the store is asked.
+func TestListCursorBounds(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cursor := func(micros int64) string {
+		return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(micros, 10) + ".gen-x"))
+	}
+	first := time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	last := time.Date(9999, 12, 31, 23, 59, 59, 999999000, time.UTC).UnixMicro()
+	onEachDialect(t, func(t *testing.T, db *gorm.DB) {
+		s := NewGenerationStore(db)
+		for _, tt := range []struct {
+			name   string
+			micros int64
+			valid  bool
+		}{
+			{"the first microsecond of year 1", first, true},
+			{"the unix epoch", 0, true},
+			{"the last microsecond of year 9999", last, true},
+			{"before year 1", first - 1, false},
+			{"after year 9999", last + 1, false},
+			{"the least int64 (290309 BC)", math.MinInt64, false},
+			{"the largest int64 (year 294247)", math.MaxInt64, false},
+		} {
+			c, err := generation.ParseCursor(cursor(tt.micros))
+			switch {
+			case err == nil:
+				if _, err := s.ListGenerations(ctx, ports.GenerationFilter{After: &c}); err != nil {
+					t.Errorf("%s: a cursor read is listed from, but the list failed: %v", tt.name, err)
+				}
+				if !tt.valid {
+					t.Errorf("%s: ParseCursor read %v, want an invalid cursor", tt.name, c.CreatedAt)
+				}
+			case tt.valid:
+				t.Errorf("%s: ParseCursor: %v", tt.name, err)
+			case domain.KindOf(err) != domain.KindInvalid:
+				t.Errorf("%s: ParseCursor: %v, want an invalid cursor", tt.name, err)
+			}
+		}
+	})
 }

@@ -13,6 +13,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/switchboard-ai/switchboard/domain"
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/guardrail"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -161,7 +162,11 @@ func guardrailsOf(rows []guardrailRow) ([]guardrail.Guardrail, error) {
 
 func (s *GuardrailStore) CreateGuardrail(ctx context.Context, g guardrail.Guardrail) error {
 	r := toGuardrailRow(g)
-	if err := s.db.WithContext(ctx).Create(&r).Error; err != nil {
+	err := s.db.WithContext(ctx).Create(&r).Error
+	if errors.Is(err, gorm.ErrForeignKeyViolated) { // its workspace, deleted since the caller found it
+		return account.ErrWorkspaceNotFound.Wrap(err)
+	}
+	if err != nil {
 		return fmt.Errorf("insert guardrail: %w", err)
 	}
 	return nil
@@ -227,12 +232,13 @@ func (s *GuardrailStore) Applicable(ctx context.Context, keyHash string, userID 
 	return guardrailsOf(rows)
 }
 
-// assignment tables share one shape: the holder column differs.
-type assignmentTable struct{ table, holder string }
+// assignment tables share one shape: the holder column differs. field is the request's list of holders, and what
+// names a holder that does not exist.
+type assignmentTable struct{ table, holder, field, what string }
 
 var (
-	memberAssignments = assignmentTable{"guardrail_member_assignments", "user_id"}
-	keyAssignments    = assignmentTable{"guardrail_key_assignments", "key_hash"}
+	memberAssignments = assignmentTable{"guardrail_member_assignments", "user_id", "member_user_ids", "a member"}
+	keyAssignments    = assignmentTable{"guardrail_key_assignments", "key_hash", "key_hashes", "a key"}
 )
 
 // assign upserts one row per holder: a new holder is inserted, a holder of another guardrail is moved, a holder
@@ -260,6 +266,11 @@ func (s *GuardrailStore) assign(ctx context.Context, t assignmentTable, guardrai
 		n = res.RowsAffected
 		return nil
 	})
+	// The guardrail is locked: the reference that failed is a holder's, deleted since the caller checked the
+	// holders (a key or a member removed meanwhile), which is the caller's 400, not the store's failure.
+	if errors.Is(err, gorm.ErrForeignKeyViolated) {
+		return 0, domain.Invalid(t.field, "names "+t.what+" that does not exist (deleted meanwhile)").Wrap(err)
+	}
 	return int(n), err
 }
 

@@ -11,6 +11,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
 
+	"github.com/switchboard-ai/switchboard/domain/account"
 	"github.com/switchboard-ai/switchboard/domain/preset"
 	"github.com/switchboard-ai/switchboard/ports"
 )
@@ -119,6 +120,9 @@ func (s *PresetStore) addVersion(ctx context.Context, workspaceID, slug string,
 			err = tx.Create(&pr).Error
 		} else {
 			err = tx.Save(&pr).Error
+		}
+		if errors.Is(err, gorm.ErrForeignKeyViolated) { // its workspace, deleted since the caller found it
+			return account.ErrWorkspaceNotFound.Wrap(err)
 		}
 		if err != nil {
 			return fmt.Errorf("write preset: %w", err)

@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"fmt"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -166,31 +167,36 @@ func (h *VideosHandler) content(c *gin.Context) {
 			return
 		}
 	}
-	byteRange := c.GetHeader("Range")
-	if len(byteRange) > maxRange {
-		writeError(c, video.ErrRangeNotValid.WithMsg(fmt.Sprintf("the Range header is longer than %d bytes", maxRange)))
+	byteRange, err := forwardedRange(c.GetHeader("Range"))
+	if err != nil {
+		writeError(c, err)
 		return
 	}
-	if !validRange(byteRange) {
-		byteRange = "" // RFC 9110, 14.2: an invalid range is ignored; the whole content is the answer
-	}
 	sink := &videoSink{newFlushWriter(c)}
-	err := h.videos.Content(c.Request.Context(), principal(c), c.Param("jobId"), index, byteRange, sink)
-	if err != nil {
+	if err := h.videos.Content(c.Request.Context(), principal(c), c.Param("jobId"), index, byteRange, sink); err != nil {
 		writeError(c, err)
 	}
 }
 
-// validRange says a Range header is a byte range RFC 9110 (14.1.1) calls valid: "bytes=" and a list of
-// first-last (first at most last), first- and -suffix, with optional whitespace around the commas (empty elements
-// are skipped, as list syntax lets a recipient). Another unit, a malformed spec, or a last before its first makes
-// the whole header invalid. Whether a valid range is satisfiable is the provider's to say (416).
-func validRange(h string) bool {
+// forwardedRange is the Range header to send the provider for the caller's: "" (the whole content) for none, and
+// for one RFC 9110 (14.1.1) calls invalid, which is ignored (14.2): another unit, a malformed spec, a last before
+// its first. A valid one is written as every provider reads it: the unit in lower case, no whitespace or empty
+// elements, numbers without leading zeros and at most the largest int64 (a larger position is past the end of any
+// file, and means what it meant: to the end, the whole file, or nothing), and without the suffixes of length 0,
+// which select nothing: a provider that reads ranges as Go's net/http does refuses "BYTES=0-1" or a last-pos past
+// int64 as invalid (416), and answers "bytes=-0" with an empty 206, which reads as a failed download. A header
+// longer than maxRange, or of zero-length suffixes only, is a 416 before any provider is asked; whether another
+// range is satisfiable is the provider's to say.
+func forwardedRange(h string) (string, error) {
+	if len(h) > maxRange {
+		return "", video.ErrRangeNotValid.WithMsg(fmt.Sprintf("the Range header is longer than %d bytes", maxRange))
+	}
 	unit, set, ok := strings.Cut(h, "=")
 	if !ok || !strings.EqualFold(strings.TrimSpace(unit), "bytes") {
-		return false
+		return "", nil
 	}
-	specs := 0
+	var specs []string
+	empty := false // a suffix of length 0 was given
 	for spec := range strings.SplitSeq(set, ",") {
 		spec = strings.Trim(spec, " \t")
 		if spec == "" {
@@ -198,14 +204,36 @@ func validRange(h string) bool {
 		}
 		first, last, ok := strings.Cut(spec, "-")
 		if !ok || !digits(last) && last != "" || !digits(first) && first != "" || first == "" && last == "" {
-			return false
+			return "", nil
 		}
 		if first != "" && last != "" && decimalLess(last, first) {
-			return false
+			return "", nil
 		}
-		specs++
+		if first == "" && strings.Trim(last, "0") == "" {
+			empty = true
+			continue
+		}
+		specs = append(specs, position(first)+"-"+position(last))
 	}
-	return specs > 0
+	if len(specs) == 0 {
+		if empty {
+			return "", video.ErrRangeNotValid.WithMsg("the range selects no bytes: a suffix of length 0")
+		}
+		return "", nil
+	}
+	return "bytes=" + strings.Join(specs, ","), nil
+}
+
+// position writes a run of digits ("" for none) as the number it writes, at most the largest int64.
+func position(s string) string {
+	if s == "" {
+		return ""
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil { // digits only: out of range
+		n = math.MaxInt64
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // digits says s is one or more ASCII digits.

@@ -40,6 +40,14 @@ func (c Cursor) String() string {
 
 var errCursor = domain.Invalid("cursor", "is not a cursor this list returned: pass a page's next cursor as it came")
 
+// A cursor's time lies in the years 0001 to 9999 (what RFC 3339 writes), which every store holds: a record's time
+// is the gateway's clock, and a time outside them (a forged cursor's) is past what PostgreSQL's timestamps hold, which
+// its statement would refuse.
+var (
+	minCursorMicros = time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	maxCursorMicros = time.Date(10000, time.January, 1, 0, 0, 0, 0, time.UTC).UnixMicro() - 1
+)
+
 // ParseCursor reads a cursor String made; anything else is an invalid cursor (400).
 func ParseCursor(s string) (Cursor, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(s)
@@ -48,7 +56,7 @@ func ParseCursor(s string) (Cursor, error) {
 	}
 	micros, id, ok := strings.Cut(string(raw), ".")
 	n, err := strconv.ParseInt(micros, 10, 64)
-	if !ok || err != nil || id == "" || !domain.Storable(id) {
+	if !ok || err != nil || n < minCursorMicros || n > maxCursorMicros || id == "" || !domain.Storable(id) {
 		return Cursor{}, errCursor
 	}
 	return Cursor{CreatedAt: time.UnixMicro(n).UTC(), ID: id}, nil

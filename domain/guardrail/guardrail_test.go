@@ -30,6 +30,12 @@ func TestValidation(t *testing.T) {
 		{"bad regex", guardrail.Spec{Name: "g", ContentFilters: []guardrail.ContentFilter{{Pattern: "a(", Action: guardrail.Block}}}, "content_filters[0].pattern"},
 		{"long regex", guardrail.Spec{Name: "g", ContentFilters: []guardrail.ContentFilter{{Pattern: strings.Repeat("a", 1001), Action: guardrail.Block}}}, "content_filters[0].pattern"},
 		{"bad action", guardrail.Spec{Name: "g", ContentFilters: []guardrail.ContentFilter{{Pattern: "a", Action: "nuke"}}}, "content_filters[0].action"},
+		// A scan costs up to a step per instruction of the program per byte: counted repetitions that make a short
+		// pattern a large program are refused, a long pattern written out is not.
+		{"a long literal", guardrail.Spec{Name: "g", ContentFilters: []guardrail.ContentFilter{{Pattern: strings.Repeat("a", 1000), Action: guardrail.Block}}}, ""},
+		{"a repetition of 998", guardrail.Spec{Name: "g", ContentFilters: []guardrail.ContentFilter{{Pattern: "[a-z]{0,998}", Action: guardrail.Block}}}, ""},
+		{"a repetition of 1000 twice", guardrail.Spec{Name: "g", ContentFilters: []guardrail.ContentFilter{{Pattern: "[a-z]{1000}[0-9]{1000}", Action: guardrail.Block}}}, "content_filters[0].pattern"},
+		{"repetitions of 90,000 in 990 characters", guardrail.Spec{Name: "g", ContentFilters: []guardrail.ContentFilter{{Pattern: "a", Action: guardrail.Flag}, {Pattern: strings.Repeat("[a-z]{1000}", 90), Action: guardrail.Block}}}, "content_filters[1].pattern"},
 		{"unknown builtin", guardrail.Spec{Name: "g", Builtins: []guardrail.Builtin{{Slug: "person-name", Action: guardrail.Block}}}, "content_filter_builtins[0].slug"},
 		{"bad scope", guardrail.Spec{Name: "g", Builtins: []guardrail.Builtin{{Slug: "email", Action: guardrail.Flag, ScanScope: str("x")}}}, "content_filter_builtins[0].scan_scope"},
 		{"empty model", guardrail.Spec{Name: "g", AllowedModels: []string{""}}, "allowed_models"},
