@@ -355,11 +355,25 @@ func TestBilling(t *testing.T) {
 }
 
 // studio is a video provider whose jobs end as told.
+// videoModel is a video model of one endpoint, on the studio "s", at 100 micro-dollars a second.
+var videoModel = catalog.Model{ID: "acme/video", Modality: catalog.Video,
+	Endpoints: []catalog.Endpoint{{Provider: "s", UpstreamModel: "v1", Pricing: catalog.Pricing{PerSecond: new(domain.Micros(100))}}}}
+
+// videos is the video service over the pipeline (whose catalog holds videoModel), its jobs in store, polled every
+// 10 s.
+func (p *pipeline) videos(s *studio, store ports.VideoStore) *app.Videos {
+	c, _ := catalog.New([]catalog.Model{videoModel})
+	return app.NewVideos(p.inference, c, ports.Providers{"s": s}, store, p.env, quiet(),
+		app.VideoConfig{PollInterval: 10 * time.Second, WorkerEvery: time.Second})
+}
+
 type studio struct {
 	mu      sync.Mutex
 	state   ports.VideoState
 	polls   int
 	content string
+	// polled, when set, runs at each poll (a caller who leaves meanwhile).
+	polled func()
 }
 
 func (s *studio) Submit(context.Context, ports.VideoSubmission) (string, error) { return "job-1", nil }
@@ -368,6 +382,9 @@ func (s *studio) Poll(context.Context, string) (ports.VideoState, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.polls++
+	if s.polled != nil {
+		s.polled()
+	}
 	return s.state, nil
 }
 
@@ -392,9 +409,6 @@ func (s *videoSink) Flush() error             { return nil }
 // and each way finishes its generation once, through the same path: the record and the settlement.
 func TestJobRefresh(t *testing.T) {
 	t.Parallel()
-	perSecond := domain.Micros(100)
-	model := catalog.Model{ID: "acme/video", Modality: catalog.Video,
-		Endpoints: []catalog.Endpoint{{Provider: "s", UpstreamModel: "v1", Pricing: catalog.Pricing{PerSecond: &perSecond}}}}
 	done := ports.VideoState{Status: video.Completed, Seconds: 4, Outputs: []video.Output{{ContentType: "video/mp4"}}}
 	for _, tt := range []struct {
 		name string
@@ -415,11 +429,9 @@ func TestJobRefresh(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			p := newPipeline(t, false, model)
+			p := newPipeline(t, false, videoModel)
 			s := &studio{state: ports.VideoState{Status: video.InProgress}, content: "mp4"}
-			c, _ := catalog.New([]catalog.Model{model})
-			v := app.NewVideos(p.inference, c, ports.Providers{"s": s}, &memstore.Videos{}, p.env, quiet(),
-				app.VideoConfig{PollInterval: 10 * time.Second, WorkerEvery: time.Second})
+			v := p.videos(s, &memstore.Videos{})
 			job, err := v.Create(context.Background(), caller, video.Request{Model: "acme/video", Prompt: "a cat"}, generation.Caller{})
 			if err != nil || job.Status != video.Pending {
 				t.Fatalf("Create = %+v, %v", job, err)
@@ -447,6 +459,121 @@ func TestJobRefresh(t *testing.T) {
 			}
 			if s.polls != 2 {
 				t.Fatalf("%d polls, want 2", s.polls)
+			}
+		})
+	}
+}
+
+// stopping is a job store whose gateway stops as it stores a job's end: after the end is committed (kill -9
+// before anything after it runs), or before.
+type stopping struct {
+	*memstore.Videos
+	committed bool // the end is stored before the stop
+	stopped   bool
+}
+
+var errStopped = errors.New("the gateway stopped")
+
+func (s *stopping) UpdateJob(ctx context.Context, id string, change func(*video.Job) error) (video.Job, error) {
+	if s.stopped {
+		return s.Videos.UpdateJob(ctx, id, change)
+	}
+	j, err := s.Job(ctx, id)
+	if err != nil {
+		return j, err
+	}
+	if change(&j); !j.Status.Final() {
+		return s.Videos.UpdateJob(ctx, id, change)
+	}
+	s.stopped = true
+	if s.committed {
+		if _, err := s.Videos.UpdateJob(ctx, id, change); err != nil {
+			return j, err
+		}
+	}
+	return video.Job{}, errStopped
+}
+
+// TestJobEndSurvivesAStop: a gateway stopped while it stores a job's end loses neither the job's record nor its
+// charge. Stopped once the end is stored, the record was made durable before it; stopped before, the job runs on,
+// and the next poll finishes it again, with a record of the same id (which the store writes once, with its charge:
+// TestInsertGenerationsBooksChargesOnce in test/integration).
+func TestJobEndSurvivesAStop(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		committed bool
+		records   int // entries handed to the recorder in all, each of the job's generation
+	}{
+		{"after the end is stored", true, 1},
+		{"before the end is stored", false, 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, false, videoModel)
+			s := &studio{state: ports.VideoState{Status: video.Completed, Seconds: 4, Outputs: []video.Output{{ContentType: "video/mp4"}}}}
+			store := &stopping{Videos: &memstore.Videos{}, committed: tt.committed}
+			v := p.videos(s, store)
+			job, err := v.Create(context.Background(), caller, video.Request{Model: "acme/video", Prompt: "a cat"}, generation.Caller{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.Get(context.Background(), caller, job.ID); !errors.Is(err, errStopped) {
+				t.Fatalf("Get = %v, want the stop", err)
+			}
+			if len(p.records.entries) != 1 {
+				t.Fatalf("%d records when the gateway stopped, want the job's", len(p.records.entries))
+			}
+			*p.clock = p.clock.Add(time.Minute) // the next start's poll, past the claim of the one the stop cut
+			if j, err := v.Get(context.Background(), caller, job.ID); err != nil || j.Status != video.Completed {
+				t.Fatalf("Get = %s, %v", j.Status, err)
+			}
+			if len(p.records.entries) != tt.records {
+				t.Fatalf("%d records, want %d", len(p.records.entries), tt.records)
+			}
+			for _, e := range p.records.entries {
+				if e.Record.ID != job.GenerationID || e.Record.TotalCost != 400 || !settles(e, "hold-acme/video") {
+					t.Fatalf("entry %+v, want the job's generation at 400 settling its hold", e.Record)
+				}
+			}
+		})
+	}
+}
+
+// TestJobEndOutlivesItsCaller: a job seen ending by a caller who leaves during the poll (a download cut, a GET
+// abandoned) ends as the provider said, failed with its reason or completed and billed: the caller's leaving is no
+// part of the job's record, and the end is stored, so that the next poll does not finish it again.
+func TestJobEndOutlivesItsCaller(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		state  ports.VideoState
+		status int
+		cost   domain.Micros
+	}{
+		{"failed", ports.VideoState{Status: video.Failed, Error: "the prompt was refused"}, 502, 0},
+		{"completed", ports.VideoState{Status: video.Completed, Seconds: 4, Outputs: []video.Output{{ContentType: "video/mp4"}}}, 200, 400},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, false, videoModel)
+			s := &studio{state: tt.state}
+			store := &memstore.Videos{}
+			v := p.videos(s, store)
+			job, err := v.Create(context.Background(), caller, video.Request{Model: "acme/video", Prompt: "a cat"}, generation.Caller{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, leave := context.WithCancel(context.Background())
+			s.polled = leave
+			_, _ = v.Get(ctx, caller, job.ID)
+			e := p.records.only(t)
+			if e.Record.Status != tt.status || e.Record.Cancelled || e.Record.TotalCost != tt.cost {
+				t.Fatalf("record status %d, cancelled %v, cost %v; want %d, not cancelled, %v",
+					e.Record.Status, e.Record.Cancelled, e.Record.TotalCost, tt.status, tt.cost)
+			}
+			if j, err := store.Job(context.Background(), job.ID); err != nil || j.Status != tt.state.Status {
+				t.Fatalf("stored job %s, %v; want %s", j.Status, err, tt.state.Status)
 			}
 		})
 	}

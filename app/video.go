@@ -247,17 +247,12 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 		}
 		state = ports.VideoState{Status: video.Failed, Error: "the provider no longer has this job: " + ue.Reason}
 	}
-	ended := false
-	updated, err := v.store.UpdateJob(ctx, j.ID, func(j *video.Job) error {
-		if j.Status.Final() {
-			return nil // someone else recorded the end
-		}
+	end := func(j *video.Job) {
 		j.UpdatedAt, j.NextPollAt = now, next
 		j.Status = state.Status
 		if !j.Status.Final() {
-			return nil
+			return
 		}
-		ended = true
 		j.CompletedAt = &now
 		j.Outputs, j.Error, j.ExpiresAt = state.Outputs, state.Error, state.ExpiresAt
 		if j.ExpiresAt == nil && state.Retention > 0 {
@@ -268,13 +263,26 @@ func (v *Videos) refresh(ctx context.Context, j video.Job) (video.Job, error) {
 		if j.Status == video.Completed {
 			j.Cost = video.Plan{PerSecond: j.Pricing.PerSecond}.Cost(j.Seconds)
 		}
+	}
+	// The end is the job's, not its caller's: a caller who leaves during the poll (a download, a GET) does not make
+	// the job's record a cancelled call, nor keep its end from being stored.
+	ctx = context.WithoutCancel(ctx)
+	if state.Status.Final() {
+		// The job's generation is made durable before its end is stored, so that a gateway stopped between the two
+		// (kill -9) leaves the job running: the next poll finishes it again, and the store writes the record given
+		// twice once, by its id, with its charges.
+		ended := j
+		end(&ended)
+		v.finished(ctx, ended)
+	}
+	updated, err := v.store.UpdateJob(ctx, j.ID, func(j *video.Job) error {
+		if !j.Status.Final() { // else someone else recorded the end
+			end(j)
+		}
 		return nil
 	})
 	if err != nil {
 		return j, err
-	}
-	if ended {
-		v.finished(ctx, updated)
 	}
 	return updated, nil
 }
