@@ -89,14 +89,19 @@ func (c Config) Readiness() (string, *http.Client, error) {
 
 // Serve runs the gateway until ctx ends: it migrates, creates the bootstrap management key when asked to, and
 // serves. self is how the operator invoked the binary, for the hint on creating a first key.
-func Serve(ctx context.Context, cfg Config, log *slog.Logger, self string) error {
+func Serve(ctx context.Context, cfg Config, log *slog.Logger, self string) (err error) {
 	defer floorGC(os.Getenv, HeapFloor, nil)()
 	logStart(log, cfg)
 	gw, cleanup, err := InitializeGateway(ctx, cfg, log, app.SystemEnv())
 	if err != nil {
 		return err
 	}
-	defer cleanup()
+	defer func() {
+		cleanup() // the workers and the recorder stop: the last records are written, or wait in the spool
+		if err == nil {
+			log.Info("stopped")
+		}
+	}()
 	if cfg.Bootstrap != "" {
 		created, err := gw.Accounts.EnsureManagementKey(ctx, cfg.Bootstrap)
 		if err != nil {

@@ -351,7 +351,7 @@ func TestServeSideListeners(t *testing.T) {
 	main, metrics, pprof := freeAddr(t), freeAddr(t), freeAddr(t)
 	env := map[string]string{"DATABASE_URL": testdb.SQLiteURL(t), "SWITCHBOARD_SERVER_ADDR": main,
 		"SWITCHBOARD_METRICS_ADDR": metrics, "SWITCHBOARD_SERVER_PPROF_ADDR": pprof,
-		"SWITCHBOARD_LOG_LEVEL": "error", "SWITCHBOARD_GENERATIONS_SPOOL_DIR": t.TempDir()}
+		"SWITCHBOARD_LOG_LEVEL": "info", "SWITCHBOARD_GENERATIONS_SPOOL_DIR": t.TempDir()}
 	ctx, stop := context.WithCancel(context.Background())
 	done := make(chan result, 1)
 	go func() {
@@ -387,8 +387,13 @@ func TestServeSideListeners(t *testing.T) {
 		}
 	}
 	stop()
-	if r := <-done; r.code != 0 {
+	r := <-done
+	if r.code != 0 {
 		t.Fatalf("serve: %+v", r)
+	}
+	// The log ends by saying the stop is over, the recorder's last writes with it, not with the drain's start.
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); !strings.Contains(lines[len(lines)-1], "msg=stopped") {
+		t.Errorf("serve's log ends with %q, want the stop; all of it:\n%s", lines[len(lines)-1], r.stderr)
 	}
 }
 
