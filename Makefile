@@ -68,7 +68,7 @@ bench-e2e:
 # written under the package's testdata/fuzz, where the normal run replays it from then on.
 FUZZTIME ?= 1m
 FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries adapters/httpapi:FuzzSpeechBody \
-	adapters/inbound/chatcompletions:FuzzDecode adapters/internal/jsonenc:FuzzAppendString \
+	adapters/inbound/chatcompletions:FuzzDecode adapters/internal/jsonenc:FuzzAppendString adapters/internal/jsonenc:FuzzIntact \
 	adapters/spool:FuzzSegment adapters/upstream:FuzzScrub \
 	adapters/upstream/anthropic:FuzzDecodeEvent adapters/upstream/gemini:FuzzDecodeResponse \
 	adapters/upstream/openai:FuzzDecodeEvent adapters/upstream/openai:FuzzDecoderHead domain:FuzzMicrosMulDiv \

@@ -32,8 +32,10 @@ func bindJSON(c *gin.Context, dst any) error {
 	return decodeBounded(body, err, dst)
 }
 
-// decodeBounded is decodeJSON of a body counted first (inbound.CheckFree: domain.MaxListEntries and
-// domain.MaxValues): every body but a chat request's, whose wire format bounds each of its lists, is decoded whole.
+// decodeBounded is decodeJSON of a body checked first (inbound.CheckFree: domain.MaxListEntries and
+// domain.MaxValues, and every string and key valid UTF-8 with no escaped half of a surrogate pair, which encoding/json
+// would mend into U+FFFD past any later check's sight): every body but a chat request's, whose wire format bounds
+// each of its lists, is decoded whole.
 func decodeBounded(body []byte, readErr error, dst any) error {
 	if readErr == nil {
 		if err := inbound.CheckFree("", body); err != nil {

@@ -129,10 +129,12 @@ func (l *Limits) Check(body []byte) error {
 	return o.refusal()
 }
 
-// CheckFree holds raw, a value decoded whole into free-form values, to the bounds of a Free limit: field names it
-// in the refusals ("" for a whole body, named "body").
+// CheckFree holds raw, a value decoded whole into free-form values, to the bounds of a Free limit, and each of its
+// strings and object keys to spell its text exactly (jsonenc.Intact: UTF-8, no \u escape of half a surrogate pair),
+// as encoding/json would decode either into U+FFFD and no later check could tell: field names it in the refusals
+// ("" for a whole body, named "body"; a key by its object's path and "(a key)").
 func CheckFree(field string, raw []byte) error {
-	c := pass{s: jsonenc.NewScanner(raw)}
+	c := pass{s: jsonenc.NewScanner(raw), text: true}
 	o, ok := c.free().(*overflow)
 	if !ok {
 		return nil
@@ -154,6 +156,8 @@ type pass struct {
 	counts [maxTotals]int
 	// values counts the values within the free value being read.
 	values int
+	// text refuses a string or a key of a free value that is not intact (CheckFree).
+	text bool
 }
 
 // overflow unwinds a pass past a limit: its path is written from the inside out as it unwinds.
@@ -166,6 +170,8 @@ type overflow struct {
 	// where at names the free value.
 	free, values bool
 	at           string
+	// text is a string, or a key (path "(a key)" within its object), that is not intact.
+	text bool
 }
 
 func (*overflow) Error() string { return "past the limits" }
@@ -194,6 +200,12 @@ func prefix(path string, key []byte, index int) string {
 // refusal is the 400 for the overflow.
 func (o *overflow) refusal() error {
 	switch {
+	case o.text:
+		field := o.path
+		if field == "" {
+			field = "body"
+		}
+		return domain.Invalid(field, "must be valid UTF-8")
 	case o.values:
 		field := o.at
 		if field == "" {
@@ -283,7 +295,7 @@ func (c *pass) value(n *node) error {
 }
 
 // free reads a free value, each of its lists and objects held to domain.MaxListEntries entries (an object's key
-// given twice counted twice) and the values within it to domain.MaxValues.
+// given twice counted twice) and the values within it to domain.MaxValues; with text, each string and key intact.
 func (c *pass) free() error {
 	entry := func(n int) error {
 		if n > domain.MaxListEntries {
@@ -302,6 +314,9 @@ func (c *pass) free() error {
 			if err := entry(n); err != nil {
 				return err
 			}
+			if c.text && !jsonenc.Intact(c.s.RawKey()) {
+				return &overflow{text: true, path: "(a key)"}
+			}
 			err := c.free()
 			if o, ok := err.(*overflow); ok && !o.values {
 				o.in(key, 0)
@@ -319,6 +334,15 @@ func (c *pass) free() error {
 			}
 			return err
 		})
+	case '"':
+		if !c.text {
+			break
+		}
+		v, err := c.s.Value()
+		if err == nil && !jsonenc.Intact(v[1:len(v)-1]) {
+			return &overflow{text: true}
+		}
+		return err
 	}
 	return c.s.Skip()
 }

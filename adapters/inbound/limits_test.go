@@ -56,8 +56,9 @@ func TestLimits(t *testing.T) {
 		{`{"free":{"a":{"b":[` + items(1001, `0`) + `]}}}`, "free.a.b", false},
 		{`{"free":[` + items(200, `[`+items(100, `0`)+`]`) + `]}`, "free", false}, // past domain.MaxValues
 		{`{"deep":{"free":{"list":[1,2]}}}`, "deep.free.list", false},
-		{`{"list":[{},{},{},{},x]}`, "list", false}, // refused before the bad byte is read
-		{`{"list":[x,{},{},{},{}]}`, "", false},     // not JSON: the decoder's to say
+		{`{"list":[{},{},{},{},x]}`, "list", false},           // refused before the bad byte is read
+		{`{"list":[x,{},{},{},{}]}`, "", false},               // not JSON: the decoder's to say
+		{"{\"free\":{\"a\xff\":\"\\ud800\xff\"}}", "", false}, // a wire format's free value: its text is the format's to judge
 		{`[1,2]`, "", false},
 		{``, "", false},
 	} {
@@ -98,6 +99,47 @@ func TestCheckFree(t *testing.T) {
 		var de *domain.Error
 		if tt.want == "" && err != nil || tt.want != "" && (!errors.As(err, &de) || de.Meta["field"] != tt.want) {
 			t.Errorf("%q %.60s: %v, want a refusal of %q", tt.field, tt.in, err, tt.want)
+		}
+	}
+}
+
+// TestCheckFreeText: CheckFree refuses a string or an object key that does not spell its text exactly (invalid
+// UTF-8, an escaped half of a surrogate pair), which encoding/json would decode into U+FFFD, naming it as the
+// other refusals do; a key by its object and "(a key)".
+func TestCheckFreeText(t *testing.T) {
+	for _, tt := range []struct {
+		field, in string
+		want      string // the refusal's message, "" for none
+	}{
+		{"", `{"name":"caf\u00e9 \ud83d\ude00 \ufffd \\ud800","n":1}`, ""},
+		{"", "{\"name\":\"caf\xc3\xa9 \xef\xbf\xbd\"}", ""},
+		{"", `{"name":"a\u0000"}`, ""}, // NUL is the domain's to refuse
+		{"", "{\"name\":\"a\xffb\"}", "name: must be valid UTF-8"},
+		{"", "{\"name\":\"\xed\xa0\x80\"}", "name: must be valid UTF-8"},
+		{"", `{"name":"a\ud800b"}`, "name: must be valid UTF-8"},
+		{"", `{"name":"\udc00"}`, "name: must be valid UTF-8"},
+		{"", `{"name":"\ud800\u0041"}`, "name: must be valid UTF-8"},
+		{"", `{"ok":"x","list":["a",{"b":[1,"\udfff"]}]}`, "list[1].b[1]: must be valid UTF-8"},
+		{"", "{\"x\xff\":1}", "(a key): must be valid UTF-8"},
+		{"", `{"\ud800":1}`, "(a key): must be valid UTF-8"},
+		{"", `{"config":{"a":{"\udc00x":"v"}}}`, "config.a.(a key): must be valid UTF-8"},
+		{"", `{"config":[{},{"\ud800":null}]}`, "config[1].(a key): must be valid UTF-8"},
+		{"", `{"a":"\ud800","b":[` + items(domain.MaxListEntries+1, `1`) + `]}`, "a: must be valid UTF-8"},            // the first refusal in the body
+		{"", `{"b":[` + items(domain.MaxListEntries+1, `1`) + `],"a":"\ud800"}`, "b: must have at most 1000 entries"}, // the same
+		{"", "\"\xff\"", "body: must be valid UTF-8"},
+		{"", "[\"\xff\"]", "[0]: must be valid UTF-8"},
+		{"options", `{"a":"\ud800"}`, "options.a: must be valid UTF-8"},
+		{"options", `{"\ud800":1}`, "options.(a key): must be valid UTF-8"},
+		{"", "{\"name\":\"\xff\"", "name: must be valid UTF-8"}, // refused before the missing brace is read
+		{"", "{\"name\" \"\xff\"}", ""},                         // not JSON: the decoder's to say
+	} {
+		err := CheckFree(tt.field, []byte(tt.in))
+		var de *domain.Error
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%q %q: %v", tt.field, tt.in, err)
+		case tt.want != "" && (!errors.As(err, &de) || de.Msg != tt.want || !strings.HasPrefix(tt.want, fmt.Sprint(de.Meta["field"])+": ")):
+			t.Errorf("%q %q: %v, want a refusal of %q", tt.field, tt.in, err, tt.want)
 		}
 	}
 }
@@ -145,6 +187,26 @@ func BenchmarkLimits(b *testing.B) {
 					} else if err != nil {
 						b.Fatal(err)
 					}
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkCheckFree times the pass every body decoded whole goes through first (a speech request's on every
+// speech call): a plain speech request, and a management body of 1,000 escaped strings.
+func BenchmarkCheckFree(b *testing.B) {
+	for _, bc := range []struct{ name, body string }{
+		{"speech", `{"model":"tts","input":"Hello there, this is a sentence to speak aloud, with a few more words in it.","voice":"alloy","response_format":"mp3","speed":1.5,"user":"u","extra":{"a":[1,"b",{}]}}`},
+		{"1000 escaped strings", `{"ids":[` + items(1000, `"caf\u00e9 \ud83d\ude00 \"quoted\" `+strings.Repeat("é", 20)+`"`) + `]}`},
+	} {
+		raw := []byte(bc.body)
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(raw)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := CheckFree("", raw); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

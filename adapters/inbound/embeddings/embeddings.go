@@ -7,10 +7,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/switchboard-ai/switchboard/adapters/inbound"
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 	"github.com/switchboard-ai/switchboard/domain/embedding"
@@ -117,30 +116,17 @@ func inputs(f inbound.Fields) ([]embedding.Input, bool, error) {
 	return out, false, nil
 }
 
-// textOf reads a string input: its JSON must be UTF-8 and escape no lone surrogate (encoding/json mends both into
-// U+FFFD, which would embed another text than the caller's).
+// textOf reads a string input: its JSON must spell its text exactly, UTF-8 with no lone surrogate escaped
+// (jsonenc.Intact): encoding/json mends both into U+FFFD, which would embed another text than the caller's.
 func textOf(field string, raw json.RawMessage) (string, error) {
 	var text string
-	if !utf8.Valid(raw) || json.Unmarshal(raw, &text) != nil || strings.Count(text, "\uFFFD") > replacements(raw) {
-		return "", domain.Invalid(field, "must be a string of valid UTF-8")
-	}
-	return text, nil
-}
-
-// replacements counts the U+FFFD a JSON string's bytes spell: as the character, or escaped as \ufffd (not an
-// escaped backslash followed by "ufffd"). More of them in its decoded text were mended from lone surrogates.
-func replacements(raw []byte) int {
-	n := strings.Count(string(raw), "\uFFFD")
-	for i := 0; i < len(raw)-1; i++ {
-		if raw[i] != '\\' {
-			continue
+	if json.Unmarshal(raw, &text) == nil {
+		quoted := bytes.TrimSpace(raw) // a JSON string: its bytes between quotes
+		if jsonenc.Intact(quoted[1 : len(quoted)-1]) {
+			return text, nil
 		}
-		if raw[i+1] == 'u' && i+6 <= len(raw) && strings.EqualFold(string(raw[i+2:i+6]), "fffd") {
-			n++
-		}
-		i++ // the escaped character
 	}
-	return n
+	return "", domain.Invalid(field, "must be a string of valid UTF-8")
 }
 
 // tokensOf reads a token array: each a token id, an integer (encoding/json reads null into an int as 0).

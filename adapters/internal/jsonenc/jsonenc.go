@@ -2,7 +2,8 @@
 // reflective encoder costs too much: a chat answer's events, one a token (AppendString); and reads it by hand
 // (Scanner) where a reflective decoder does: the events of an upstream's stream, one a token. Each decoder written on Scanner is held
 // to encoding/json by a differential fuzz test (jsonenctest). Scanner also counts a request body's lists before
-// encoding/json decodes it (inbound.Limits), reading it without allocating.
+// encoding/json decodes it (inbound.Limits), reading it without allocating, and finds the strings encoding/json would
+// mend (Intact).
 package jsonenc
 
 import "unicode/utf8"

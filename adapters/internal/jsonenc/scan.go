@@ -18,6 +18,8 @@ type Scanner struct {
 	i int
 	// depth is how many objects and arrays the scanner is in.
 	depth int
+	// key is the last key members read, as written between its quotes (RawKey).
+	key []byte
 }
 
 // ErrSyntax is JSON that is not; ErrType a value of the wrong type for where it is read.
@@ -119,6 +121,7 @@ func (s *Scanner) members(member func(key []byte) error) error {
 		if err != nil {
 			return err
 		}
+		s.key = key
 		if escaped {
 			key = unescape(key)
 		}
@@ -435,6 +438,60 @@ func unescape(raw []byte) []byte {
 	return out
 }
 
+// Intact reports whether raw, the bytes between a JSON string's quotes, spell their text exactly: they are UTF-8, and
+// no \u escape is half of a surrogate pair without its other half right after it. encoding/json (and unescape) read
+// either into U+FFFD, a text the writer did not write; an escape that is not JSON's is not intact either. What
+// follows a leading run of plain ASCII is read once by utf8.Valid, and past it only at backslashes.
+func Intact(raw []byte) bool {
+	for i, c := range raw { // most are short, ASCII and without escapes: read past those here
+		if c >= utf8.RuneSelf || c == '\\' {
+			return intact(raw[i:])
+		}
+	}
+	return true
+}
+
+// intact is Intact from a character's start on.
+func intact(raw []byte) bool {
+	if !utf8.Valid(raw) {
+		return false
+	}
+	for i := 0; ; {
+		j := bytes.IndexByte(raw[i:], '\\')
+		if j < 0 {
+			return true
+		}
+		if i += j; i+1 >= len(raw) {
+			return false
+		}
+		if raw[i+1] != 'u' {
+			i += 2 // \" \\ \/ \b ...: the escaped byte is never the start of another escape
+			continue
+		}
+		r, ok := escapedRune(raw, i)
+		if i += 6; !ok {
+			return false
+		}
+		if !utf16.IsSurrogate(r) {
+			continue
+		}
+		// as unescape reads it: a high half with a low half escaped right after it, read together
+		r2, ok := escapedRune(raw, i)
+		if !ok || utf16.DecodeRune(r, r2) == utf8.RuneError {
+			return false
+		}
+		i += 6
+	}
+}
+
+// escapedRune reads the \uXXXX escape at raw[i:], if there is one.
+func escapedRune(raw []byte, i int) (rune, bool) {
+	if i+6 > len(raw) || raw[i] != '\\' || raw[i+1] != 'u' {
+		return 0, false
+	}
+	return hex4(raw[i+2 : i+6])
+}
+
 // hex4 reads the four hex digits of a \u escape.
 func hex4(b []byte) (r rune, ok bool) {
 	for _, c := range b {
@@ -488,6 +545,10 @@ func Held[T any](s *Scanner, has *bool, v *T, member func(key []byte) error) err
 
 // Skip consumes one value of any kind, checking that it is JSON.
 func (s *Scanner) Skip() error { return s.skip() }
+
+// RawKey is the key Object (or Members) last passed to its callback as it was written between its quotes, escapes
+// and all (see Intact): within the callback, until the member's value is read.
+func (s *Scanner) RawKey() []byte { return s.key }
 
 // Peek returns the first byte of the next value, past white space ('"', '[', '{', 'n'...; 0 at the end): its
 // kind, for a member that may be of more than one (a chat message's content, a string or an array of parts),
