@@ -32,11 +32,12 @@ func period(i domain.Interval) string {
 // CreditsEnabled turns the organization's credit balance on.
 type CreditsEnabled bool
 
-// Billing admits calls: before the upstream call it reserves the most the call may cost (its estimate on the
-// dearest endpoint) against the key's own limit, its workspace's budgets and the organization's credits,
-// atomically in the store so the reservations hold across processes, and lets the guardrails reserve their budgets the same way. What a call
-// costs is booked from its generation entry (see Recorder): the key's usage, the credits' usage and the
-// settlement of every hold are written with the record, in one transaction.
+// Billing admits calls: before the upstream call it lets the guardrails reserve their budgets, and reserves the
+// most the call may cost (its estimate, of the text the guardrails let through, on the dearest endpoint they leave)
+// against the key's own limit, its workspace's budgets and the organization's credits, atomically in the store so
+// the reservations hold across processes. What a call costs is booked from its generation entry (see Recorder):
+// the key's usage, the credits' usage and the settlement of every hold are written with the record, in one
+// transaction.
 type Billing struct {
 	usage   ports.UsageStore
 	budgets ports.WorkspaceBudgetSource
@@ -52,15 +53,24 @@ func NewBilling(usage ports.UsageStore, budgets ports.WorkspaceBudgetSource, hol
 	return &Billing{usage: usage, budgets: budgets, holds: holds, credits: credits, guard: guard, enabled: enabled, env: env}
 }
 
-// Admit lets a call through, or refuses it, before any upstream call: 402 when the key's limit (in its current
-// window), one of its workspace's budgets (in theirs) or the organization's credits (with credits enabled) cannot hold the call's estimate besides what was
-// spent and what calls in flight hold; then the guardrails, which may narrow the endpoints, redact the text and
-// reserve budget. Writing the call's generation entry settles every hold.
+// Admit lets a call through, or refuses it, before any upstream call: first the guardrails, which may narrow the
+// endpoints, redact the text and reserve budget; then 402 when the key's limit (in its current window), one of its
+// workspace's budgets (in theirs) or the organization's credits (with credits enabled) cannot hold the call's
+// estimate besides what was spent and what calls in flight hold. Those are estimated on what goes upstream, the
+// endpoints and the texts the guardrails let through: a redaction may lengthen a text (a label longer than what
+// it replaces), and the call is billed for the text sent. A refused call releases the guardrails' holds; writing
+// the call's generation entry settles every other hold.
 func (b *Billing) Admit(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
-	if err := b.reserve(ctx, by, a); err != nil {
+	admitted, err := b.guard.Admit(ctx, by, a)
+	if err != nil {
 		return ports.Admitted{}, err
 	}
-	return b.guard.Admit(ctx, by, a)
+	a.Endpoints, a.Texts = admitted.Endpoints, admitted.Texts
+	if err := b.reserve(ctx, by, a); err != nil {
+		b.guard.Settle(ctx, admitted.Holds, 0)
+		return ports.Admitted{}, err
+	}
+	return admitted, nil
 }
 
 func (b *Billing) reserve(ctx context.Context, by account.Principal, a ports.Admission) error {

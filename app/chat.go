@@ -119,7 +119,7 @@ func (s *Chat) CountTokens(ctx context.Context, by account.Principal, body ports
 		return ports.TokenCount{}, err
 	}
 	if len(eps) == 0 {
-		return ports.TokenCount{InputTokens: req.PromptTokens()}, nil
+		return ports.TokenCount{InputTokens: req.PromptTokens(nil)}, nil
 	}
 	if p, ok := s.providers[eps[0].Client()].(ports.TokenCounter); ok {
 		opts, err := catalog.PassThrough(req.Options, eps[0].Provider)
@@ -131,7 +131,7 @@ func (s *Chat) CountTokens(ctx context.Context, by account.Principal, body ports
 			s.log.WarnContext(ctx, "an upstream failed to count tokens: estimated", "provider", eps[0].Provider, "err", err)
 		}
 	}
-	return ports.TokenCount{InputTokens: req.PromptTokens()}, nil
+	return ports.TokenCount{InputTokens: req.PromptTokens(nil)}, nil
 }
 
 // unheld says, in a refusal of the call's reservation (402: the key's limit or the credits cannot hold it), what

@@ -16,8 +16,8 @@ import (
 )
 
 // Inference is the pipeline every inference call goes through, whatever its modality; it owns the life of one
-// upstream call. It validates the request, looks the model up, admits the call (the organization's credits, the
-// key's limit, the guardrails, which may narrow the endpoints, redact the text and reserve budget as holds),
+// upstream call. It validates the request, looks the model up, admits the call (the guardrails, which may narrow
+// the endpoints, redact the text and reserve budget as holds, then the key's limit and the organization's credits),
 // routes it to the model's endpoints in order with failover, lets the modality deliver the answer, and finishes
 // it: the generation record, and the settlement of the holds at what the call cost.
 //

@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -53,12 +54,30 @@ func (r *recorded) only(t *testing.T) generation.Entry {
 	return r.entries[0]
 }
 
-// guard admits every call as it is, reserving one hold.
-type guard struct{}
+// guard admits every call, reserving one hold; redact, when set, rewrites each text as a guardrail's redaction
+// does. settled keeps the holds released by Settle.
+type guard struct {
+	redact  func(string) string
+	mu      sync.Mutex
+	settled []guardrail.Hold
+}
 
 func (g *guard) Admit(_ context.Context, _ account.Principal, a ports.Admission) (ports.Admitted, error) {
-	hold := guardrail.Hold{ID: "hold-" + a.Model, GuardrailID: "g", Window: t0, Amount: a.Estimate(a.Endpoints[0], a.Texts)}
-	return ports.Admitted{Endpoints: a.Endpoints, Texts: a.Texts, Holds: []guardrail.Hold{hold}}, nil
+	texts := a.Texts
+	if g.redact != nil {
+		texts = make([]string, len(a.Texts))
+		for i, t := range a.Texts {
+			texts[i] = g.redact(t)
+		}
+	}
+	hold := guardrail.Hold{ID: "hold-" + a.Model, GuardrailID: "g", Window: t0, Amount: a.Estimate(a.Endpoints[0], texts)}
+	return ports.Admitted{Endpoints: a.Endpoints, Texts: texts, Holds: []guardrail.Hold{hold}}, nil
+}
+
+func (g *guard) Settle(_ context.Context, holds []guardrail.Hold, _ domain.Micros) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.settled = append(g.settled, holds...)
 }
 
 // settles reports whether the entry carries the call's hold, which writing it settles at the entry's cost.
@@ -349,6 +368,75 @@ func TestBilling(t *testing.T) {
 			}
 			if rec := p.records.only(t).Record; rec.Status != 402 || len(rec.Attempts) != 0 {
 				t.Fatalf("record %+v", rec)
+			}
+		})
+	}
+}
+
+// TestReservationsHoldWhatGoesUpstream: the key's limit and the credits reserve the call's estimate on the texts
+// the guardrails send upstream, not on the caller's: a redaction that lengthens the text ("hello world", 11
+// characters at a micro-dollar each, sent as 33) is reserved, and billed, at its length. A call they cannot hold
+// is refused before the provider is called and releases the guardrails' holds.
+func TestReservationsHoldWhatGoesUpstream(t *testing.T) {
+	t.Parallel()
+	const sent = domain.Micros(33)
+	thrice := func(s string) string { return strings.Repeat(s, 3) }
+	for _, tt := range []struct {
+		name      string
+		limit     *domain.Micros // the key's limit
+		credits   *domain.Micros // the organization's credits, when enabled
+		reason    string         // the refusal, when refused
+		wantHeld  domain.Micros  // what the key's limit or the credits hold while the call runs
+		wantSpent domain.Micros
+	}{
+		{name: "the key's limit holds the caller's text but not the redacted one", limit: new(domain.Micros(20)), reason: "key_limit_reached"},
+		{name: "the credits hold the caller's text but not the redacted one", credits: new(domain.Micros(20)), reason: "insufficient_credits"},
+		{name: "the key's limit holds the redacted text", limit: new(domain.Micros(40)), wantHeld: sent, wantSpent: sent},
+		{name: "the credits hold the redacted text", credits: new(domain.Micros(40)), wantHeld: sent, wantSpent: sent},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p := newPipeline(t, tt.credits != nil, voiceModel("a"))
+			p.guard.redact = thrice
+			by := caller
+			if tt.limit != nil {
+				by.Limit, by.LimitReset = tt.limit, domain.IntervalDaily
+			}
+			if tt.credits != nil {
+				if err := p.credits.AddCredits(context.Background(), *tt.credits); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v := &voice{audio: "x"}
+			_, _, err := speak(t, p, ports.Providers{"a": v}, by)
+			e := p.records.only(t)
+			if tt.reason != "" {
+				var de *domain.Error
+				if !errors.As(err, &de) || de.Code != tt.reason {
+					t.Fatalf("err = %v, want 402 %s", err, tt.reason)
+				}
+				if v.calls != 0 || e.Record.TotalCost != 0 {
+					t.Fatalf("refused, yet the provider was called %d times and the call cost %v", v.calls, e.Record.TotalCost)
+				}
+				if len(p.guard.settled) != 1 || p.guard.settled[0].ID != "hold-acme/voice" || len(e.Holds) != 0 {
+					t.Fatalf("guardrail holds released %+v, in the entry %+v: want the call's hold released, none left", p.guard.settled, e.Holds)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var left ports.Reservation
+			if tt.limit != nil {
+				left, _ = p.usage.ReserveUsage(context.Background(), "probe", by.KeyHash, t0, *tt.limit, *tt.limit, t0, t0.Add(time.Hour))
+			} else {
+				left, _ = p.credits.ReserveCredits(context.Background(), "probe", *tt.credits, t0, t0.Add(time.Hour))
+			}
+			if held := *cmp.Or(tt.limit, tt.credits) - left.Left; left.Held || held != tt.wantHeld {
+				t.Fatalf("the call holds %v, want %v", held, tt.wantHeld)
+			}
+			if e.Record.TotalCost != tt.wantSpent {
+				t.Fatalf("billed %v, want %v", e.Record.TotalCost, tt.wantSpent)
 			}
 		})
 	}

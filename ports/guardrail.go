@@ -86,9 +86,11 @@ type Admitted struct {
 }
 
 // GuardrailEnforcer is what inference use cases call before routing; the holds it returns are settled when the
-// call's generation entry is written (generation.Entry).
+// call's generation entry is written (generation.Entry), or by Settle when the call is refused after them.
 type GuardrailEnforcer interface {
 	Admit(ctx context.Context, by account.Principal, a Admission) (Admitted, error)
+	// Settle releases holds and books actual against each one's guardrail window.
+	Settle(ctx context.Context, holds []guardrail.Hold, actual domain.Micros)
 }
 
 // GuardrailService is the guardrail management use case.

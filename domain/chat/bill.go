@@ -33,7 +33,7 @@ const (
 // cannot see is a prompt the provider holds for the call and counts (a context cached under a name at the
 // provider, passed in provider.options): such calls are billed at the estimate.
 func (r Request) Plausible(u Usage, opts map[string]any, delivered int64) bool {
-	return u.plausible() && u.PromptTokens <= 2*r.MaxPromptTokens()+PromptSlack &&
+	return u.plausible() && u.PromptTokens <= 2*r.MaxPromptTokens(opts)+PromptSlack &&
 		u.CompletionTokens <= max(r.MaxCompletionTokens(opts), delivered)+CompletionSlack
 }
 
@@ -63,7 +63,7 @@ func (r Request) Bill(p catalog.Pricing, opts map[string]any, reported *Usage, d
 		}
 		return b
 	}
-	u := Usage{PromptTokens: r.PromptTokens(), CompletionTokens: (delivered + 3) / 4}
+	u := Usage{PromptTokens: r.PromptTokens(opts), CompletionTokens: (delivered + 3) / 4}
 	return Bill{Usage: u, Cost: min(Cost(p, u.PromptTokens, u.CompletionTokens), r.Estimate(p, opts)), Estimated: true,
 		Implausible: reported != nil}
 }

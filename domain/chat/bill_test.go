@@ -167,3 +167,58 @@ func TestResultToolCalls(t *testing.T) {
 		})
 	}
 }
+
+// TestPromptCountsWhatGoesUpstream: what a request sends upstream besides its messages and tools — its tool choice
+// and response format, the fields passed on as they came, provider.options' text — is prompt a provider counts.
+// The reservation holds it, an upstream's usage that counts it is plausible and billed, and a call without usage
+// is billed for it at four bytes a token; the fields of Extra that the request's own fields hold are counted once.
+// "hi" is 6 prompt tokens at its worst and 5 at four bytes a token; max_tokens 10; $1 a million tokens.
+func TestPromptCountsWhatGoesUpstream(t *testing.T) {
+	t.Parallel()
+	one := domain.Micros(1_000_000)
+	p := catalog.Pricing{PerMillionPromptTokens: &one, PerMillionCompletionTokens: &one}
+	ten := int64(10)
+	big := strings.Repeat("d", 40_000)
+	schema := domain.Opaque(`{"type":"json_schema","json_schema":{"name":"x","schema":{"description":"` + big + `"}}}`)
+	functions := domain.Opaque(`[{"name":"f","description":"` + big + `"}]`)
+	for _, tt := range []struct {
+		name  string
+		set   func(*chat.Request)
+		opts  map[string]any
+		extra int64 // the bytes sent besides "hi"
+	}{
+		{"a response format's schema", func(r *chat.Request) { r.ResponseFormat = schema }, nil, int64(len(schema))},
+		{"a tool choice", func(r *chat.Request) { r.ToolChoice = domain.Opaque(`"` + big + `"`) }, nil, 40_002},
+		{"a field passed on (functions)", func(r *chat.Request) { r.Extra = map[string]domain.Opaque{"functions": functions} }, nil,
+			int64(len(functions))},
+		{"a field passed on (prediction)", func(r *chat.Request) {
+			r.Extra = map[string]domain.Opaque{"prediction": domain.Opaque(`{"content":"` + big + `"}`)}
+		}, nil, 40_014},
+		{"provider.options", func(*chat.Request) {}, map[string]any{"functions": []any{map[string]any{"description": big}}},
+			int64(len("functions") + len("description") + len(big))},
+		{"the fields the request holds, passed on as they came, counted once", func(r *chat.Request) {
+			r.Extra = map[string]domain.Opaque{"messages": functions, "system": functions, "input": functions, "tools": functions,
+				"text": functions, "max_output_tokens": domain.Opaque("10"), "n": domain.Opaque("1")}
+		}, nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := chat.Request{MaxTokens: &ten, Messages: []chat.Message{{Role: "user", Text: true,
+				Content: []chat.Part{{Type: "text", Text: "hi"}}}}}
+			tt.set(&r)
+			if got, want := r.MaxPromptTokens(tt.opts), 6+tt.extra; got != want {
+				t.Fatalf("MaxPromptTokens %d, want %d", got, want)
+			}
+			if got, want := r.Estimate(p, tt.opts), domain.Micros(6+tt.extra+10); got != want {
+				t.Fatalf("reservation %d, want %d", got, want)
+			}
+			// An upstream counts what it was sent, at about four bytes a token.
+			counted := chat.Usage{PromptTokens: 5 + tt.extra/4, CompletionTokens: 3}
+			if b := r.Bill(p, tt.opts, &counted, 12); b.Estimated || b.Cost != domain.Micros(counted.PromptTokens+3) {
+				t.Fatalf("billed %+v for the upstream's %+v: want its usage taken", b, counted)
+			}
+			if b := r.Bill(p, tt.opts, nil, 12); b.Usage.PromptTokens < 5+tt.extra/4 {
+				t.Fatalf("without usage, billed %d prompt tokens, want at least %d", b.Usage.PromptTokens, 5+tt.extra/4)
+			}
+		})
+	}
+}

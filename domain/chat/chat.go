@@ -161,6 +161,9 @@ func (r Request) Parameters() []string {
 	return out
 }
 
+// ownParameters are the parameters the request's own fields hold (those Parameters reads from them).
+var ownParameters = []string{"tools", "tool_choice", "response_format", "temperature", "top_p", "max_tokens", "stop", "seed"}
+
 // parameterNames are the names a wire format gives the parameters read above (their canonical name), or a field
 // that is no parameter ("").
 var parameterNames = map[string]string{"max_completion_tokens": "max_tokens", "max_output_tokens": "max_tokens",

@@ -330,25 +330,27 @@ func TestEstimate(t *testing.T) {
 		{"max_tokens", hi, ptr(int64(10)), nil, 5, 6, 10},
 		{"CJK: a token a byte", []chat.Message{text("user", "你好你好")}, ptr(int64(10)), nil, 7, 16, 10},
 		{"emoji and two messages", []chat.Message{text("system", "😀"), text("user", "😀😀")}, ptr(int64(1)), nil, 11, 20, 1},
+		// The options' text (keys and strings) goes upstream too: the prompt counts it (TestPromptCountsWhatGoesUpstream).
 		{"options max_completion_tokens past max_tokens", hi, ptr(int64(10)),
-			map[string]any{"max_completion_tokens": number("20000")}, 5, 6, 20000},
-		{"options max_tokens without max_tokens", hi, nil, map[string]any{"max_tokens": number("20000")}, 5, 6, 20000},
-		{"options max_tokens as a string", hi, nil, map[string]any{"max_tokens": "30000"}, 5, 6, 30000},
-		{"options max_tokens as a float64", hi, nil, map[string]any{"max_tokens": 40000.0}, 5, 6, 40000},
+			map[string]any{"max_completion_tokens": number("20000")}, 5 + 6, 6 + 21, 20000},
+		{"options max_tokens without max_tokens", hi, nil, map[string]any{"max_tokens": number("20000")}, 5 + 3, 6 + 10, 20000},
+		{"options max_tokens as a string", hi, nil, map[string]any{"max_tokens": "30000"}, 5 + 3 + 2, 6 + 10 + 5, 30000},
+		{"options max_tokens as a float64", hi, nil, map[string]any{"max_tokens": 40000.0}, 5 + 3, 6 + 10, 40000},
 		{"options generationConfig.maxOutputTokens", hi, nil,
-			map[string]any{"generationConfig": map[string]any{"maxOutputTokens": number("50000")}}, 5, 6, 50000},
-		{"options maxOutputTokens", hi, nil, map[string]any{"maxOutputTokens": number("60000")}, 5, 6, 60000},
-		{"options smaller than the default", hi, nil, map[string]any{"max_tokens": number("5")}, 5, 6, chat.DefaultMaxTokens},
-		{"options smaller than max_tokens", hi, ptr(int64(900)), map[string]any{"max_tokens": number("5")}, 5, 6, 900},
-		{"options not numbers", hi, nil, map[string]any{"max_tokens": "x", "maxOutputTokens": nil}, 5, 6, chat.DefaultMaxTokens},
-		{"options huge: saturated", hi, nil, map[string]any{"max_tokens": number("1e300")}, 5, 6, 1 << 62},
+			map[string]any{"generationConfig": map[string]any{"maxOutputTokens": number("50000")}}, 5 + 4 + 4, 6 + 16 + 15, 50000},
+		{"options maxOutputTokens", hi, nil, map[string]any{"maxOutputTokens": number("60000")}, 5 + 4, 6 + 15, 60000},
+		{"options smaller than the default", hi, nil, map[string]any{"max_tokens": number("5")}, 5 + 3, 6 + 10, chat.DefaultMaxTokens},
+		{"options smaller than max_tokens", hi, ptr(int64(900)), map[string]any{"max_tokens": number("5")}, 5 + 3, 6 + 10, 900},
+		{"options not numbers", hi, nil, map[string]any{"max_tokens": "x", "maxOutputTokens": nil}, 5 + 3 + 1 + 4, 6 + 10 + 1 + 15,
+			chat.DefaultMaxTokens},
+		{"options huge: saturated", hi, nil, map[string]any{"max_tokens": number("1e300")}, 5 + 3, 6 + 10, 1 << 62},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := chat.Request{Model: "m", Messages: tt.msgs, MaxTokens: tt.maxTokens}
-			if got := r.PromptTokens(); got != tt.fair {
+			if got := r.PromptTokens(tt.opts); got != tt.fair {
 				t.Errorf("PromptTokens %d, want %d", got, tt.fair)
 			}
-			if got := r.MaxPromptTokens(); got != tt.prompt {
+			if got := r.MaxPromptTokens(tt.opts); got != tt.prompt {
 				t.Errorf("MaxPromptTokens %d, want %d", got, tt.prompt)
 			}
 			if got := r.MaxCompletionTokens(tt.opts); got != tt.completion {

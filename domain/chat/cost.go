@@ -3,6 +3,7 @@ package chat
 import (
 	"math"
 	"math/big"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,14 +24,19 @@ func MaxTokensOf(text string) int64 { return int64(len(text)) }
 const ImageTokens = 1_000
 
 // PromptTokens is a fair estimate of a request's prompt (Tokens: four bytes a token), billed when the upstream
-// gives no usage.
-func (r Request) PromptTokens() int64 { return r.promptTokens(Tokens) }
+// gives no usage; opts is the provider.options passed to its upstream.
+func (r Request) PromptTokens(opts map[string]any) int64 { return r.promptTokens(Tokens, opts) }
 
-// MaxPromptTokens is the most a request's prompt can be (MaxTokensOf: a token a byte), reserved before the call.
-func (r Request) MaxPromptTokens() int64 { return r.promptTokens(MaxTokensOf) }
+// MaxPromptTokens is the most a request's prompt can be (MaxTokensOf: a token a byte), reserved before the call;
+// opts is the provider.options passed to its upstream.
+func (r Request) MaxPromptTokens(opts map[string]any) int64 { return r.promptTokens(MaxTokensOf, opts) }
 
-// promptTokens counts a prompt with count for its texts, 4 tokens a message, and ImageTokens an image.
-func (r Request) promptTokens(count func(string) int64) int64 {
+// promptTokens counts a prompt with count for its texts, 4 tokens a message, and ImageTokens an image, and with
+// count the rest of what goes upstream that a provider may count as prompt: the tool choice, the response format
+// (a JSON schema is prompt), the fields passed on as they came (Extra: OpenAI's functions or prediction, or any
+// field an upstream reads) and the text of opts. Left out, such text would be reserved for nothing and, counted
+// by the upstream, make its usage implausible, so that the call were billed without it.
+func (r Request) promptTokens(count func(string) int64, opts map[string]any) int64 {
 	var n int64
 	for _, m := range r.Messages {
 		n += 4
@@ -50,6 +56,39 @@ func (r Request) promptTokens(count func(string) int64) int64 {
 	}
 	for _, t := range r.Tools {
 		n += count(t.Name) + count(t.Description) + count(string(t.Parameters))
+	}
+	n += count(string(r.ToolChoice)) + count(string(r.ResponseFormat))
+	for k, v := range r.Extra {
+		if !heldField(k) {
+			n += count(string(v))
+		}
+	}
+	return n + optionText(count, opts)
+}
+
+// heldField reports a field of Extra that the request's own fields hold, counted as those are: its messages
+// (messages, system, input), its parameters (Parameters, under any format's name: parameterNames) and n.
+func heldField(k string) bool {
+	if name, ok := parameterNames[k]; ok {
+		k = name
+	}
+	return k == "" || slices.Contains(ownParameters, k)
+}
+
+// optionText counts the text of a passthrough value with count: its strings and its objects' keys, at any depth.
+func optionText(count func(string) int64, v any) int64 {
+	var n int64
+	switch v := v.(type) {
+	case string:
+		n = count(v)
+	case map[string]any:
+		for k, e := range v {
+			n += count(k) + optionText(count, e)
+		}
+	case []any:
+		for _, e := range v {
+			n += optionText(count, e)
+		}
 	}
 	return n
 }
@@ -119,7 +158,7 @@ func (r Request) Estimate(p catalog.Pricing, opts map[string]any) domain.Micros 
 			p.PerMillionPromptTokens = w
 		}
 	}
-	return Cost(p, r.MaxPromptTokens(), r.MaxCompletionTokens(opts))
+	return Cost(p, r.MaxPromptTokens(opts), r.MaxCompletionTokens(opts))
 }
 
 // Cost prices tokens on an endpoint, exact to the micro-dollar: the sum of both prices is rounded once, half
