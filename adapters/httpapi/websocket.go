@@ -114,6 +114,9 @@ type wsConn struct {
 	last   struct {
 		id    string
 		items []json.RawMessage
+		// continues is the previous_response_id the last response's request named upstream (nil for none): the
+		// part of its conversation the upstream keeps, not in items.
+		continues json.RawMessage
 	}
 	warmups int
 }
@@ -255,7 +258,7 @@ func (w *wsConn) turn(ctx context.Context, msg []byte) {
 	if prev := body.Field("previous_response_id"); prev != nil && w.last.id != "" {
 		var id string
 		if json.Unmarshal(prev, &id) == nil && id == w.last.id {
-			if err := body.Continue(w.last.items); err != nil {
+			if err := body.Continue(w.last.items, w.last.continues); err != nil {
 				w.fail(ctx, err)
 				return
 			}
@@ -266,8 +269,9 @@ func (w *wsConn) turn(ctx context.Context, msg []byte) {
 		w.fail(ctx, err)
 		return
 	}
+	continues := body.Field("previous_response_id")
 	if string(bytes.TrimSpace(generate)) == "false" {
-		w.warmup(ctx, body, items)
+		w.warmup(ctx, body, items, continues)
 		return
 	}
 	if w.h.admit != nil {
@@ -283,26 +287,26 @@ func (w *wsConn) turn(ctx context.Context, msg []byte) {
 		w.fail(ctx, err)
 		return
 	}
-	w.keep(sink.completed, items)
+	w.keep(sink.completed, items, continues)
 }
 
-// keep remembers the conversation a response ended (its input and its output items), for the next
-// response.create to continue by its id.
-func (w *wsConn) keep(completed json.RawMessage, items []json.RawMessage) {
+// keep remembers the conversation a response ended (its input and its output items, and the stored response its
+// request continued), for the next response.create to continue by its id.
+func (w *wsConn) keep(completed json.RawMessage, items []json.RawMessage, continues json.RawMessage) {
 	var r struct {
 		ID     string            `json:"id"`
 		Output []json.RawMessage `json:"output"`
 	}
 	if completed == nil || json.Unmarshal(completed, &r) != nil || r.ID == "" {
-		w.last.id, w.last.items = "", nil
+		w.last.id, w.last.items, w.last.continues = "", nil, nil
 		return
 	}
-	w.last.id, w.last.items = r.ID, append(items, r.Output...)
+	w.last.id, w.last.items, w.last.continues = r.ID, append(items, r.Output...), continues
 }
 
 // warmup answers a response.create with generate false as OpenAI does: a response that completed with no output,
 // whose id the next call may continue; no model is called, and nothing is metered.
-func (w *wsConn) warmup(ctx context.Context, body *responses.Body, items []json.RawMessage) {
+func (w *wsConn) warmup(ctx context.Context, body *responses.Body, items []json.RawMessage, continues json.RawMessage) {
 	w.warmups++
 	id := "resp_warmup_" + RequestID(w.c.Request.Context()) + "_" + strconv.Itoa(w.warmups)
 	var model string
@@ -318,7 +322,7 @@ func (w *wsConn) warmup(ctx context.Context, body *responses.Body, items []json.
 			return
 		}
 	}
-	w.last.id, w.last.items = id, items
+	w.last.id, w.last.items, w.last.continues = id, items, continues
 }
 
 // fail sends an error event, as OpenAI's WebSocket mode does: the status an HTTP call would have had, and the

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -213,5 +214,81 @@ models:
 		if rec := generationOf(t, g, r); rec["finish_reason"] != "error" || fmt.Sprint(rec["total_cost"]) != "0" {
 			t.Fatalf("response %s: record finish_reason %v, total_cost %v", response, rec["finish_reason"], rec["total_cost"])
 		}
+	}
+}
+
+// TestResponsesWebSocketContinuesStored: a turn that continues the connection's last response, when that response
+// itself continued one the upstream stored, names the stored one: a Responses upstream gets it with the turns laid
+// before the input, and a chat-only model is refused with a 400 naming previous_response_id, as over HTTP, rather
+// than answering without the stored part of the conversation.
+func TestResponsesWebSocketContinuesStored(t *testing.T) {
+	t.Parallel()
+	native, chatOnly := fakes.NewOpenAI(t, "sk-resp"), fakes.NewOpenAI(t, "sk-chat")
+	g := harness.Start(t, harness.WithConfig(fmt.Sprintf(`providers:
+  - {slug: oairesp, kind: openai, base_url: %s, api_key: sk-resp, responses_api: true}
+  - {slug: chatonly, kind: openai, base_url: %s, api_key: sk-chat}
+models:
+  - {id: resp/native, modality: chat, endpoints: [{provider: oairesp, upstream_model: gpt-fake, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
+  - {id: resp/chat, modality: chat, endpoints: [{provider: chatonly, upstream_model: fake-1, pricing: {per_million_prompt_tokens: 1, per_million_completion_tokens: 2}}]}
+`, native.BaseURL(), chatOnly.BaseURL())))
+	key, _ := g.Key(t, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, strings.Replace(g.URL, "http://", "ws://", 1)+"/responses",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + key}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	// turn sends a response.create and reads its events up to the last: response.completed or an error.
+	turn := func(model, input, previous string) map[string]any {
+		t.Helper()
+		msg := fmt.Sprintf(`{"type":"response.create","model":%q,"input":%q,"previous_response_id":%q}`, model, input, previous)
+		if err := conn.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			_, b, err := conn.Read(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ev map[string]any
+			if err := json.Unmarshal(b, &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev["type"] == "response.completed" || ev["type"] == "error" || ev["type"] == "response.failed" {
+				return ev
+			}
+		}
+	}
+	// A response the upstream stores, made over HTTP: the connection has not seen it.
+	stored := g.Do(t, "POST", "/responses", key, `{"model":"resp/native","input":"Remember 42."}`)
+	storedID, _ := stored.JSON(t)["id"].(string)
+	if stored.Status != 200 || storedID == "" {
+		t.Fatalf("the stored response: %d %s", stored.Status, stored.Body)
+	}
+	first := turn("resp/native", "Hi", storedID)
+	response, _ := first["response"].(map[string]any)
+	if id, _ := response["id"].(string); first["type"] != "response.completed" || id == "" {
+		t.Fatalf("first turn ended with %v", first)
+	}
+	id := response["id"].(string)
+	if ev := turn("resp/chat", "And?", id); ev["type"] != "error" || !strings.Contains(fmt.Sprint(ev["error"]), "previous_response_id") {
+		t.Fatalf("a chat-only model continuing a stored conversation: %v, want a 400 naming previous_response_id", ev)
+	}
+	if n := chatOnly.Calls(); n != 0 {
+		t.Fatalf("the chat-only upstream was called %d times", n)
+	}
+	if ev := turn("resp/native", "And?", id); ev["type"] != "response.completed" {
+		t.Fatalf("third turn ended with %v", ev)
+	}
+	reqs := native.Requests()
+	var body struct {
+		Previous string            `json:"previous_response_id"`
+		Input    []json.RawMessage `json:"input"`
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &body); err != nil || body.Previous != storedID || len(body.Input) < 3 ||
+		!strings.Contains(string(body.Input[0]), "Hi") || !strings.Contains(string(body.Input[len(body.Input)-1]), "And?") {
+		t.Fatalf("the Responses upstream got %s", reqs[len(reqs)-1].Body)
 	}
 }

@@ -104,10 +104,11 @@ func (b *Body) InputItems() ([]json.RawMessage, error) {
 	return items, nil
 }
 
-// Continue lays the items of the conversation before (a stored response's input and output) ahead of the input,
-// and takes previous_response_id out: the request then holds the whole conversation, which every upstream can
-// continue.
-func (b *Body) Continue(before []json.RawMessage) error {
+// Continue lays the items of the conversation before (a response's input and output) ahead of the input, and
+// names as previous_response_id what that conversation itself continued (stored: the id its request named, which
+// the upstream keeps; nil for none). Without one the request then holds the whole conversation, which every
+// upstream can continue; with one, only an upstream that keeps responses can, as a request naming it over HTTP.
+func (b *Body) Continue(before []json.RawMessage, stored json.RawMessage) error {
 	items, err := b.InputItems()
 	if err != nil {
 		return err
@@ -117,6 +118,10 @@ func (b *Body) Continue(before []json.RawMessage) error {
 		return err
 	}
 	b.Fields["input"] = all
-	delete(b.Fields, "previous_response_id")
+	if stored == nil {
+		delete(b.Fields, "previous_response_id")
+	} else {
+		b.Fields["previous_response_id"] = stored
+	}
 	return nil
 }

@@ -235,20 +235,27 @@ func TestUntranslatable(t *testing.T) {
 	}
 }
 
-// TestContinue: a conversation kept by a WebSocket connection is laid before the input, which then holds it whole.
+// TestContinue: a conversation kept by a WebSocket connection is laid before the input, which then holds it whole,
+// unless that conversation itself continued a response the upstream stored: the request then names that one.
 func TestContinue(t *testing.T) {
 	t.Parallel()
-	b, err := Decode([]byte(`{"model":"m","input":"And?","previous_response_id":"resp_1"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Continue([]json.RawMessage{json.RawMessage(`{"role":"user","content":"Hi"}`),
-		json.RawMessage(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hello"}]}`)}); err != nil {
-		t.Fatal(err)
-	}
-	r, err := b.Request()
-	if err != nil || len(r.Messages) != 3 || r.Messages[1].Joined() != "Hello" || r.Messages[2].Joined() != "And?" || r.Continues != "" {
-		t.Fatalf("%+v %v", r, err)
+	before := []json.RawMessage{json.RawMessage(`{"role":"user","content":"Hi"}`),
+		json.RawMessage(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Hello"}]}`)}
+	for _, tt := range []struct {
+		stored    json.RawMessage
+		continues string
+	}{{nil, ""}, {json.RawMessage(`"resp_0"`), "resp_0"}} {
+		b, err := Decode([]byte(`{"model":"m","input":"And?","previous_response_id":"resp_1"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Continue(before, tt.stored); err != nil {
+			t.Fatal(err)
+		}
+		r, err := b.Request()
+		if err != nil || len(r.Messages) != 3 || r.Messages[1].Joined() != "Hello" || r.Messages[2].Joined() != "And?" || r.Continues != tt.continues {
+			t.Fatalf("stored %s: %+v %v", tt.stored, r, err)
+		}
 	}
 }
 
