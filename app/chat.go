@@ -327,10 +327,10 @@ func (s *chatCall) native(p ports.ChatProvider) error {
 	if f, ok := p.(ports.FormatSpeaker); ok && f.Speaks(s.req.Format) {
 		return nil
 	}
-	reason := s.req.Untranslatable + ": a chat model cannot be sent it, and this model's provider does not speak " +
-		"the request's API"
-	if s.req.Continues != "" {
-		reason = "previous_response_id: this model's provider keeps no responses the gateway can continue; send the whole conversation in input"
+	reason := "previous_response_id: this model's provider keeps no responses the gateway can continue; send the whole conversation in input"
+	if s.req.Continues == "" {
+		reason = s.req.Untranslatable + ": a chat model cannot be sent it, and this model's provider does not speak " +
+			"the request's API"
 	}
 	return &ports.UpstreamError{Status: 400, Kind: domain.KindInvalid, Retryable: true, Reason: reason}
 }

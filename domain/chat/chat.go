@@ -139,21 +139,13 @@ func (r *Request) Validate() error {
 // format names otherwise.
 func (r Request) Parameters() []string {
 	var out []string
-	for _, p := range [...]struct {
-		name string
-		set  bool
-	}{{"tools", len(r.Tools) > 0}, {"tool_choice", r.ToolChoice != nil}, {"response_format", r.ResponseFormat != nil},
-		{"temperature", r.Temperature != nil}, {"top_p", r.TopP != nil}, {"max_tokens", r.MaxTokens != nil},
-		{"stop", len(r.Stop) > 0}, {"seed", r.Seed != nil}} {
+	for _, p := range r.ownParameters() {
 		if p.set {
 			out = append(out, p.name)
 		}
 	}
 	for k := range r.Extra {
-		if name, ok := parameterNames[k]; ok {
-			k = name
-		}
-		if k != "" && !slices.Contains(out, k) {
+		if k := parameterName(k); k != "" && !slices.Contains(out, k) {
 			out = append(out, k)
 		}
 	}
@@ -161,8 +153,35 @@ func (r Request) Parameters() []string {
 	return out
 }
 
-// ownParameters are the parameters the request's own fields hold (those Parameters reads from them).
-var ownParameters = []string{"tools", "tool_choice", "response_format", "temperature", "top_p", "max_tokens", "stop", "seed"}
+// parameter is a request parameter the request's own fields hold, and whether the request sets it.
+type parameter struct {
+	name string
+	set  bool
+}
+
+// ownParameters are the parameters the request's own fields hold; Extra holds the others.
+func (r Request) ownParameters() [8]parameter {
+	return [...]parameter{{"tools", len(r.Tools) > 0}, {"tool_choice", r.ToolChoice != nil},
+		{"response_format", r.ResponseFormat != nil}, {"temperature", r.Temperature != nil}, {"top_p", r.TopP != nil},
+		{"max_tokens", r.MaxTokens != nil}, {"stop", len(r.Stop) > 0}, {"seed", r.Seed != nil}}
+}
+
+// holds reports a field of the caller's that the request's own fields hold (its messages, or one of
+// ownParameters), under any format's name for it.
+func (r Request) holds(field string) bool {
+	name := parameterName(field)
+	own := r.ownParameters()
+	return name == "" || slices.ContainsFunc(own[:], func(p parameter) bool { return p.name == name })
+}
+
+// parameterName is the name endpoints declare a field of the caller's under (parameterNames): "" for one that is
+// no parameter.
+func parameterName(field string) string {
+	if name, ok := parameterNames[field]; ok {
+		return name
+	}
+	return field
+}
 
 // parameterNames are the names a wire format gives the parameters read above (their canonical name), or a field
 // that is no parameter ("").

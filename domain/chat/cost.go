@@ -3,7 +3,6 @@ package chat
 import (
 	"math"
 	"math/big"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -59,20 +58,11 @@ func (r Request) promptTokens(count func(string) int64, opts map[string]any) int
 	}
 	n += count(string(r.ToolChoice)) + count(string(r.ResponseFormat))
 	for k, v := range r.Extra {
-		if !heldField(k) {
+		if !r.holds(k) { // counted above as the request's own
 			n += count(string(v))
 		}
 	}
 	return n + optionText(count, opts)
-}
-
-// heldField reports a field of Extra that the request's own fields hold, counted as those are: its messages
-// (messages, system, input), its parameters (Parameters, under any format's name: parameterNames) and n.
-func heldField(k string) bool {
-	if name, ok := parameterNames[k]; ok {
-		k = name
-	}
-	return k == "" || slices.Contains(ownParameters, k)
 }
 
 // optionText counts the text of a passthrough value with count: its strings and its objects' keys, at any depth.

@@ -168,11 +168,15 @@ func (in *input) items(raw json.RawMessage) error {
 	for i, item := range items {
 		var w itemWire
 		err := inbound.Object(itemField(i, ""), item, &w, "an input item object")
-		switch typ := w.kind(); typ {
+		typ := w.kind()
+		// An item of a type chat has no place for is not read here (see default), so a member of another type
+		// than itemWire's is no error for it; an item without a type goes by what itemWire read.
+		readable := typ == "message" || typ == "function_call" || typ == "function_call_output"
+		if err != nil && (readable || w.Type == "") {
+			return err
+		}
+		switch typ {
 		case "message":
-			if err != nil {
-				return err
-			}
 			m := chat.Message{Role: w.Role}
 			content, err := in.contentOf(w.Content, itemField(i, ".content"))
 			if err != nil {
@@ -181,9 +185,6 @@ func (in *input) items(raw json.RawMessage) error {
 			m.Content, m.Text = content, len(w.Content) > 0 && w.Content[0] == '"'
 			in.add(i, m)
 		case "function_call":
-			if err != nil {
-				return err
-			}
 			tc := chat.ToolCall{ID: w.CallID, Name: w.Name, Arguments: w.Arguments}
 			if n := len(in.msgs); n > 0 && in.msgs[n-1].Role == "assistant" && in.at[n-1] >= 0 {
 				in.msgs[n-1].ToolCalls = append(in.msgs[n-1].ToolCalls, tc)
@@ -191,30 +192,20 @@ func (in *input) items(raw json.RawMessage) error {
 			}
 			in.add(i, chat.Message{Role: "assistant", Null: true, ToolCalls: []chat.ToolCall{tc}})
 		case "function_call_output":
-			if err != nil {
-				return err
-			}
 			content, err := in.contentOf(w.Output, itemField(i, ".output"))
 			if err != nil {
 				return err
 			}
 			in.add(i, chat.Message{Role: "tool", ToolCallID: w.CallID, Content: content, Text: len(w.Output) > 0 && w.Output[0] == '"'})
 		case "":
-			if err != nil {
-				return err
-			}
 			return domain.Invalid(itemField(i, ".type"), "is required (a message may give its role instead)")
 		default:
 			// An item a chat conversation has no place for: reasoning and compaction (the provider's own, often
 			// encrypted), the calls of hosted, built-in and custom tools and their outputs, MCP's items, the items
 			// a client keeps of its own (Codex's configuration updates), and types the API adds later. A chat
 			// upstream's request goes without them; an upstream that speaks the Responses API gets them as they
-			// came. Their members are not read here: one of another type than itemWire's (tool_search_call's
-			// arguments, an object) is no error; encoding/json decodes the others, its type among them, past such a
-			// member. An item reference by its id alone has no type to go by.
-			if err != nil && w.Type == "" {
-				return err
-			}
+			// came. encoding/json decodes the members itemWire has, its type among them, past one of another type
+			// (tool_search_call's arguments, an object).
 			switch {
 			case typ == "item_reference": // the item it names is the upstream store's: a chat upstream cannot go without it
 				in.untranslatable(itemField(i, "") + ": an item_reference, which only the upstream's store resolves")
