@@ -135,9 +135,8 @@ func (r *Recorder) hold(ctx context.Context, e generation.Entry, rec []byte, cau
 	r.log.ErrorContext(ctx, "spool refused a generation entry; writing it to the database directly", "generation_id", e.Record.ID, "err", cause)
 	pause := r.cfg.Backoff
 	for logged := false; ; logged = true {
-		err := r.store.InsertGenerations(ctx, []generation.Entry{e})
+		err := r.insert(ctx, []generation.Entry{e})
 		if err == nil {
-			r.metrics.RecordsWritten(1)
 			return
 		}
 		if !logged {
@@ -442,19 +441,16 @@ func (r *Recorder) pause(ctx context.Context, d time.Duration) bool {
 
 // write books batch. When the store refuses it while it is reachable, and not as unavailable (a deadlock, a
 // lock held past its timeout: the same batch succeeds when tried again), the batch is halved until the entry it
-// refuses is found, and that entry is quarantined: its batch mates are written. An error means the store is
-// away or unavailable, or the quarantine refused the entry: the batch is written again (ids stored already are
-// skipped).
+// refuses is found, and that entry, refused once more, is quarantined: its batch mates are written. The second
+// try keeps an entry whose first insert failed as the database went away and came back before the ping (an error
+// the store did not classify) out of the quarantine. An error means the store is away or unavailable, or the
+// quarantine refused the entry: the batch is written again (ids stored already are skipped).
 func (r *Recorder) write(ctx context.Context, batch []generation.Entry, raw [][]byte) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	err := r.store.InsertGenerations(ctx, batch)
-	if err == nil {
-		r.metrics.RecordsWritten(len(batch))
-		return nil
-	}
-	if domain.KindOf(err) == domain.KindUnavailable || r.store.Ping(ctx) != nil {
+	err := r.insert(ctx, batch)
+	if err == nil || r.away(ctx, err) {
 		return err
 	}
 	if len(batch) > 1 {
@@ -464,7 +460,24 @@ func (r *Recorder) write(ctx context.Context, batch []generation.Entry, raw [][]
 		}
 		return r.write(ctx, batch[half:], raw[half:])
 	}
+	if err := r.insert(ctx, batch); err == nil || r.away(ctx, err) {
+		return err
+	}
 	return r.quarantine(raw[0], batch[0].Record.ID, err)
+}
+
+func (r *Recorder) insert(ctx context.Context, batch []generation.Entry) error {
+	err := r.store.InsertGenerations(ctx, batch)
+	if err == nil {
+		r.metrics.RecordsWritten(len(batch))
+	}
+	return err
+}
+
+// away reports whether err, an insert's failure, is the store's being away or unavailable rather than its refusal
+// of what was inserted.
+func (r *Recorder) away(ctx context.Context, err error) bool {
+	return domain.KindOf(err) == domain.KindUnavailable || r.store.Ping(ctx) != nil
 }
 
 // quarantine keeps rec apart in the spool's quarantine file; when that fails, rec stays in the spool.

@@ -317,9 +317,10 @@ func TestRecorderQuarantinesWhatItCannotRead(t *testing.T) {
 }
 
 // TestRecorderRetriesWhatIsUnavailable: an insert the store fails as unavailable while Ping answers (a deadlock
-// or a lock not available, which gormstore classifies so; SQLITE_BUSY past the busy timeout) is not a refusal of
-// the entry: nothing is quarantined, and the batch is tried again (by this run, or when the stop came first, by
-// the next start) and stored once.
+// or a lock not available, which gormstore classifies so; SQLITE_BUSY past the busy timeout), or fails with an
+// error it did not classify as the database comes back before the ping, is not a refusal of the entry: nothing
+// is quarantined, and the batch is tried again (by this run, or when the stop came first, by the next start) and
+// stored once.
 func TestRecorderRetriesWhatIsUnavailable(t *testing.T) {
 	t.Parallel()
 	unavailable := domain.E(domain.KindUnavailable, "service_unavailable", "a backend cannot be reached")
@@ -330,6 +331,7 @@ func TestRecorderRetriesWhatIsUnavailable(t *testing.T) {
 		{"deadlock", fmt.Errorf("book charges: %w", unavailable.Wrap(errors.New("ERROR: deadlock detected (SQLSTATE 40P01)")))},
 		{"lock not available", unavailable.Wrap(errors.New("ERROR: canceling statement due to lock timeout (SQLSTATE 55P03)"))},
 		{"sqlite busy", unavailable.Wrap(errors.New("database is locked (5) (SQLITE_BUSY)"))},
+		{"refused, back before the ping", errDown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
