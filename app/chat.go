@@ -272,7 +272,25 @@ func (s *chatCall) Input(texts []string) (generation.Input, generation.Counts) {
 // provider.options' included.
 func (s *chatCall) Estimate(ep catalog.Endpoint, texts []string) domain.Micros {
 	opts, _ := catalog.PassThrough(s.req.Options, ep.Provider) // a malformed object fails the call at Open
-	return s.req.WithTexts(texts).Estimate(ep.Pricing, opts)
+	return s.sent(ep, texts).Estimate(ep.Pricing, opts)
+}
+
+// sent is the request as ep's upstream reads it, for its estimate and its bill: with texts (as the guardrails left
+// them), and without what only an upstream of the request's own format is sent (the fields passed on as they came,
+// the input items chat leaves out) when ep's provider does not speak it.
+func (s *chatCall) sent(ep catalog.Endpoint, texts []string) chat.Request {
+	r := s.req.WithTexts(texts)
+	if p, err := providerOf[ports.ChatProvider](s.chat.providers, ep); err == nil && speaks(p, r.Format) {
+		return r
+	}
+	r.Extra, r.Aside = nil, nil
+	return r
+}
+
+// speaks reports whether p passes requests of format f on as they came.
+func speaks(p ports.ChatProvider, f chat.Format) bool {
+	s, ok := p.(ports.FormatSpeaker)
+	return ok && s.Speaks(f)
 }
 
 // Open asks one endpoint for the answer and waits for its first chunk with anything in it for the caller: a
@@ -324,7 +342,7 @@ func (s *chatCall) native(p ports.ChatProvider) error {
 	if s.req.Continues == "" && s.req.Untranslatable == "" {
 		return nil
 	}
-	if f, ok := p.(ports.FormatSpeaker); ok && f.Speaks(s.req.Format) {
+	if speaks(p, s.req.Format) {
 		return nil
 	}
 	reason := "previous_response_id: this model's provider keeps no responses the gateway can continue; send the whole conversation in input"
@@ -490,5 +508,5 @@ func sinkFailed(err error) error {
 // bill prices the answer (chat.Request.Bill): from the upstream's usage when it is plausible for what the call
 // sent and delivered, else from the gateway's estimate, capped at the call's reservation.
 func (s *chatCall) bill(res *chat.Result, c *Call) chat.Bill {
-	return s.req.WithTexts(c.texts).Bill(c.endpoint.Pricing, s.opts, res.Reported, res.Bytes())
+	return s.sent(*c.endpoint, c.texts).Bill(c.endpoint.Pricing, s.opts, res.Reported, res.Bytes())
 }

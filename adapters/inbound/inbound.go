@@ -14,6 +14,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/switchboard-ai/switchboard/domain"
@@ -251,11 +252,17 @@ func Field[T any](f Fields, name string, dst *T) error {
 // Object decodes raw, the JSON value of field, into dst, a pointer to a struct: a value that is not an object is a
 // 400 naming field (it must be what), a member of another type a 400 naming that member and the type it must be.
 // The member is named by encoding/json's path, which has the members' names and not the arrays' indexes (a
-// namespace's tools[1].name is tools.name): a caller who needs the index decodes an array's items one by one.
+// namespace's tools[1].name is tools.name): a caller who needs the index decodes an array's items one by one. A
+// member that names one of dst's otherwise (TYPE for type, which encoding/json reads as type where an upstream
+// reads only type) is a 400 naming it, before dst is decoded: the gateway and the upstream read the same members.
 func Object(field string, raw json.RawMessage, dst any, what string) error {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
+	var f Fields
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &f) != nil {
 		return domain.Invalid(field, "must be "+what)
+	}
+	if err := f.FirstSpelledIn(field, jsonNames(reflect.TypeOf(dst))); err != nil {
+		return err
 	}
 	err := json.Unmarshal(raw, dst)
 	var te *json.UnmarshalTypeError
@@ -267,6 +274,24 @@ func Object(field string, raw json.RawMessage, dst any, what string) error {
 		return domain.Invalid(field+"."+te.Field, "must be "+TypeName(te.Type)+", not "+KindName(got))
 	}
 	return domain.Invalid(field, "must be "+what)
+}
+
+// structNames holds jsonNames' answers by type.
+var structNames sync.Map
+
+// jsonNames are the JSON names of the fields of the struct t points to.
+func jsonNames(t reflect.Type) []string {
+	if names, ok := structNames.Load(t); ok {
+		return names.([]string)
+	}
+	var names []string
+	for f := range t.Elem().Fields() {
+		if name, _, _ := strings.Cut(f.Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	structNames.Store(t, names)
+	return names
 }
 
 // TypeName is what a value decoded into t must be, in the API's words.

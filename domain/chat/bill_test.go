@@ -194,12 +194,23 @@ func TestPromptCountsWhatGoesUpstream(t *testing.T) {
 		{"a field passed on (prediction)", func(r *chat.Request) {
 			r.Extra = map[string]domain.Opaque{"prediction": domain.Opaque(`{"content":"` + big + `"}`)}
 		}, nil, 40_014},
+		{"an item aside", func(r *chat.Request) {
+			r.Aside = []chat.Aside{{Raw: domain.Opaque(`{"output":"` + big + `"}`), Text: big}}
+		}, nil, 40_013},
+		{"an item aside with images: an image each", func(r *chat.Request) {
+			raw := `{"output":"` + big + `","images":[{"image_url":"https://x/1.png"},{"image_url":"data:image/png;base64,` + big + `"}]}`
+			r.Aside = []chat.Aside{{Raw: domain.Opaque(raw), Text: big, Images: 2, ImageBytes: len("https://x/1.png") + 22 + len(big)}}
+		}, nil, int64(len(`{"output":"`+big+`","images":[{"image_url":""},{"image_url":""}]}`)) + 2*chat.ImageTokens},
 		{"provider.options", func(*chat.Request) {}, map[string]any{"functions": []any{map[string]any{"description": big}}},
 			int64(len("functions") + len("description") + len(big))},
 		{"the fields the request holds, passed on as they came, counted once", func(r *chat.Request) {
-			r.Extra = map[string]domain.Opaque{"messages": functions, "system": functions, "input": functions, "tools": functions,
+			r.Extra = map[string]domain.Opaque{"messages": functions, "system": functions, "input": functions,
 				"text": functions, "max_output_tokens": domain.Opaque("10"), "n": domain.Opaque("1")}
 		}, nil, 0},
+		{"tools the gateway does not read, passed on as they came", func(r *chat.Request) {
+			r.Tools = []chat.Tool{{Name: "f"}}
+			r.Extra = map[string]domain.Opaque{"tools": functions} // a custom tool's grammar, say, beside f
+		}, nil, int64(len(functions))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			r := chat.Request{MaxTokens: &ten, Messages: []chat.Message{{Role: "user", Text: true,

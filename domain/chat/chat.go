@@ -86,6 +86,21 @@ type Request struct {
 	// Untranslatable names the first part of the request that only an upstream of its Format can take, where and
 	// what it is ("input[3].type: unknown input item type \"mesage\""): "" when a chat upstream can be sent it.
 	Untranslatable string
+	// Aside are the input items a chat upstream goes without and an upstream of the request's Format is sent as
+	// they came (the Responses API's reasoning, the calls of hosted and custom tools and their outputs): the
+	// guardrails scan their texts after the messages' (Texts), and a call's budget is reserved for their bytes.
+	// The text of a message's part of a kind the gateway does not read is here too, without its Raw (the part
+	// counts as its message's).
+	Aside []Aside
+}
+
+// Aside is an input item the messages leave out: as it came, the text in it that a guardrail scans, and its images
+// (their URLs' bytes among Raw's), which count as images do in a message.
+type Aside struct {
+	Raw        domain.Opaque
+	Text       string
+	Images     int
+	ImageBytes int
 }
 
 // DefaultMaxTokens is the completion limit of a call that sets no max_tokens: every adapter sends it upstream

@@ -428,6 +428,31 @@ func TestWithTexts(t *testing.T) {
 	if n := testing.AllocsPerRun(10, func() { _ = r.WithTexts(own) }); n != 0 {
 		t.Errorf("WithTexts of the request's own texts: %v allocations, want 0", n)
 	}
+
+	// The texts of the items aside follow the messages'. One redacted, the request goes as its messages alone: the
+	// items aside would go upstream as they came.
+	r.Aside = []chat.Aside{{Raw: domain.Opaque(`{"type":"custom_tool_call_output","output":"d"}`), Text: "d"},
+		{Raw: domain.Opaque(`{"type":"reasoning","encrypted_content":"x"}`)}}
+	if got := texts(r); got != "a,b,c,d" {
+		t.Fatalf("texts with an item aside %q", got)
+	}
+	for _, tc := range []struct {
+		name           string
+		texts          []string
+		want           string
+		redacted, kept bool
+	}{
+		{"its own", []string{"a", "b", "c", "d"}, "a,b,c,d", false, true},
+		{"a message's redacted", []string{"x", "b", "c", "d"}, "x,b,c", true, false},
+		{"the item's redacted", []string{"a", "b", "c", "[REDACTED]"}, "a,b,c", true, false},
+		{"the messages' only", []string{"a", "b", "c"}, "a,b,c,d", false, true},
+	} {
+		got := r.WithTexts(tc.texts)
+		if texts(got) != tc.want || got.Redacted != tc.redacted || (len(got.Aside) == 2) != tc.kept {
+			t.Errorf("%s: texts %q, redacted %v, aside %d, want %q, %v, kept %v", tc.name, texts(got), got.Redacted,
+				len(got.Aside), tc.want, tc.redacted, tc.kept)
+		}
+	}
 }
 
 // maxBody is the bound on a body's bytes that the tests lay requests over presets with (server.max_body_bytes'

@@ -31,10 +31,11 @@ func (r Request) PromptTokens(opts map[string]any) int64 { return r.promptTokens
 func (r Request) MaxPromptTokens(opts map[string]any) int64 { return r.promptTokens(MaxTokensOf, opts) }
 
 // promptTokens counts a prompt with count for its texts, 4 tokens a message, and ImageTokens an image, and with
-// count the rest of what goes upstream that a provider may count as prompt: the tool choice, the response format
-// (a JSON schema is prompt), the fields passed on as they came (Extra: OpenAI's functions or prediction, or any
-// field an upstream reads) and the text of opts. Left out, such text would be reserved for nothing and, counted
-// by the upstream, make its usage implausible, so that the call were billed without it.
+// count the rest of what goes upstream that a provider may count as prompt: the items aside as they came, the tool
+// choice, the response format (a JSON schema is prompt), the fields passed on as they came (Extra: OpenAI's
+// functions or prediction, or any field an upstream reads) and the text of opts. Left out, such text would be
+// reserved for nothing and, counted by the upstream, make its usage implausible, so that the call were billed
+// without it.
 func (r Request) promptTokens(count func(string) int64, opts map[string]any) int64 {
 	var n int64
 	for _, m := range r.Messages {
@@ -53,9 +54,15 @@ func (r Request) promptTokens(count func(string) int64, opts map[string]any) int
 			n += count(tc.Name) + count(tc.Arguments)
 		}
 	}
-	for _, t := range r.Tools {
-		n += count(t.Name) + count(t.Description) + count(string(t.Parameters))
+	for _, a := range r.Aside { // as many bytes as it holds besides its images' URLs, and each image as an image
+		n += count(string(a.Raw[min(a.ImageBytes, len(a.Raw)):])) + int64(a.Images)*ImageTokens
 	}
+	var tools int64
+	for _, t := range r.Tools {
+		tools += count(t.Name) + count(t.Description) + count(string(t.Parameters))
+	}
+	// The tools as they came, where they go so, hold those the gateway does not read too (custom, hosted, MCP).
+	n += max(tools, count(string(r.Extra["tools"])))
 	n += count(string(r.ToolChoice)) + count(string(r.ResponseFormat))
 	for k, v := range r.Extra {
 		if !r.holds(k) { // counted above as the request's own

@@ -43,11 +43,12 @@ type ToolCall struct {
 // roles are those a message may have.
 var roles = []string{"system", "developer", "user", "assistant", "tool"}
 
-// CheckMessages holds the messages to the rules, in order: 1 to MaxMessages of them, each as checkMessage says,
+// CheckMessages holds the messages to the rules, in order: 1 to MaxMessages of them (or none beside items aside,
+// which an upstream of the request's format alone is sent), each as checkMessage says,
 // and their content parts together at most MaxTotalParts. A wire format that decodes the messages one by one and
 // meets one it cannot decode asks this of those before it, so that the first message refused is the one named.
 func (r Request) CheckMessages() error {
-	if len(r.Messages) == 0 || len(r.Messages) > MaxMessages {
+	if len(r.Messages) == 0 && len(r.Aside) == 0 || len(r.Messages) > MaxMessages {
 		return TooManyMessages("messages")
 	}
 	return r.CheckMessagesBefore(len(r.Messages))
@@ -126,7 +127,8 @@ func (r Request) PartField(i, j int, field string) string {
 	return r.MessageField(i, ".content["+strconv.Itoa(j)+"]"+field)
 }
 
-// Texts are the text parts of every message, in order: what the guardrails' content filters scan.
+// Texts are the text parts of every message, in order, then the texts of the items aside: what the guardrails'
+// content filters scan.
 func (r Request) Texts() []string {
 	var out []string
 	for _, m := range r.Messages {
@@ -136,13 +138,19 @@ func (r Request) Texts() []string {
 			}
 		}
 	}
+	for _, a := range r.Aside {
+		if a.Text != "" {
+			out = append(out, a.Text)
+		}
+	}
 	return out
 }
 
-// WithTexts returns the request with its text parts replaced, in the order Texts lists them (redacted). A call
-// asks for it at each step (the record's input, the estimate, the upstream's request, the usage): when texts are
-// the request's own, as they are unless a guardrail redacted, the request is returned as it is, with no copy of
-// its messages and their parts.
+// WithTexts returns the request with its texts replaced, in the order Texts lists them (redacted). A call asks for
+// it at each step (the record's input, the estimate, the upstream's request, the usage): when texts are the
+// request's own, as they are unless a guardrail redacted, the request is returned as it is, with no copy of its
+// messages and their parts. A redacted request goes upstream as its messages, without the items aside, whose
+// texts would go as they came.
 func (r Request) WithTexts(texts []string) Request {
 	if r.hasTexts(texts) {
 		return r
@@ -159,21 +167,30 @@ func (r Request) WithTexts(texts []string) Request {
 		}
 		msgs[mi] = m
 	}
-	r.Messages, r.Rewritten, r.Redacted = msgs, true, true
+	r.Messages, r.Rewritten, r.Redacted, r.Aside = msgs, true, true, nil
 	return r
 }
 
-// hasTexts reports whether WithTexts(texts) would replace no text part's text with another.
+// hasTexts reports whether WithTexts(texts) would replace no text with another.
 func (r Request) hasTexts(texts []string) bool {
 	i := 0
+	same := func(text string) bool {
+		if i == len(texts) {
+			return true
+		}
+		i++
+		return texts[i-1] == text
+	}
 	for _, m := range r.Messages {
 		for _, p := range m.Content {
-			if p.Type == "text" && i < len(texts) {
-				if texts[i] != p.Text {
-					return false
-				}
-				i++
+			if p.Type == "text" && !same(p.Text) {
+				return false
 			}
+		}
+	}
+	for _, a := range r.Aside {
+		if a.Text != "" && !same(a.Text) {
+			return false
 		}
 	}
 	return true

@@ -81,9 +81,10 @@ func TestResponses(t *testing.T) {
 	}
 }
 
-// TestResponsesUntranslatable: a message of a misspelt type, a content part of an unknown type and an item
-// reference (which only the upstream's store resolves) go as they came to an upstream that speaks the Responses
-// API, and are a 400 naming them where the call would be translated into chat, rather than left out unseen.
+// TestResponsesUntranslatable: a message of a misspelt type, a content part of an unknown type, an item
+// reference (which only the upstream's store resolves) and an input of no item chat reads go as they came to an
+// upstream that speaks the Responses API, and are a 400 naming them where the call would be translated into chat,
+// rather than left out unseen.
 func TestResponsesUntranslatable(t *testing.T) {
 	t.Parallel()
 	native, chatOnly := fakes.NewOpenAI(t, "sk-resp"), fakes.NewOpenAI(t, "sk-chat")
@@ -93,6 +94,7 @@ func TestResponsesUntranslatable(t *testing.T) {
 		{`{"role":"user","content":"a"},{"type":"mesage","role":"user","content":"b"}`, "input[1].type"},
 		{`{"role":"user","content":"a"},{"type":"message","role":"user","content":[{"type":"input_txt","text":"b"}]}`, "input[1].content[0].type"},
 		{`{"role":"user","content":"a"},{"type":"item_reference","id":"msg_1"}`, "input[1]"},
+		{`{"type":"computer_call_output","call_id":"c","output":{"type":"computer_screenshot","image_url":"https://x/s.png"}}`, "input"},
 	} {
 		body := `{"model":"%s","input":[` + tt.input + `]}`
 		r := g.Do(t, "POST", "/responses", key, fmt.Sprintf(body, "resp/chat"))
@@ -107,7 +109,83 @@ func TestResponsesUntranslatable(t *testing.T) {
 	if n := len(chatOnly.Requests()); n != 0 {
 		t.Errorf("the chat upstream was called %d times", n)
 	}
-	if reqs := native.Requests(); len(reqs) != 3 || !strings.Contains(string(reqs[0].Body), `{"type":"mesage","role":"user","content":"b"}`) {
-		t.Errorf("the Responses upstream got %d calls, not 3 with the misspelt item as it came", len(reqs))
+	if reqs := native.Requests(); len(reqs) != 4 || !strings.Contains(string(reqs[0].Body), `{"type":"mesage","role":"user","content":"b"}`) {
+		t.Errorf("the Responses upstream got %d calls, not 4 with the misspelt item as it came", len(reqs))
+	}
+}
+
+// TestResponsesGuardrailsScanItemsAside: the texts of the items a chat conversation has no place for (a custom
+// tool call's output, a shell command's output), which a Responses upstream is sent as they came, are scanned by
+// the guardrails as the messages' are (and so is the text of a content part of an unknown type): a blocking filter
+// refuses the call; a redaction sends it as chat, without the items, so the text never reaches the upstream.
+func TestResponsesGuardrailsScanItemsAside(t *testing.T) {
+	t.Parallel()
+	native, chatOnly := fakes.NewOpenAI(t, "sk-resp"), fakes.NewOpenAI(t, "sk-chat")
+	g := harness.Start(t, harness.WithConfig(responsesConfig(native, chatOnly)))
+	key, hash := g.Key(t, nil)
+	codenameRails(t, g, hash)
+	body := func(output string) string {
+		return `{"model":"resp/native","input":[{"role":"user","content":"run it"},
+			{"type":"custom_tool_call","call_id":"c1","name":"apply_patch","input":"*** Begin Patch"},
+			{"type":"custom_tool_call_output","call_id":"c1","output":"` + output + `"},
+			{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"opaque"}]}`
+	}
+	if r := g.Do(t, "POST", "/responses", key, body("Done")); r.Status != 200 {
+		t.Fatalf("a clean call: %d %s", r.Status, r.Body)
+	}
+	if got := string(native.Requests()[0].Body); !strings.Contains(got, `"custom_tool_call_output"`) || !strings.Contains(got, `"opaque"`) {
+		t.Fatalf("the Responses upstream got %s, want the items as they came", got)
+	}
+	for _, blocked := range []string{
+		body("notes on Project Falcon"),
+		`{"model":"resp/native","input":[{"role":"user","content":"go"},{"type":"tool_search_call","arguments":{"id":"Project Falcon"}}]}`,
+		`{"model":"resp/native","input":[{"role":"user","content":[{"type":"input_txt","text":"Project Falcon"}]}]}`,
+	} {
+		e := harness.AssertError(t, g.Do(t, "POST", "/responses", key, blocked), 400)
+		if !strings.Contains(fmt.Sprint(e["message"]), "codename") {
+			t.Errorf("blocked: %v, want the filter named", e)
+		}
+	}
+	if r := g.Do(t, "POST", "/responses", key, body("mail ada@example.com")); r.Status != 200 {
+		t.Fatalf("a redacted call: %d %s", r.Status, r.Body)
+	}
+	reqs := native.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the Responses upstream got %d calls, want 2 (the blocked one never sent)", len(reqs))
+	}
+	if got := string(reqs[1].Body); strings.Contains(got, "ada@example.com") || strings.Contains(got, "custom_tool_call_output") {
+		t.Errorf("after a redaction the upstream got %s", got)
+	}
+}
+
+// TestResponsesReservesItemsAside: a call's budget is reserved for the items chat leaves out where they are sent
+// (a Responses upstream), and not where they are not (a chat upstream): 40 KB of reasoning passes a $0.01 key limit
+// to a chat model and is a 402 to a Responses one.
+func TestResponsesReservesItemsAside(t *testing.T) {
+	t.Parallel()
+	native, chatOnly := fakes.NewOpenAI(t, "sk-resp"), fakes.NewOpenAI(t, "sk-chat")
+	g := harness.Start(t, harness.WithConfig(responsesConfig(native, chatOnly)))
+	key, _ := g.Key(t, map[string]any{"limit": 0.01})
+	body := `{"model":"%s","max_output_tokens":100,"input":[{"role":"user","content":"go on"},
+		{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"` + strings.Repeat("A", 40_000) + `"}]}`
+	if r := g.Do(t, "POST", "/responses", key, fmt.Sprintf(body, "resp/chat")); r.Status != 200 {
+		t.Errorf("to a chat upstream: %d %s", r.Status, r.Body)
+	}
+	harness.AssertError(t, g.Do(t, "POST", "/responses", key, fmt.Sprintf(body, "resp/native")), 402)
+	if n := len(native.Requests()); n != 0 {
+		t.Errorf("the Responses upstream was called %d times", n)
+	}
+}
+
+// codenameRails assigns the key of hash a guardrail that redacts emails and blocks "Project Falcon" (its filter
+// labelled codename).
+func codenameRails(t *testing.T, g *harness.Gateway, hash string) {
+	t.Helper()
+	r := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"codename rails",
+		"content_filter_builtins":[{"slug":"email","action":"redact"}],
+		"content_filters":[{"pattern":"(?i)project falcon","action":"block","label":"codename"}]}`)
+	gr := r.JSON(t)["data"].(map[string]any)["id"].(string)
+	if r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", g.Admin, map[string]any{"key_hashes": []string{hash}}); r.Status != 200 {
+		t.Fatalf("assign: %d %s", r.Status, r.Body)
 	}
 }

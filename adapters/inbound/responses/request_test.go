@@ -139,32 +139,45 @@ func TestErrorFields(t *testing.T) {
 
 // TestInputItemTypes: an item of a type the Responses API has but a chat conversation has no place for (reasoning,
 // hosted and built-in tools' calls, custom tools' calls and outputs, item references, explicit or by id alone) is
-// left out, whatever its other members hold; the items a chat model reads are kept, in order, around it.
+// left out of the messages, whatever its other members hold, and kept aside with the texts in it; the items a chat
+// model reads are kept, in order, around it.
 func TestInputItemTypes(t *testing.T) {
 	t.Parallel()
-	for _, item := range []string{
-		`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"x"}`,
-		`{"type":"compaction","encrypted_content":"x"}`,
-		`{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}}`,
-		`{"type":"file_search_call","id":"fs_1","queries":["q"],"status":"completed"}`,
-		`{"type":"computer_call_output","call_id":"c","output":{"type":"computer_screenshot","image_url":"https://x/s.png"}}`,
-		`{"type":"tool_search_call","arguments":{"query":"q"},"status":"completed"}`,
-		`{"type":"shell_call_output","call_id":"c","output":[{"stdout":"ok"}]}`,
-		`{"type":"mcp_call","id":"mcp_1","server_label":"s","name":"f","arguments":"{}","output":"x"}`,
-		`{"type":"custom_tool_call","call_id":"c","name":"apply_patch","input":"*** Begin Patch"}`,
-		`{"type":"custom_tool_call_output","call_id":"c","output":"Done"}`,
-		`{"type":"configuration_update","reasoning":{"effort":"high"}}`,
-		`{"type":"ghost_snapshot","ghost_commit":{"id":"c1"}}`,
-		`{"type":"function_call_outptu","call_id":"c","output":{"x":1}}`,
-		`{"type":"item_reference","id":"msg_1"}`,
-		`{"id":"msg_1"}`,
+	for _, tt := range []struct{ item, texts string }{
+		{`{"type":"reasoning","id":"rs_1","summary":[],"encrypted_content":"x"}`, ""},
+		{`{"type":"compaction","encrypted_content":"x"}`, ""},
+		{`{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"q"}}`, "type|search|query|q"},
+		{`{"type":"file_search_call","id":"fs_1","queries":["q"],"status":"completed"}`, "q"},
+		{`{"type":"computer_call_output","call_id":"c","output":{"type":"computer_screenshot","image_url":"https://x/s.png"}}`, "type|computer_screenshot|image_url|https://x/s.png"},
+		{`{"type":"tool_search_call","arguments":{"query":"q"},"status":"completed"}`, "query|q"},
+		{`{"type":"shell_call_output","call_id":"c","output":[{"stdout":"ok"}]}`, "stdout|ok"},
+		{`{"type":"mcp_call","id":"mcp_1","server_label":"s","name":"f","arguments":"{}","output":"x"}`, "s|f|{}|x"},
+		{`{"type":"custom_tool_call","call_id":"c","name":"apply_patch","input":"*** Begin Patch"}`, "apply_patch|*** Begin Patch"},
+		{`{"type":"custom_tool_call_output","call_id":"c","output":"Done"}`, "Done"},
+		{`{"type":"configuration_update","reasoning":{"effort":"high"}}`, "effort|high"},
+		{`{"type":"ghost_snapshot","ghost_commit":{"id":"c1"}}`, "id|c1"},
+		{`{"type":"function_call_outptu","call_id":"c","output":{"x":1e400}}`, "x"},
+		{`{"type":"item_reference","id":"msg_1"}`, ""},
+		{`{"id":"msg_1"}`, ""},
 	} {
+		item := tt.item
 		r, err := request(`{"model":"m","input":[{"role":"user","content":"a"},` + item + `,{"role":"user","content":"b"}]}`)
 		if err != nil || len(r.Messages) != 2 || r.Messages[0].Joined() != "a" || r.Messages[1].Joined() != "b" {
 			t.Errorf("%.50s: %+v %v, want it left out", item, r.Messages, err)
 		}
 		if reference := strings.Contains(item, `"msg_1"`); (r.Untranslatable != "") != reference {
 			t.Errorf("%.50s: untranslatable %q, want a chat upstream refused only for an item reference", item, r.Untranslatable)
+		}
+		// Left out of the messages, the item is kept aside as it came: its text scanned, its bytes reserved for.
+		want := strings.ReplaceAll(tt.texts, "|", "\n")
+		if len(r.Aside) != 1 || string(r.Aside[0].Raw) != item || r.Aside[0].Text != want {
+			t.Errorf("%.50s: aside %+v, want the item with text %q", item, r.Aside, want)
+		}
+		if want != "" {
+			want = "\x00" + want
+		}
+		if got := strings.Join(r.Texts(), "\x00"); got != "a\x00b"+want {
+			t.Errorf("%.50s: texts %q, want the messages' then the item's", item, got)
 		}
 	}
 }
@@ -187,8 +200,8 @@ func TestContentParts(t *testing.T) {
 	}
 }
 
-// TestRefusedItems: an item without a type, a member of the wrong type, and an input of no item the gateway reads
-// (nothing its guardrails scan or its estimate counts) are 400s saying so, naming the field as the caller sent it.
+// TestRefusedItems: an item without a type, a member of the wrong type and a member named in another case are 400s
+// saying so, naming the field as the caller sent it.
 func TestRefusedItems(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ fields, msg string }{
@@ -196,8 +209,11 @@ func TestRefusedItems(t *testing.T) {
 		{`"input":[{"id":"msg_1","type":5}]`, `input[0].type: must be a string, not a number`},
 		{`"input":[{"id":"msg_1","role":5}]`, `input[0].role: must be a string, not a number`},
 		{`"input":[{"role":"user","content":[{"text":"a"}]}]`, `input[0].content[0]: must be a content part object with a type`},
-		{`"input":[{"type":"reasoning","summary":[]},{"type":"item_reference","id":"msg_1"}]`, `input: holds no message`},
-		{`"input":[{"type":"computer_call_output","call_id":"c","output":{}}],"previous_response_id":"resp_1"`, `input: holds no message`},
+		// encoding/json would read TYPE as type, and an upstream only type: the gateway would scan another item.
+		{`"input":[{"type":"custom_tool_call_output","TYPE":"message","role":"user","content":"hi","call_id":"c","output":"x"}]`,
+			`input[0].TYPE: is "type" spelled otherwise`},
+		{`"input":[{"role":"user","content":[{"type":"input_text","text":"hi","TEXT":"x"}]}]`,
+			`input[0].content[0].TEXT: is "text" spelled otherwise`},
 	} {
 		_, err := request(`{"model":"m",` + tt.fields + `}`)
 		var de *domain.Error
@@ -209,9 +225,9 @@ func TestRefusedItems(t *testing.T) {
 }
 
 // TestUntranslatable: a message of a misspelt type (one with a role), a content part of a type the gateway does not
-// know, an item reference, and instructions with no item a chat model reads are decoded, kept for an upstream that
-// speaks the Responses API, and named (the first of them) as what a chat upstream cannot be sent; an item of
-// another type is left out of the chat conversation, as reasoning is.
+// know, an item reference, and an input with no item a chat model reads (with instructions or without) are decoded,
+// kept for an upstream that speaks the Responses API, and named (the first of them) as what a chat upstream cannot
+// be sent; an item of another type is left out of the chat conversation, as reasoning is.
 func TestUntranslatable(t *testing.T) {
 	t.Parallel()
 	for _, tt := range []struct{ fields, why string }{
@@ -227,6 +243,9 @@ func TestUntranslatable(t *testing.T) {
 		{`"input":[{"role":"user","content":"a"},{"id":"msg_1"}]`, `input[1]: an item_reference`},
 		{`"instructions":"Be brief.","input":[{"type":"custom_tool_call_output","call_id":"c","output":"x"}]`,
 			`input: holds no message, function_call or function_call_output item`},
+		{`"input":[{"type":"computer_call_output","call_id":"c","output":{}}],"previous_response_id":"resp_1"`,
+			`input: holds no message, function_call or function_call_output item`},
+		{`"input":[{"type":"reasoning","summary":[]},{"type":"item_reference","id":"msg_1"}]`, `input[1]: an item_reference`},
 	} {
 		r, err := request(`{"model":"m",` + tt.fields + `}`)
 		if err != nil || !strings.HasPrefix(r.Untranslatable, tt.why) || (tt.why == "") != (r.Untranslatable == "") {
