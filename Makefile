@@ -73,7 +73,7 @@ FUZZ_TARGETS := adapters/httpapi:FuzzBodies adapters/httpapi:FuzzIDsAndQueries a
 	adapters/upstream/anthropic:FuzzDecodeEvent adapters/upstream/gemini:FuzzDecodeResponse \
 	adapters/upstream/openai:FuzzDecodeEvent adapters/upstream/openai:FuzzDecoderHead domain:FuzzMicrosMulDiv \
 	adapters/inbound/chatcompletions:FuzzMessages adapters/inbound/chatcompletions:FuzzStreamOptions \
-	domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary adapters/inbound/responses:FuzzAside
+	domain/guardrail:FuzzContentFilters domain/generation:FuzzEntryBinary adapters/inbound:FuzzReadCarried
 
 fuzz:
 	@for t in $(FUZZ_TARGETS); do \

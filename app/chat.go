@@ -250,7 +250,7 @@ func (l ChatLimits) late(stream bool) *domain.Error {
 
 func (s *chatCall) Spec() (Spec, error) {
 	r := s.req
-	spec := Spec{API: generation.Completions, Modality: catalog.Chat, Model: r.Model, Texts: r.Texts(), Options: r.Options,
+	spec := Spec{API: generation.Completions, Modality: catalog.Chat, Model: r.Model, Texts: r.Texts(), Fixed: r.Fixed(), Options: r.Options,
 		SessionID: r.SessionID, User: r.User, Streamed: r.Stream, Hold: chatHold, PresetID: s.presetID, Route: r.Route}
 	if r.Route.RequireParameters {
 		spec.Parameters = r.Parameters()

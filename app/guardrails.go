@@ -219,7 +219,7 @@ func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Ad
 	if err != nil || len(rails) == 0 {
 		return out, err
 	}
-	scan := guardrail.Scan{Texts: a.Texts}
+	scan := guardrail.Scan{Texts: a.Texts, Fixed: a.Fixed}
 	for _, r := range rails {
 		if out.Endpoints, err = r.Filter(a.Model, out.Endpoints); err != nil {
 			return ports.Admitted{}, err

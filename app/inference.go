@@ -62,8 +62,10 @@ type Spec struct {
 	Modality catalog.Modality
 	Model    string
 	// Texts are what the guardrails scan, and may redact, before they go upstream: speech input, video prompt,
-	// the text parts of chat messages.
+	// the text parts of chat messages; the last Fixed of them they scan but cannot rewrite (what a chat message's
+	// part passed on as it came carries).
 	Texts []string
+	Fixed int
 	// Options is provider.options: passthrough objects keyed by provider slug.
 	Options map[string]any
 	// SessionID and User are the request body's.
@@ -131,7 +133,7 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	if err != nil { // every endpoint skipped for its health: a failed call, with its record
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})
 	}
-	admitted, err := p.billing.Admit(ctx, by, ports.Admission{ID: c.ID(), Model: model.ID, Endpoints: endpoints, Texts: spec.Texts,
+	admitted, err := p.billing.Admit(ctx, by, ports.Admission{ID: c.ID(), Model: model.ID, Endpoints: endpoints, Texts: spec.Texts, Fixed: spec.Fixed,
 		Estimate: m.Estimate, Hold: spec.Hold})
 	if err != nil {
 		return c.ID(), p.finish(ctx, c, Delivery{Err: err})

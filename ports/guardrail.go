@@ -69,8 +69,10 @@ type Admission struct {
 	ID        string
 	Model     string
 	Endpoints []catalog.Endpoint
-	// Texts are what will be sent upstream (speech input, video prompt, chat messages' text parts).
+	// Texts are what will be sent upstream (speech input, video prompt, chat messages' text parts); the last Fixed
+	// of them go as they came, whatever a redaction makes of them.
 	Texts []string
+	Fixed int
 	// Estimate is the cost of the call on an endpoint, reserved against budgets before the call.
 	Estimate func(catalog.Endpoint, []string) domain.Micros
 	// Hold is how long a reservation may stay unsettled.

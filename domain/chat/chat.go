@@ -89,8 +89,6 @@ type Request struct {
 	// Aside are the input items a chat upstream goes without and an upstream of the request's Format is sent as
 	// they came (the Responses API's reasoning, the calls of hosted and custom tools and their outputs): the
 	// guardrails scan their texts after the messages' (Texts), and a call's budget is reserved for their bytes.
-	// The text of a message's part of a kind the gateway does not read is here too, without its Raw (the part
-	// counts as its message's).
 	Aside []Aside
 }
 

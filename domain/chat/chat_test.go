@@ -429,6 +429,21 @@ func TestWithTexts(t *testing.T) {
 		t.Errorf("WithTexts of the request's own texts: %v allocations, want 0", n)
 	}
 
+	// A part of another kind carries its text for the guardrails, after the text parts' and the items' aside: the
+	// Fixed ones, which go as they came whatever texts say of them.
+	doc := chat.Request{Messages: []chat.Message{parts("user",
+		chat.Part{Type: "document", Raw: domain.Opaque(`{"type":"document","source":{"data":"b"}}`), Text: "b"},
+		chat.Part{Type: "text", Text: "a"}, chat.Part{Type: "image_url", ImageURL: "u", Raw: domain.Opaque(`{"type":"image"}`)})}}
+	if got := texts(doc); got != "a,b" || doc.Fixed() != 1 {
+		t.Fatalf("texts with a document %q, %d fixed", got, doc.Fixed())
+	}
+	if got := doc.WithTexts([]string{"x", "b"}).Messages[0].Content; got[1].Text != "x" || got[0].Type != "document" || got[0].Text != "b" {
+		t.Errorf("the text part redacted: %+v", got)
+	}
+	if got := doc.WithTexts([]string{"a", "[EMAIL]"}); got.Redacted || got.Messages[0].Content[0].Text != "b" {
+		t.Errorf("a fixed text changed: %+v, want the request as it is", got)
+	}
+
 	// The texts of the items aside follow the messages'. One redacted, the request goes as its messages alone: the
 	// items aside would go upstream as they came.
 	r.Aside = []chat.Aside{{Raw: domain.Opaque(`{"type":"custom_tool_call_output","output":"d"}`), Text: "d"},

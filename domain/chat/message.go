@@ -25,7 +25,9 @@ type Message struct {
 // Part is one part of a message's content.
 type Part struct {
 	// Type is text, image_url, or another kind, passed as it came (Raw) to an upstream of the caller's format.
-	Type     string
+	Type string
+	// Text is a text part's text; of a part of another kind, the text it carries (a document's, a search result's),
+	// which the guardrails scan but cannot rewrite (Fixed).
 	Text     string
 	ImageURL string
 	Detail   string
@@ -127,8 +129,8 @@ func (r Request) PartField(i, j int, field string) string {
 	return r.MessageField(i, ".content["+strconv.Itoa(j)+"]"+field)
 }
 
-// Texts are the text parts of every message, in order, then the texts of the items aside: what the guardrails'
-// content filters scan.
+// Texts are what the guardrails' content filters scan: the messages' text parts, in order, then the texts of the
+// items aside, then the texts the messages' parts of other kinds carry (a document's), the last Fixed of them.
 func (r Request) Texts() []string {
 	var out []string
 	for _, m := range r.Messages {
@@ -143,14 +145,38 @@ func (r Request) Texts() []string {
 			out = append(out, a.Text)
 		}
 	}
+	for _, m := range r.Messages {
+		for _, p := range m.Content {
+			if p.carries() {
+				out = append(out, p.Text)
+			}
+		}
+	}
 	return out
 }
 
-// WithTexts returns the request with its texts replaced, in the order Texts lists them (redacted). A call asks for
-// it at each step (the record's input, the estimate, the upstream's request, the usage): when texts are the
-// request's own, as they are unless a guardrail redacted, the request is returned as it is, with no copy of its
-// messages and their parts. A redacted request goes upstream as its messages, without the items aside, whose
-// texts would go as they came.
+// Fixed is how many of Texts, the last ones, a guardrail cannot rewrite: the texts parts of other kinds carry,
+// which go upstream as they came (a redaction in one refuses the call).
+func (r Request) Fixed() int {
+	n := 0
+	for _, m := range r.Messages {
+		for _, p := range m.Content {
+			if p.carries() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// carries reports a part of another kind than text that carries text.
+func (p Part) carries() bool { return p.Type != "text" && p.Text != "" }
+
+// WithTexts returns the request with its texts replaced, in the order Texts lists them (redacted): its text parts'
+// and its items' aside (not the Fixed ones). A call asks for it at each step (the record's input, the estimate, the
+// upstream's request, the usage): when texts are the request's own, as they are unless a guardrail redacted, the
+// request is returned as it is, with no copy of its messages and their parts. A redacted request goes upstream as
+// its messages, without the items aside, whose texts would go as they came.
 func (r Request) WithTexts(texts []string) Request {
 	if r.hasTexts(texts) {
 		return r

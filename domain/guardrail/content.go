@@ -150,6 +150,9 @@ func luhn(s string) bool {
 // Scan is the outcome of applying guardrails' content filters to the texts of a call.
 type Scan struct {
 	Texts []string // the texts to send upstream, redactions applied
+	// Fixed is how many of Texts, the last, go upstream as they came (the text a part passed on as it came carries):
+	// a redacting filter that matches one refuses the call, as it cannot redact it.
+	Fixed int
 	Flags []string // names of the filters that matched with action flag
 }
 
@@ -200,6 +203,10 @@ func (p Policy) Apply(s Scan) (Scan, error) {
 			case Block:
 				return s, p.g.refusal(ErrBlocked, fmt.Sprintf("the input matches content filter %q", r.name)).With("filter", r.name)
 			case Redact:
+				if i >= len(s.Texts)-s.Fixed {
+					return s, p.g.refusal(ErrBlocked, fmt.Sprintf("the input matches content filter %q, which redacts, "+
+						"in a part the gateway passes on as it came and cannot redact", r.name)).With("filter", r.name)
+				}
 				s.Texts[i] = replace(text, matches, r.label)
 			case Flag:
 				if !flagged {

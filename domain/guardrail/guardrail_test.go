@@ -155,6 +155,26 @@ func TestContentPolicy(t *testing.T) {
 	}
 }
 
+// TestApplyFixed: the last Fixed texts go upstream as they came: a redacting filter that matches one refuses the
+// call, naming the filter, where it redacts the others; blocking and flagging are as for any text.
+func TestApplyFixed(t *testing.T) {
+	t.Parallel()
+	g, err := guardrail.New("gr", "ws", guardrail.Spec{Name: "g", Builtins: []guardrail.Builtin{
+		{Slug: "email", Action: guardrail.Redact}, {Slug: "secrets", Action: guardrail.Flag}}}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := g.Policy().Apply(guardrail.Scan{Texts: []string{"to ada@example.com", "key sk-abcdefghijklmnopqrstuvwx"}, Fixed: 1})
+	if err != nil || got.Texts[0] != "to [EMAIL]" || strings.Join(got.Flags, ",") != "secrets" {
+		t.Fatalf("redacting a text before the fixed one: %q %v %v", got.Texts, got.Flags, err)
+	}
+	_, err = g.Policy().Apply(guardrail.Scan{Texts: []string{"hello", "a document to ada@example.com"}, Fixed: 1})
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Kind != domain.KindInvalid || de.Meta["filter"] != "email" || !strings.Contains(de.Msg, "cannot redact") {
+		t.Fatalf("a redaction in a fixed text: %v, want a 400 naming the filter", err)
+	}
+}
+
 // TestRegexCannotHang feeds a classic catastrophic-backtracking pattern a long input: RE2 answers at once.
 func TestRegexCannotHang(t *testing.T) {
 	t.Parallel()

@@ -340,3 +340,58 @@ func TestMessagesPreset(t *testing.T) {
 		t.Fatalf("upstream got %s", reqs[len(reqs)-1].Body)
 	}
 }
+
+// TestMessagesGuardrailsScanBlocks: the text a block of another kind carries (a document's, passed on as it came)
+// is scanned as a text block's is: a blocking filter refuses the call, and so does a redacting one, which cannot
+// rewrite the block as it came; a redaction in a text block beside it leaves the block as it came. A search result
+// in a tool result is scanned too. The model's own blocks (thinking, a server tool's result) go back to it as they
+// came, unscanned.
+func TestMessagesGuardrailsScanBlocks(t *testing.T) {
+	t.Parallel()
+	g, anthropic, _, _ := messagesGateway(t)
+	key, hash := g.Key(t, nil)
+	codenameRails(t, g, hash)
+	body := func(doc, ask string) string {
+		return `{"model":"claude/sonnet","max_tokens":50,"messages":[
+			{"role":"user","content":[{"type":"document","source":{"type":"text","media_type":"text/plain","data":"` + doc + `"}},
+				{"type":"text","text":"` + ask + `"}]},
+			{"role":"assistant","content":[{"type":"thinking","thinking":"mail bob@example.org","signature":"sig"},{"type":"text","text":"Done."}]},
+			{"role":"user","content":"More."}]}`
+	}
+	for doc, filter := range map[string]string{"notes on Project Falcon": "codename", "write to ada@example.com": "email"} {
+		e := harness.AssertError(t, g.Do(t, "POST", "/messages", key, body(doc, "Sum it up."), "anthropic-version", "2023-06-01"), 400)
+		if m := fmt.Sprint(e["message"]); !strings.Contains(m, filter) {
+			t.Errorf("%s: %v, want the filter named", doc, e)
+		}
+	}
+	// A search result a client's tool returned is the caller's: scanned.
+	inResult := `{"model":"claude/sonnet","max_tokens":50,"messages":[{"role":"user","content":"Look it up."},
+		{"role":"assistant","content":[{"type":"tool_use","id":"tu_1","name":"search","input":{"q":"x"}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu_1","content":[{"type":"text","text":"Found:"},
+			{"type":"search_result","source":"https://x.example","title":"Notes","content":[{"type":"text","text":"Project Falcon"}]}]}]}]}`
+	e := harness.AssertError(t, g.Do(t, "POST", "/messages", key, inResult, "anthropic-version", "2023-06-01"), 400)
+	if m := fmt.Sprint(e["message"]); !strings.Contains(m, "codename") {
+		t.Errorf("a search result in a tool result: %v, want the filter named", e)
+	}
+	if r := g.Do(t, "POST", "/messages", key, body("plain notes", "Sum it up for ada@example.com."), "anthropic-version", "2023-06-01"); r.Status != 200 {
+		t.Fatalf("a redacted call: %d %s", r.Status, r.Body)
+	}
+	// A server tool's result in the model's own turn goes back to it as it came, an email in it unscanned.
+	served := `{"model":"claude/sonnet","max_tokens":50,"messages":[{"role":"user","content":"Search."},
+		{"role":"assistant","content":[{"type":"server_tool_use","id":"srv_1","name":"web_search","input":{"query":"contact"}},
+			{"type":"web_search_tool_result","tool_use_id":"srv_1","content":[{"type":"web_search_result","url":"https://x.example",
+				"title":"Write to bob@example.org","encrypted_content":"abc"}]},{"type":"text","text":"Found it."}]},
+		{"role":"user","content":"Thanks."}]}`
+	if r := g.Do(t, "POST", "/messages", key, served, "anthropic-version", "2023-06-01"); r.Status != 200 {
+		t.Fatalf("a server tool's result in the model's turn: %d %s", r.Status, r.Body)
+	}
+	reqs := anthropic.Requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[1].Body), "bob@example.org") {
+		t.Fatalf("the upstream got %d calls, want 2 (the refused ones never sent), the second as it came", len(reqs))
+	}
+	got := string(reqs[0].Body)
+	if strings.Contains(got, "ada@example.com") || !strings.Contains(got, "for [EMAIL].") || !strings.Contains(got, `"data":"plain notes"`) ||
+		!strings.Contains(got, `"signature":"sig"`) {
+		t.Errorf("after a redaction the upstream got %s", got)
+	}
+}

@@ -760,3 +760,23 @@ func checkStreamOptions(t *testing.T, raw []byte) {
 		t.Fatalf("%q: include_usage %v, encoding/json's %v", raw, r.IncludeUsage, ref.IncludeUsage)
 	}
 }
+
+// TestPartsCarryText: a part of a kind the gateway does not read is passed on as it came, with the text it carries
+// for the guardrails (a misspelt text part's, a file's name, not its encoded data, an assistant's refusal); a text
+// or image part carries none beside its own.
+func TestPartsCarryText(t *testing.T) {
+	t.Parallel()
+	r, err := request(t, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"a"},
+		{"type":"txt","text":"Falcon"},{"type":"file","file":{"filename":"f.txt","file_data":"data:text/plain;base64,QQ=="}},
+		{"type":"image_url","image_url":{"url":"https://x/i.png"}}]},
+		{"role":"assistant","content":[{"type":"refusal","refusal":"Osprey"}]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.Texts(), "|"); got != "a|Falcon|filename\nf.txt\nfile_data|Osprey" {
+		t.Errorf("texts %q", got)
+	}
+	if p := r.Messages[0].Content[1]; p.Type != "txt" || string(p.Raw) != `{"type":"txt","text":"Falcon"}` {
+		t.Errorf("the misspelt part %+v, want it as it came", p)
+	}
+}

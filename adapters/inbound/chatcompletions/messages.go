@@ -73,11 +73,12 @@ type partWire struct {
 // its wire format refuses (memberTypes says how). The messages are refused in order: the first that its wire format
 // or the domain's rules refuse is named, those before it read and held to the rules.
 func messages(raw json.RawMessage) ([]chat.Message, error) {
+	carried := inbound.MaxCarried
 	var ws []*messageWire
 	if json.Unmarshal(raw, &ws) == nil && !slices.Contains(ws, nil) {
 		out := make([]chat.Message, len(ws))
 		for i, w := range ws {
-			m, err := w.message(i)
+			m, err := w.message(i, &carried)
 			if err != nil {
 				return nil, refused(out, i, err)
 			}
@@ -94,7 +95,7 @@ func messages(raw json.RawMessage) ([]chat.Message, error) {
 		w, err := decodeMessage(item, i)
 		var m chat.Message
 		if err == nil {
-			m, err = w.message(i)
+			m, err = w.message(i, &carried)
 		}
 		if err != nil {
 			return nil, refused(out, i, err)
@@ -146,8 +147,9 @@ func notMessage(i int) error {
 	return domain.Invalid(messageField(i, ""), "must be a message object with a role and content")
 }
 
-// message is messages[i] in the domain's terms: its content null (or absent), a string (one text part) or parts.
-func (w *messageWire) message(i int) (chat.Message, error) {
+// message is messages[i] in the domain's terms: its content null (or absent), a string (one text part) or parts;
+// left is what contentParts reads parts of other kinds with.
+func (w *messageWire) message(i int, left *int) (chat.Message, error) {
 	m := chat.Message{Role: w.Role, Name: w.Name, ToolCallID: w.ToolCallID}
 	if len(w.ToolCalls) > 0 { // a message with [] is written as one without
 		m.ToolCalls = make([]chat.ToolCall, len(w.ToolCalls))
@@ -161,7 +163,7 @@ func (w *messageWire) message(i int) (chat.Message, error) {
 	case '"':
 		m.Text, m.Content = true, []chat.Part{{Type: "text", Text: w.Content.text}}
 	case '[':
-		parts, err := contentParts(w.Content.parts, i)
+		parts, err := contentParts(w.Content.parts, i, left)
 		if err != nil {
 			return m, err
 		}
@@ -172,8 +174,9 @@ func (w *messageWire) message(i int) (chat.Message, error) {
 	return m, nil
 }
 
-// contentParts decodes the parts of messages[i]: a text, an image, or a part of another kind, kept as it came.
-func contentParts(raw json.RawMessage, i int) ([]chat.Part, error) {
+// contentParts decodes the parts of messages[i]: a text, an image, or a part of another kind, kept as it came with
+// the text it carries for the guardrails (inbound.ReadCarried, with the request's left tokens).
+func contentParts(raw json.RawMessage, i int, left *int) ([]chat.Part, error) {
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
 		return nil, chat.BadContent(messageField(i, ".content"))
@@ -199,7 +202,11 @@ func contentParts(raw json.RawMessage, i int) ([]chat.Part, error) {
 				parts[j].ImageURL, parts[j].Detail = p.ImageURL.URL, p.ImageURL.Detail
 			}
 		default:
-			parts[j] = chat.Part{Type: p.Type, Raw: domain.Opaque(item)}
+			c, ok := inbound.ReadCarried(item, left, inbound.TypeOnly)
+			if !ok {
+				return nil, inbound.TooMuchCarried(messageField(i, ".content["+strconv.Itoa(j)+"]"))
+			}
+			parts[j] = chat.Part{Type: p.Type, Raw: domain.Opaque(item), Text: c.Text}
 		}
 	}
 	return parts, nil

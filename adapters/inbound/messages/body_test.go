@@ -198,3 +198,23 @@ func BenchmarkDecode(b *testing.B) {
 		})
 	}
 }
+
+// TestToolResultCarries: what a tool_result's blocks of other kinds carry (search results) is one part beside the
+// tool message's text, for the guardrails, however many blocks there are; its text stays the text blocks'.
+func TestToolResultCarries(t *testing.T) {
+	t.Parallel()
+	blocks := strings.Repeat(`{"type":"search_result","source":"https://x.example","title":"t","content":[{"type":"text","text":"Falcon"}]},`, 999)
+	r, err := decode(t, `{"model":"m","max_tokens":5,"messages":[{"role":"user","content":"go"},
+		{"role":"assistant","content":[{"type":"tool_use","id":"tu_1","name":"search","input":{}}]},
+		{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu_1","content":[`+blocks+`{"type":"text","text":"Found."}]}]}]}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := r.Messages[2]
+	if tool.Role != "tool" || tool.Joined() != "Found." || len(tool.Content) != 2 || strings.Count(tool.Content[1].Text, "Falcon") != 999 {
+		t.Fatalf("tool message %q with %d parts", tool.Joined(), len(tool.Content))
+	}
+	if texts := r.Texts(); texts[len(texts)-1] != tool.Content[1].Text || r.Fixed() != 1 {
+		t.Errorf("the carried text is not the last of Texts, fixed %d", r.Fixed())
+	}
+}

@@ -79,6 +79,15 @@ func decode(f inbound.Fields) (chat.Request, error) {
 	return r, inbound.CheckExtra(r.Extra)
 }
 
+// blockOwn reports the members of a block that name or mark it.
+func blockOwn(member string) bool {
+	switch member {
+	case "type", "id", "tool_use_id", "signature":
+		return true
+	}
+	return false
+}
+
 // blockNames are the members of a content block the gateway reads.
 var blockNames = []string{"type", "text", "source", "id", "name", "input", "tool_use_id", "content", "cache_control",
 	"media_type", "data", "url"}
@@ -160,6 +169,7 @@ func conversation(raw json.RawMessage) ([]chat.Message, error) {
 		return nil, chat.TooManyMessages("messages")
 	}
 	out := make([]chat.Message, 0, len(items))
+	carried := inbound.MaxCarried
 	for i, item := range items {
 		path := "messages[" + strconv.Itoa(i) + "]"
 		f, err := object(item, path, "a message object with a role and content", []string{"role", "content"})
@@ -177,7 +187,7 @@ func conversation(raw json.RawMessage) ([]chat.Message, error) {
 		if !ok {
 			return nil, domain.Invalid(path+".content", "is required")
 		}
-		msgs, err := message(role, content, path)
+		msgs, err := message(role, content, path, &carried)
 		if err != nil {
 			return nil, err
 		}
@@ -186,8 +196,9 @@ func conversation(raw json.RawMessage) ([]chat.Message, error) {
 	return out, nil
 }
 
-// message reads one message of role: its content a string or blocks.
-func message(role string, content json.RawMessage, path string) ([]chat.Message, error) {
+// message reads one message of role: its content a string or blocks. A block of another kind is kept as it came,
+// with the text it carries for the guardrails in a user's or a system message (carry).
+func message(role string, content json.RawMessage, path string, left *int) ([]chat.Message, error) {
 	var s string
 	if json.Unmarshal(content, &s) == nil {
 		if err := domain.CheckText(path+".content", s); err != nil {
@@ -219,7 +230,7 @@ func message(role string, content json.RawMessage, path string) ([]chat.Message,
 			}
 			m.ToolCalls = append(m.ToolCalls, tc)
 		case typ == "tool_result" && role == "user":
-			r, err := toolResult(b, at)
+			r, err := toolResult(b, at, left)
 			if err != nil {
 				return nil, err
 			}
@@ -230,6 +241,11 @@ func message(role string, content json.RawMessage, path string) ([]chat.Message,
 				return nil, err
 			}
 			p.Raw = domain.Opaque(item)
+			if role != "assistant" {
+				if err := carry(&p, at, left); err != nil {
+					return nil, err
+				}
+			}
 			m.Content = append(m.Content, p)
 		}
 	}
@@ -342,9 +358,26 @@ func toolUse(b inbound.Fields, at string) (chat.ToolCall, error) {
 	return chat.ToolCall{ID: id, Name: name, Arguments: args}, nil
 }
 
+// carry gives p, a block read from the caller's own message, the text a block of another kind carries, for the
+// guardrails (a document's, a search result's: inbound.ReadCarried, with the request's left tokens). A block of the
+// model's (an assistant message's: thinking, a server tool's result) goes back to it as it came, unscanned.
+func carry(p *chat.Part, at string, left *int) error {
+	if p.Type == "text" || p.Type == "image_url" {
+		return nil
+	}
+	c, ok := inbound.ReadCarried(json.RawMessage(p.Raw), left, blockOwn)
+	if !ok {
+		return inbound.TooMuchCarried(at)
+	}
+	p.Text = c.Text
+	return nil
+}
+
 // toolResult reads a user's tool_result block as a tool message: its content a string or blocks, whose texts it
-// keeps (an image in a result is dropped for upstreams of other formats: their tool messages hold text).
-func toolResult(b inbound.Fields, at string) (chat.Message, error) {
+// keeps (an image in a result is dropped for upstreams of other formats: their tool messages hold text). What its
+// blocks of other kinds carry (a search result's, a document's text: carry) is a second part, the content as it
+// came, for the guardrails to scan: the tool message's text stays the text blocks'.
+func toolResult(b inbound.Fields, at string, left *int) (chat.Message, error) {
 	id, err := str(b, at, "tool_use_id")
 	if err != nil {
 		return chat.Message{}, err
@@ -354,6 +387,8 @@ func toolResult(b inbound.Fields, at string) (chat.Message, error) {
 	}
 	m := chat.Message{Role: "tool", ToolCallID: id, Text: true}
 	var text strings.Builder
+	var carried []string
+	var content json.RawMessage
 	if raw, ok := b.Present("content"); ok {
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
@@ -363,6 +398,7 @@ func toolResult(b inbound.Fields, at string) (chat.Message, error) {
 			if json.Unmarshal(raw, &items) != nil {
 				return chat.Message{}, chat.BadContent(at + ".content")
 			}
+			content = raw
 			for k, item := range items {
 				inner := fmt.Sprintf("%s.content[%d]", at, k)
 				ib, err := object(item, inner, "a content block object with a type", blockNames)
@@ -373,7 +409,17 @@ func toolResult(b inbound.Fields, at string) (chat.Message, error) {
 				if err != nil {
 					return chat.Message{}, err
 				}
-				text.WriteString(p.Text)
+				if p.Type == "text" {
+					text.WriteString(p.Text)
+					continue
+				}
+				p.Raw = domain.Opaque(item)
+				if err := carry(&p, inner, left); err != nil {
+					return chat.Message{}, err
+				}
+				if p.Text != "" {
+					carried = append(carried, p.Text)
+				}
 			}
 		}
 	}
@@ -381,6 +427,9 @@ func toolResult(b inbound.Fields, at string) (chat.Message, error) {
 		return chat.Message{}, err
 	}
 	m.Content = []chat.Part{{Type: "text", Text: text.String()}}
+	if len(carried) > 0 {
+		m.Content = append(m.Content, chat.Part{Type: "tool_result_content", Raw: domain.Opaque(content), Text: strings.Join(carried, "\n")})
+	}
 	return m, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/switchboard-ai/switchboard/adapters/inbound"
 )
 
 // TestAside: an item kept aside gives the guardrails every string in it and the member names within it, at any
@@ -30,7 +32,7 @@ func TestAside(t *testing.T) {
 		{"a huge number", `{"type":"custom_tool_call_output","n":1e400,"output":"Falcon"}`, "Falcon", 0, 0},
 		{"unreadable: whole", `{"type":"x","output":"Falcon"`, `{"type":"x","output":"Falcon"`, 0, 0},
 	} {
-		left := maxAsideValues
+		left := inbound.MaxCarried
 		a, ok := aside(json.RawMessage(tt.item), &left)
 		if want := strings.ReplaceAll(tt.text, "|", "\n"); !ok || a.Text != want || a.Images != tt.images || a.ImageBytes != tt.imageBytes {
 			t.Errorf("%s: %q, %d images of %d bytes; want %q, %d of %d", tt.name, a.Text, a.Images, a.ImageBytes, want, tt.images, tt.imageBytes)
@@ -38,61 +40,19 @@ func TestAside(t *testing.T) {
 	}
 }
 
-// TestAsideValues: the items aside hold at most maxAsideValues values in all, as a message's parts are bounded:
+// TestAsideValues: the items aside hold at most inbound.MaxCarried values in all, as a message's parts are bounded:
 // past them the input is a 400 naming the item, read no further.
 func TestAsideValues(t *testing.T) {
 	t.Parallel()
 	item := func(n int) string {
 		return `{"type":"shell_call_output","output":[` + strings.Repeat(`"",`, n-4) + `"end"]}`
 	}
-	if _, err := request(`{"model":"m","input":[{"role":"user","content":"hi"},` + item(maxAsideValues/2) + `,` + item(maxAsideValues/2) + `]}`); err == nil ||
+	if _, err := request(`{"model":"m","input":[{"role":"user","content":"hi"},` + item(inbound.MaxCarried/2) + `,` + item(inbound.MaxCarried/2) + `]}`); err == nil ||
 		!strings.Contains(err.Error(), "input[2]: ") {
 		t.Errorf("past the bound: %v, want a 400 naming input[2]", err)
 	}
-	r, err := request(`{"model":"m","input":[{"role":"user","content":"hi"},` + item(maxAsideValues/2) + `]}`)
+	r, err := request(`{"model":"m","input":[{"role":"user","content":"hi"},` + item(inbound.MaxCarried/2) + `]}`)
 	if err != nil || len(r.Aside) != 1 || r.Aside[0].Text != "end" {
 		t.Errorf("within the bound: %v %+v", err, r.Aside)
 	}
-}
-
-// FuzzAside: reading an item never panics, and its text holds every string of the item (but the values of its own
-// members), as a reading of the whole tree finds them.
-func FuzzAside(f *testing.F) {
-	for _, s := range []string{`{"type":"x","output":"a"}`, `{"a":{"id":["b",{"c":"d"}]},"id":"e"}`, `{"n":1e400}`, `{"a":`, `[]`, `"s"`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, item string) {
-		left := maxAsideValues
-		a, ok := aside(json.RawMessage(item), &left)
-		if !ok || a.Text == item {
-			return
-		}
-		d := json.NewDecoder(strings.NewReader(item))
-		d.UseNumber()
-		var v any
-		if d.Decode(&v) != nil {
-			return
-		}
-		var walk func(v any, top bool)
-		walk = func(v any, top bool) {
-			switch v := v.(type) {
-			case string:
-				if !encoded(v) && !strings.Contains(a.Text, v) {
-					t.Fatalf("%q: text %q misses %q", item, a.Text, v)
-				}
-			case []any:
-				for _, e := range v {
-					walk(e, false)
-				}
-			case map[string]any:
-				for k, e := range v {
-					if s, isString := e.(string); top && own(k) && isString || k == "image_url" && strings.HasPrefix(s, "data:image/") {
-						continue
-					}
-					walk(e, false)
-				}
-			}
-		}
-		walk(v, true)
-	})
 }

@@ -21,7 +21,7 @@ func decode(f inbound.Fields) (chat.Request, error) {
 		return r, err
 	}
 	var err error
-	in := input{asideValues: maxAsideValues}
+	in := input{carried: inbound.MaxCarried}
 	if raw, ok := f.Present("instructions"); ok {
 		if err := in.instructions(raw); err != nil {
 			return r, err
@@ -85,8 +85,8 @@ type input struct {
 	// native is the first part of the input only an upstream that speaks the Responses API can take, and why.
 	native string
 	aside  []chat.Aside
-	// asideValues is how many more JSON tokens the items aside may hold (maxAsideValues in all).
-	asideValues int
+	// carried is how many more JSON tokens the values passed on as they came may hold (inbound.ReadCarried).
+	carried int
 }
 
 // instructions reads the instructions, a string or a list of text parts, into the system message laid before the
@@ -215,29 +215,16 @@ func (in *input) items(raw json.RawMessage) error {
 			case w.Role != "": // only a message has a role: this one's type is misspelt, and its text would be lost
 				in.untranslatable(fmt.Sprintf("%s: unknown input item type %q", itemField(i, ".type"), typ))
 			}
-			if err := in.keepAside(itemField(i, ""), item, true); err != nil {
-				return err
+			a, ok := aside(item, &in.carried)
+			if !ok {
+				return inbound.TooMuchCarried(itemField(i, ""))
 			}
+			in.aside = append(in.aside, a)
 		}
 	}
 	if len(in.msgs) == in.prepended { // none, or the instructions alone: a chat model would answer without the conversation
 		in.untranslatable("input: " + noneReadable)
 	}
-	return nil
-}
-
-// keepAside keeps raw, the value at field, aside (see aside): the item itself when whole, else only its text, for the
-// guardrails (a part of a message counts as that message's).
-func (in *input) keepAside(field string, raw json.RawMessage, whole bool) error {
-	a, ok := aside(raw, &in.asideValues)
-	if !ok {
-		return domain.Invalid(field, fmt.Sprintf("the input's items and parts of types chat has no place for hold "+
-			"more than %d JSON tokens (values, member names, brackets) in all", maxAsideValues))
-	}
-	if !whole {
-		a = chat.Aside{Text: a.Text}
-	}
-	in.aside = append(in.aside, a)
 	return nil
 }
 
@@ -287,11 +274,13 @@ func (in *input) contentOf(raw json.RawMessage, field string) ([]chat.Part, erro
 		default:
 			if p.Type != "input_file" && p.Type != "input_audio" {
 				in.untranslatable(fmt.Sprintf("%s.type: unknown content part type %q", at, p.Type))
-				if err := in.keepAside(at, item, false); err != nil { // its text goes to a Responses upstream
-					return nil, err
-				}
 			}
-			parts[j] = chat.Part{Type: p.Type, Raw: domain.Opaque(item)}
+			// A Responses upstream reads what text it carries (a misspelt input_text's): the guardrails scan it.
+			c, ok := inbound.ReadCarried(item, &in.carried, inbound.TypeOnly)
+			if !ok {
+				return nil, inbound.TooMuchCarried(at)
+			}
+			parts[j] = chat.Part{Type: p.Type, Raw: domain.Opaque(item), Text: c.Text}
 		}
 	}
 	return parts, nil

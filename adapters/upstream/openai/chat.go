@@ -180,7 +180,11 @@ func promptBytes(msgs []chat.Message) int {
 	n := 0
 	for _, m := range msgs {
 		for _, p := range m.Content {
-			n += len(p.Text) + len(p.ImageURL) + len(p.Raw)
+			if p.Raw != nil { // as it came: what text it carries is in it
+				n += len(p.Raw)
+				continue
+			}
+			n += len(p.Text) + len(p.ImageURL)
 		}
 	}
 	return n
