@@ -108,16 +108,27 @@ func (s *Chat) request(ctx context.Context, by account.Principal, body ports.Cha
 }
 
 // CountTokens asks the upstream of the first endpoint the call would be routed to for its count, when it counts
-// (ports.TokenCounter), and estimates otherwise, or when that upstream fails to.
+// (ports.TokenCounter), and estimates otherwise, or when that upstream fails to. The caller's guardrails hold as for
+// the call: their lists choose the endpoint, their content filters refuse or redact what is counted.
 func (s *Chat) CountTokens(ctx context.Context, by account.Principal, body ports.ChatBody) (ports.TokenCount, error) {
 	req, _, err := s.request(ctx, by, body)
 	if err != nil {
 		return ports.TokenCount{}, err
 	}
-	eps, err := s.inference.Endpoints(req.Model, req.Route, catalog.Chat)
+	// The first model of the fallback list the call would be admitted to, as Complete tries them.
+	var eps []catalog.Endpoint
+	var texts []string
+	for i, model := range append([]string{req.Model}, req.Fallbacks...) {
+		eps, texts, err = s.inference.Endpoints(ctx, by, Spec{Model: model, Route: req.Route, Modality: catalog.Chat,
+			Texts: req.Texts(), Fixed: req.Fixed()})
+		if err == nil || i == len(req.Fallbacks) || !fallsBack(ctx, err) {
+			break
+		}
+	}
 	if err != nil {
 		return ports.TokenCount{}, err
 	}
+	req = req.WithTexts(texts) // what the call would send, redacted
 	if len(eps) == 0 {
 		return ports.TokenCount{InputTokens: req.PromptTokens(nil)}, nil
 	}

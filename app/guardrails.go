@@ -214,22 +214,10 @@ func (g *Guardrails) KeyAssignments(ctx context.Context, id string, p ports.Page
 // lists filter the endpoints, content filters block, redact or flag the text, and each guardrail with a budget
 // reserves the most the call may cost on the remaining endpoints. All must pass.
 func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
-	out := ports.Admitted{Endpoints: a.Endpoints, Texts: a.Texts}
-	rails, err := g.rails(ctx, by)
+	out, rails, err := g.screen(ctx, by, a)
 	if err != nil || len(rails) == 0 {
 		return out, err
 	}
-	scan := guardrail.Scan{Texts: a.Texts, Fixed: a.Fixed}
-	for _, r := range rails {
-		if out.Endpoints, err = r.Filter(a.Model, out.Endpoints); err != nil {
-			return ports.Admitted{}, err
-		}
-		if scan, err = g.policy(r).Apply(scan); err != nil {
-			return ports.Admitted{}, err
-		}
-	}
-	out.Texts, out.Flags = scan.Texts, scan.Flags
-
 	var estimate domain.Micros
 	for _, e := range out.Endpoints {
 		estimate = max(estimate, a.Estimate(e, out.Texts))
@@ -251,6 +239,33 @@ func (g *Guardrails) Admit(ctx context.Context, by account.Principal, a ports.Ad
 		out.Holds = append(out.Holds, h)
 	}
 	return out, nil
+}
+
+// Screen applies the lists and the content filters of every guardrail that applies to the caller, as Admit does, and
+// reserves nothing: for what reaches an upstream without being a call (a token count).
+func (g *Guardrails) Screen(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
+	out, _, err := g.screen(ctx, by, a)
+	return out, err
+}
+
+// screen is Screen, with the guardrails it applied.
+func (g *Guardrails) screen(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, []guardrail.Guardrail, error) {
+	out := ports.Admitted{Endpoints: a.Endpoints, Texts: a.Texts}
+	rails, err := g.rails(ctx, by)
+	if err != nil || len(rails) == 0 {
+		return out, nil, err
+	}
+	scan := guardrail.Scan{Texts: a.Texts, Fixed: a.Fixed}
+	for _, r := range rails {
+		if out.Endpoints, err = r.Filter(a.Model, out.Endpoints); err != nil {
+			return ports.Admitted{}, nil, err
+		}
+		if scan, err = g.policy(r).Apply(scan); err != nil {
+			return ports.Admitted{}, nil, err
+		}
+	}
+	out.Texts, out.Flags = scan.Texts, scan.Flags
+	return out, rails, nil
 }
 
 // rails are the guardrails that apply to the caller, from the cache while it holds them.

@@ -168,22 +168,28 @@ func (p *Inference) Run(ctx context.Context, by account.Principal, caller genera
 	return c.ID(), p.finish(ctx, c, d)
 }
 
-// Endpoints are the endpoints a call to model of modality mod with prefs would try, in order, as Run plans them;
-// an error when the model is unknown, serves not mod, or has no endpoint to try.
-func (p *Inference) Endpoints(model string, prefs routing.Preferences, mod catalog.Modality) ([]catalog.Endpoint, error) {
-	spec := Spec{Model: model, Route: prefs, Modality: mod}
+// Endpoints are the endpoints a call of spec (its model, modality, routing preferences and texts) would try, in
+// order, as Run plans them and the caller's guardrails leave them, with the texts as they leave them (redacted):
+// for what reaches an upstream without being a call (a token count), no budget reserved. An error when the model is
+// unknown, serves not the modality, has no endpoint to try, or the guardrails refuse.
+func (p *Inference) Endpoints(ctx context.Context, by account.Principal, spec Spec) ([]catalog.Endpoint, []string, error) {
 	m, err := p.model(&spec)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if err := m.Serves(mod); err != nil {
-		return nil, err
+	if err := m.Serves(spec.Modality); err != nil {
+		return nil, nil, err
 	}
 	plan, err := p.router.Plan(m.ID, spec.Route, nil, m.Endpoints)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return p.router.Candidates(m.ID, plan)
+	eps, err := p.router.Candidates(m.ID, plan)
+	if err != nil {
+		return nil, nil, err
+	}
+	screened, err := p.billing.guard.Screen(ctx, by, ports.Admission{Model: m.ID, Endpoints: eps, Texts: spec.Texts, Fixed: spec.Fixed})
+	return screened.Endpoints, screened.Texts, err
 }
 
 // model is the catalog model the request names: the model of that id, or, for an id the catalog does not hold, the

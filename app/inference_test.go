@@ -62,7 +62,13 @@ type guard struct {
 	settled []guardrail.Hold
 }
 
-func (g *guard) Admit(_ context.Context, _ account.Principal, a ports.Admission) (ports.Admitted, error) {
+func (g *guard) Admit(ctx context.Context, by account.Principal, a ports.Admission) (ports.Admitted, error) {
+	out, _ := g.Screen(ctx, by, a)
+	out.Holds = []guardrail.Hold{{ID: "hold-" + a.Model, GuardrailID: "g", Window: t0, Amount: a.Estimate(a.Endpoints[0], out.Texts)}}
+	return out, nil
+}
+
+func (g *guard) Screen(_ context.Context, _ account.Principal, a ports.Admission) (ports.Admitted, error) {
 	texts := a.Texts
 	if g.redact != nil {
 		texts = make([]string, len(a.Texts))
@@ -70,8 +76,7 @@ func (g *guard) Admit(_ context.Context, _ account.Principal, a ports.Admission)
 			texts[i] = g.redact(t)
 		}
 	}
-	hold := guardrail.Hold{ID: "hold-" + a.Model, GuardrailID: "g", Window: t0, Amount: a.Estimate(a.Endpoints[0], texts)}
-	return ports.Admitted{Endpoints: a.Endpoints, Texts: texts, Holds: []guardrail.Hold{hold}}, nil
+	return ports.Admitted{Endpoints: a.Endpoints, Texts: texts}, nil
 }
 
 func (g *guard) Settle(_ context.Context, holds []guardrail.Hold, _ domain.Micros) {

@@ -91,6 +91,8 @@ type Admitted struct {
 // call's generation entry is written (generation.Entry), or by Settle when the call is refused after them.
 type GuardrailEnforcer interface {
 	Admit(ctx context.Context, by account.Principal, a Admission) (Admitted, error)
+	// Screen is Admit for what is not a call (a token count): the lists and the content filters, no budget.
+	Screen(ctx context.Context, by account.Principal, a Admission) (Admitted, error)
 	// Settle releases holds and books actual against each one's guardrail window.
 	Settle(ctx context.Context, holds []guardrail.Hold, actual domain.Micros)
 }

@@ -395,3 +395,41 @@ func TestMessagesGuardrailsScanBlocks(t *testing.T) {
 		t.Errorf("after a redaction the upstream got %s", got)
 	}
 }
+
+// TestMessagesCountTokensGuardrails: a token count reaches an upstream as the call would, so the caller's
+// guardrails hold for it: a provider they leave out is not asked (a fallback model they allow is), a blocked text
+// is a 400 before any upstream, and a redacted one is counted as the call would send it.
+func TestMessagesCountTokensGuardrails(t *testing.T) {
+	t.Parallel()
+	g, anthropic, _, _ := messagesGateway(t)
+	key, hash := g.Key(t, nil)
+	codenameRails(t, g, hash)
+	count := func(key, text string) harness.Response {
+		return g.Do(t, "POST", "/messages/count_tokens", key, `{"model":"claude/sonnet","messages":[{"role":"user","content":"`+text+`"}]}`,
+			"anthropic-version", "2023-06-01")
+	}
+	e := harness.AssertError(t, count(key, "notes on Project Falcon"), 400)
+	if !strings.Contains(fmt.Sprint(e["message"]), "codename") {
+		t.Errorf("blocked: %v, want the filter named", e)
+	}
+	if r := count(key, "write to ada@example.com"); r.Status != 200 {
+		t.Fatalf("a redacted count: %d %s", r.Status, r.Body)
+	}
+	other, otherHash := g.Key(t, nil)
+	r := g.Do(t, "POST", "/guardrails", g.Admin, `{"name":"no anthropic","ignored_providers":["anthropic"]}`)
+	gr := r.JSON(t)["data"].(map[string]any)["id"].(string)
+	if r := g.Do(t, "POST", "/guardrails/"+gr+"/assignments/keys", g.Admin, map[string]any{"key_hashes": []string{otherHash}}); r.Status != 200 {
+		t.Fatalf("assign: %d %s", r.Status, r.Body)
+	}
+	harness.AssertError(t, count(other, "hello"), 403)
+	// With a fallback the guardrails allow, the count is the fallback's, as the call would be.
+	if r := g.Do(t, "POST", "/messages/count_tokens", other, `{"model":"claude/sonnet","models":["claude/sonnet","gpt/fake"],
+		"messages":[{"role":"user","content":"hello"}]}`, "anthropic-version", "2023-06-01"); r.Status != 200 {
+		t.Errorf("a count with a fallback: %d %s", r.Status, r.Body)
+	}
+	reqs := anthropic.Requests()
+	if len(reqs) != 1 || reqs[0].Path != "/v1/messages/count_tokens" || strings.Contains(string(reqs[0].Body), "ada@example.com") ||
+		!strings.Contains(string(reqs[0].Body), "[EMAIL]") {
+		t.Fatalf("the upstream got %d requests, want the one redacted count: %v", len(reqs), reqs)
+	}
+}
