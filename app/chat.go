@@ -116,11 +116,12 @@ func (s *Chat) CountTokens(ctx context.Context, by account.Principal, body ports
 		return ports.TokenCount{}, err
 	}
 	// The first model of the fallback list the call would be admitted to, as Complete tries them.
+	spec := Spec{Route: req.Route, Modality: catalog.Chat, Texts: req.Texts(), Fixed: req.Fixed()}
 	var eps []catalog.Endpoint
 	var texts []string
 	for i, model := range append([]string{req.Model}, req.Fallbacks...) {
-		eps, texts, err = s.inference.Endpoints(ctx, by, Spec{Model: model, Route: req.Route, Modality: catalog.Chat,
-			Texts: req.Texts(), Fixed: req.Fixed()})
+		spec.Model = model
+		eps, texts, err = s.inference.Endpoints(ctx, by, spec)
 		if err == nil || i == len(req.Fallbacks) || !fallsBack(ctx, err) {
 			break
 		}

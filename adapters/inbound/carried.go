@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 )
@@ -30,89 +30,109 @@ const MaxCarried = 50 * chat.MaxMessages
 
 // ReadCarried reads the text raw, a JSON value, carries: every string in it and the member names of the objects
 // within it, but the values of raw's own members that own names (its type, its ids...) and encoded payloads (a
-// base64 data URL, base64 as a payload member holds it). An image_url member's value is an image: a data:image URL only
-// that, any other also text. It is read token by token,
-// so that a million strings cost no tree of them; a value that cannot be read (it was read whole before) is text
-// whole. left is how many more tokens a request's values may hold (MaxCarried in all): false when raw holds more.
+// base64 data URL, base64 as a payload member holds it). An image_url member's value is an image: a data:image URL
+// only that, any other also text. It is read in place (jsonenc.Scanner: encoding/json's Decoder.Token allocated
+// for every token, half of what a Codex body's decoding allocated), so that a million strings cost no tree of
+// them; a value that cannot be read (it was read whole before) is text whole. left is how many more tokens
+// (values, member names, brackets) a request's values may hold (MaxCarried in all): false when raw holds more.
 func ReadCarried(raw json.RawMessage, left *int, own func(member string) bool) (Carried, bool) {
-	var a Carried
-	var text strings.Builder
-	add := func(s string) {
-		if s == "" {
-			return
-		}
-		if text.Len() > 0 {
-			text.WriteByte('\n')
-		}
-		text.WriteString(s)
+	r := carrier{left: left, own: own}
+	s := jsonenc.NewScanner(raw)
+	switch err := r.value(&s, nil, false, true); {
+	case errors.Is(err, errTooMuch):
+		return Carried{}, false
+	case err != nil:
+		return Carried{Text: string(raw)}, true
 	}
-	d := json.NewDecoder(bytes.NewReader(raw))
-	d.UseNumber() // a number past float64's range is no error
-	// The containers the reader is in, innermost last: an object's next string is a member's name when key is set,
-	// and name is the member whose value is read.
-	type container struct {
-		object, key bool
-		name        string
+	r.c.Text = r.text.String()
+	return r.c, true
+}
+
+// carrier is ReadCarried's reading.
+type carrier struct {
+	c    Carried
+	text strings.Builder
+	left *int
+	own  func(member string) bool
+}
+
+var errTooMuch = errors.New("too many tokens")
+
+// spend counts a token against the request's bound.
+func (r *carrier) spend() error {
+	if *r.left--; *r.left < 0 {
+		return errTooMuch
 	}
-	var in []container
-	done := func() { // a value ended: an object's next string is a name
-		if n := len(in); n > 0 && in[n-1].object {
-			in[n-1].key = true
-		}
+	return nil
+}
+
+// value reads the value at s, raw itself when root: member is the name it is the value of (nil in an array or at
+// the root), top whether that member is one of raw's own.
+func (r *carrier) value(s *jsonenc.Scanner, member []byte, top, root bool) error {
+	if err := r.spend(); err != nil { // the value, or its opening bracket
+		return err
 	}
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			if !errors.Is(err, io.EOF) || len(in) > 0 {
-				return Carried{Text: string(raw)}, true
-			}
-			break
-		}
-		if *left--; *left < 0 {
-			return Carried{}, false
-		}
-		switch t := tok.(type) {
-		case json.Delim:
-			switch t {
-			case '{', '[':
-				in = append(in, container{object: t == '{', key: t == '{'})
-			default:
-				in = in[:len(in)-1]
-				done()
-			}
-		case string:
-			n := len(in)
-			switch {
-			case n > 0 && in[n-1].key:
-				in[n-1].key, in[n-1].name = false, t
-				if n > 1 {
-					add(t)
-				}
-				continue
-			case n > 0 && in[n-1].object && in[n-1].name == "image_url" && strings.HasPrefix(t, "data:image/"):
-				a.Images++ // its bytes are an image's, not text
-				a.ImageBytes += len(t)
-			case n > 0 && in[n-1].object && in[n-1].name == "image_url":
-				a.Images++ // an image to fetch, and a text that goes upstream as it is
-				add(t)
-			case n == 1 && own(in[0].name), encoded(t), n > 0 && payload(in[n-1].name) && base64Data(t):
-				// Its own, or an encoded payload (a file's, an image's): what text it holds only its decoding shows.
-			default:
-				add(t)
-			}
-			done()
-		default:
-			done()
-		}
+	if s.Null() {
+		return nil
 	}
-	a.Text = text.String()
-	return a, true
+	err := s.Object(func(key []byte) error {
+		if err := r.spend(); err != nil {
+			return err
+		}
+		if !root { // raw's own member names are its format's
+			r.add(key)
+		}
+		return r.value(s, key, root, false)
+	})
+	if err != jsonenc.ErrType {
+		return r.closed(err)
+	}
+	if err = s.Array(func(int) error { return r.value(s, nil, false, false) }); err != jsonenc.ErrType {
+		return r.closed(err)
+	}
+	text, _, err := s.Text()
+	switch {
+	case err == jsonenc.ErrType: // a number or a boolean
+		return nil
+	case err != nil:
+		return err
+	case string(member) == "image_url" && bytes.HasPrefix(text, []byte("data:image/")):
+		r.c.Images++ // its bytes are an image's, not text
+		r.c.ImageBytes += len(text)
+	case string(member) == "image_url":
+		r.c.Images++ // an image to fetch, and a text that goes upstream as it is
+		r.add(text)
+	case top && r.own(string(member)), encoded(text), payload(string(member)) && base64Data(text):
+		// Its own, or an encoded payload (a file's, an image's): what text it holds only its decoding shows.
+	default:
+		r.add(text)
+	}
+	return nil
+}
+
+// closed counts a container's closing bracket once it is read.
+func (r *carrier) closed(err error) error {
+	if err != nil {
+		return err
+	}
+	return r.spend()
+}
+
+// add writes a text to the text carried, a line each.
+func (r *carrier) add(text []byte) {
+	if len(text) == 0 {
+		return
+	}
+	if r.text.Len() > 0 {
+		r.text.WriteByte('\n')
+	}
+	r.text.Write(text)
 }
 
 // encoded reports a base64 data URL (a file's data).
-func encoded(s string) bool {
-	head, _, ok := strings.Cut(s[:min(len(s), 256)], ";base64,")
-	return ok && strings.HasPrefix(head, "data:")
+func encoded(s []byte) bool {
+	head, _, ok := bytes.Cut(s[:min(len(s), 256)], []byte(";base64,"))
+	return ok && bytes.HasPrefix(head, []byte("data:"))
 }
 
 // payload reports the members that hold a payload encoded as base64 (Anthropic's base64 source's data, OpenAI's
@@ -127,16 +147,16 @@ func payload(member string) bool {
 
 // base64Data reports a value that is base64 as such a member holds it: 256 bytes or more of base64's alphabet, a
 // multiple of 4 of them, padded with = at the end only. Anything else, text included, is scanned.
-func base64Data(s string) bool {
+func base64Data(s []byte) bool {
 	if len(s) < 256 || len(s)%4 != 0 {
 		return false
 	}
-	body := strings.TrimRight(s, "=")
+	body := bytes.TrimRight(s, "=")
 	if len(s)-len(body) > 2 {
 		return false
 	}
-	for i := 0; i < len(body); i++ {
-		if c := body[i]; !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+	for _, c := range body {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
 			return false
 		}
 	}

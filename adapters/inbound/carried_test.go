@@ -55,7 +55,7 @@ func FuzzReadCarried(f *testing.F) {
 		walk = func(v any, top bool) {
 			switch v := v.(type) {
 			case string:
-				if !encoded(v) && !base64Data(v) && !strings.Contains(a.Text, v) {
+				if !encoded([]byte(v)) && !base64Data([]byte(v)) && !strings.Contains(a.Text, v) {
 					t.Fatalf("%q: text %q misses %q", item, a.Text, v)
 				}
 			case []any:

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"unicode"
 
+	"github.com/switchboard-ai/switchboard/adapters/internal/jsonenc"
 	"github.com/switchboard-ai/switchboard/domain"
 	"github.com/switchboard-ai/switchboard/domain/chat"
 )
@@ -192,19 +193,32 @@ func (f Fields) FirstSpelled(fields ...[]string) error { return f.FirstSpelledIn
 // FirstSpelledIn is FirstSpelled for the members of an object within a body, at path (messages[2].content[0]),
 // which the refusal names the key under.
 func (f Fields) FirstSpelledIn(path string, fields ...[]string) error {
-	var smuggled, as string
+	var first firstSpelled
 	for k := range f {
-		if name, ok := spelledAs(k, fields...); ok && (smuggled == "" || k < smuggled) {
-			smuggled, as = k, name
-		}
+		first.see(k, fields...)
 	}
-	if smuggled == "" {
+	return first.refusal(path)
+}
+
+// firstSpelled finds, of the keys it sees, the first in byte order that names a field otherwise.
+type firstSpelled struct{ smuggled, as string }
+
+func (s *firstSpelled) see(key string, fields ...[]string) {
+	if name, ok := spelledAs(key, fields...); ok && (s.smuggled == "" || key < s.smuggled) {
+		s.smuggled, s.as = key, name
+	}
+}
+
+// refusal is the refusal of the key found (under path, when not ""), nil when none was.
+func (s *firstSpelled) refusal(path string) error {
+	if s.smuggled == "" {
 		return nil
 	}
+	key := s.smuggled
 	if path != "" {
-		smuggled = path + "." + smuggled
+		key = path + "." + key
 	}
-	return spelled(smuggled, as)
+	return spelled(key, s.as)
 }
 
 // plainKey reports a key of ASCII without an upper-case letter or a NUL.
@@ -257,11 +271,10 @@ func Field[T any](f Fields, name string, dst *T) error {
 // reads only type) is a 400 naming it, before dst is decoded: the gateway and the upstream read the same members.
 func Object(field string, raw json.RawMessage, dst any, what string) error {
 	raw = bytes.TrimSpace(raw)
-	var f Fields
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &f) != nil {
+	if len(raw) == 0 || raw[0] != '{' {
 		return domain.Invalid(field, "must be "+what)
 	}
-	if err := f.FirstSpelledIn(field, jsonNames(reflect.TypeOf(dst))); err != nil {
+	if err := spelledIn(raw, field, jsonNames(reflect.TypeOf(dst))); err != nil {
 		return err
 	}
 	err := json.Unmarshal(raw, dst)
@@ -274,6 +287,21 @@ func Object(field string, raw json.RawMessage, dst any, what string) error {
 		return domain.Invalid(field+"."+te.Field, "must be "+TypeName(te.Type)+", not "+KindName(got))
 	}
 	return domain.Invalid(field, "must be "+what)
+}
+
+// spelledIn is FirstSpelledIn for raw, a JSON object at path, read by its keys without decoding its values; a
+// malformed object ends the reading early, and its decoding says why.
+func spelledIn(raw []byte, path string, fields []string) error {
+	var first firstSpelled
+	s := jsonenc.NewScanner(raw)
+	_ = s.Object(func(key []byte) error {
+		if !plainKey(string(key)) {
+			first.see(string(key), fields)
+		}
+		_, err := s.Value()
+		return err
+	})
+	return first.refusal(path)
 }
 
 // structNames holds jsonNames' answers by type.
